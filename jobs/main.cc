@@ -1,0 +1,2 @@
+// The `reel` command line.
+int main() { return 0; }

@@ -1,0 +1,61 @@
+// Frames out of a video: probe, index, select, decode the least, convert and resize the rest.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/image.h"
+#include "pipeline/limits.h"
+#include "pipeline/sampling.h"
+#include "pipeline/smart_resize.h"
+
+namespace reel::pipeline {
+
+struct SampledFrame {
+  int index = 0;          // 0-based position in the sample
+  int source_frame = 0;   // 0-based index in the stream's presentation order
+  double pts_s = 0;       // the frame's presentation timestamp, seconds (as ffprobe's pts_time)
+  double time_s = 0;      // seconds from the first presented frame
+  bool keyframe = false;
+  Image image;            // upright RGB at the target size
+};
+
+struct SampleOptions {
+  SamplingOptions sampling;
+  ResizeOptions resize;
+  MediaLimits limits;
+  int stream_index = -1;  // -1: the best video stream
+};
+
+// What a sampling run did, for reports and for "partial result" marking.
+struct SampleReport {
+  int stream_index = -1;
+  int source_frames = 0;       // frames in the index
+  double source_fps = 0;
+  int source_width = 0;        // upright size before resizing
+  int source_height = 0;
+  int width = 0;               // output size
+  int height = 0;
+  int rotation = 0;
+  int requested = 0;           // frames the policy chose (scene: cuts found)
+  int returned = 0;            // frames delivered to the callback
+  int packets_decoded = 0;     // packets sent to the decoder
+  int decode_errors = 0;       // packets the decoder rejected
+  int seeks = 0;
+  std::vector<int> missing;    // chosen source frames that could not be decoded
+  bool partial() const { return !missing.empty() || decode_errors > 0; }
+};
+
+// Receives frames in ascending source order. Returning a non-OK status stops sampling and that
+// status is returned.
+using FrameSink = std::function<Status(SampledFrame&&)>;
+
+// Samples `path`. Frames that the stream's damage makes undecodable are listed in
+// report.missing; the call still succeeds unless the decode error rate exceeds the limit, or
+// nothing at all could be decoded. Messages start with the path.
+Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& options,
+                                 const FrameSink& sink);
+
+}  // namespace reel::pipeline

@@ -1,0 +1,87 @@
+#include "pipeline/internal/ffmpeg.h"
+
+#include <cmath>
+#include <filesystem>
+
+namespace reel::pipeline::internal {
+
+std::string AvErrorString(int error) {
+  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(error, buffer, sizeof(buffer));
+  return buffer;
+}
+
+Deadline::Deadline(double seconds)
+    : end_(std::chrono::steady_clock::now() +
+           std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6))),
+      seconds_(seconds) {}
+
+static int InterruptCallback(void* opaque) {
+  return static_cast<const Deadline*>(opaque)->Expired() ? 1 : 0;
+}
+
+Result<UniqueFormatContext> OpenInput(const std::string& path, const Deadline& deadline) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return NotFound(path + ": no such file");
+  if (std::filesystem::is_directory(status)) return InvalidArgument(path + ": is a directory");
+  if (!std::filesystem::is_regular_file(status)) {
+    return InvalidArgument(path + ": not a regular file");
+  }
+  if (std::filesystem::file_size(path, ec) == 0) return CorruptData(path + ": empty file");
+
+  AVFormatContext* raw = avformat_alloc_context();
+  if (raw == nullptr) return Internal(path + ": out of memory");
+  raw->interrupt_callback.callback = InterruptCallback;
+  raw->interrupt_callback.opaque = const_cast<Deadline*>(&deadline);
+  // avformat_open_input frees the context on failure.
+  int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+  if (rc < 0) {
+    if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while opening");
+    return CorruptData(path + ": not a readable media file (" + AvErrorString(rc) + ")");
+  }
+  UniqueFormatContext context(raw);
+  rc = avformat_find_stream_info(context.get(), nullptr);
+  if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while probing");
+  if (rc < 0) {
+    return CorruptData(path + ": cannot read stream information (" + AvErrorString(rc) + ")");
+  }
+  return context;
+}
+
+Result<UniqueCodecContext> OpenDecoder(const AVStream* stream, int threads,
+                                       const std::string& path) {
+  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  if (codec == nullptr) {
+    return Unsupported(path + ": no decoder for codec '" +
+                       avcodec_get_name(stream->codecpar->codec_id) + "'");
+  }
+  UniqueCodecContext context(avcodec_alloc_context3(codec));
+  if (!context) return Internal(path + ": out of memory");
+  int rc = avcodec_parameters_to_context(context.get(), stream->codecpar);
+  if (rc < 0) return CorruptData(path + ": bad codec parameters (" + AvErrorString(rc) + ")");
+  context->pkt_timebase = stream->time_base;
+  context->thread_count = threads;
+  context->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  rc = avcodec_open2(context.get(), codec, nullptr);
+  if (rc < 0) {
+    return Unsupported(path + ": cannot open the " + codec->name + " decoder (" +
+                       AvErrorString(rc) + ")");
+  }
+  return context;
+}
+
+int StreamRotation(const AVStream* stream) {
+  const uint8_t* matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nullptr);
+  if (matrix == nullptr) return 0;
+  // av_display_rotation_get gives the counter-clockwise angle the picture was rotated by; turning
+  // it upright is the same angle clockwise... with FFmpeg's sign convention, -angle.
+  double angle = -av_display_rotation_get(reinterpret_cast<const int32_t*>(matrix));
+  if (std::isnan(angle)) return 0;
+  int degrees = static_cast<int>(std::lround(angle / 90.0)) * 90;
+  degrees %= 360;
+  if (degrees < 0) degrees += 360;
+  return degrees;
+}
+
+}  // namespace reel::pipeline::internal

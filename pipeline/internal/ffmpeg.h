@@ -1,0 +1,75 @@
+// The one place FFmpeg's headers are included. Private to pipeline/: public headers never
+// include this file.
+//
+// Every FFmpeg object Reel creates is owned from the line it is created by one of the Unique*
+// aliases below, so no error path needs cleanup code.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace reel::pipeline::internal {
+
+struct FormatContextDeleter {
+  void operator()(AVFormatContext* p) const { avformat_close_input(&p); }
+};
+struct CodecContextDeleter {
+  void operator()(AVCodecContext* p) const { avcodec_free_context(&p); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* p) const { av_frame_free(&p); }
+};
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct SwsContextDeleter {
+  void operator()(SwsContext* p) const { sws_freeContext(p); }
+};
+
+using UniqueFormatContext = std::unique_ptr<AVFormatContext, FormatContextDeleter>;
+using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
+using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
+using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
+using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
+
+// FFmpeg's text for an error code.
+std::string AvErrorString(int error);
+
+// A deadline checked by FFmpeg's interrupt callback, so a hostile file cannot hang a read.
+class Deadline {
+ public:
+  explicit Deadline(double seconds);
+  bool Expired() const { return std::chrono::steady_clock::now() > end_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  std::chrono::steady_clock::time_point end_;
+  double seconds_;
+};
+
+// Opens `path` for demuxing with the deadline installed as interrupt callback (the Deadline must
+// outlive the context) and stream info read. Errors name the path: kNotFound, kInvalidArgument
+// (a directory), kCorruptData (not media), kLimitExceeded (deadline).
+Result<UniqueFormatContext> OpenInput(const std::string& path, const Deadline& deadline);
+
+// Opens a decoder for `stream`. `threads` 0 = automatic.
+Result<UniqueCodecContext> OpenDecoder(const AVStream* stream, int threads,
+                                       const std::string& path);
+
+// The stream's display rotation as clockwise degrees to make it upright (0, 90, 180, 270).
+int StreamRotation(const AVStream* stream);
+
+}  // namespace reel::pipeline::internal

@@ -1,0 +1,53 @@
+// The model's frame size rules (M3-REFERENCE "Frames and images: size"). Pure arithmetic.
+#pragma once
+
+#include "base/status.h"
+
+namespace reel::pipeline {
+
+struct Size {
+  int width = 0;
+  int height = 0;
+  bool operator==(const Size&) const = default;
+};
+
+// Qwen-style "smart resize" as vLLM and transformers do it: each side rounded to the nearest
+// multiple of `factor` (halves to even, like Python's round), then scaled down with floor if the
+// area exceeds `max_pixels`, or up with ceil if below `min_pixels`.
+struct SmartResizeOptions {
+  int factor = 28;                 // patch 14 x merge 2
+  int64_t min_pixels = 3136;       // video frames: 56 * 56
+  int64_t max_pixels = 602112;     // video frames: 768 * 28 * 28; still images use 451584
+  double max_aspect_ratio = 200;   // long side / short side above this is an error
+};
+
+inline constexpr int64_t kVideoMaxPixels = 602112;
+inline constexpr int64_t kImageMaxPixels = 451584;
+
+Result<Size> SmartResize(Size source, const SmartResizeOptions& options = {});
+
+// SGLang's variant: if the long side exceeds `max_long_side`, scale both sides by
+// max_long_side / long side (Python rounding); then round each side up to a multiple of `factor`.
+struct LongSideResizeOptions {
+  int factor = 28;
+  int max_long_side = 672;         // `detail` option values: 504, 672, 1008, 2016
+};
+
+Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options = {});
+
+// How frames are resized: the model's rule, or no resize at all.
+enum class ResizeMode { kSmart, kLongSide, kNone };
+
+struct ResizeOptions {
+  ResizeMode mode = ResizeMode::kSmart;
+  SmartResizeOptions smart;
+  LongSideResizeOptions long_side;
+};
+
+// Applies `options` to an upright source size.
+Result<Size> TargetSize(Size source, const ResizeOptions& options);
+
+// Python's round(): nearest integer, halves to even.
+double RoundHalfEven(double x);
+
+}  // namespace reel::pipeline

@@ -1,0 +1,78 @@
+#include "tests/support/test_media.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/support/subprocess.h"
+
+namespace fs = std::filesystem;
+
+namespace reel::testing {
+
+std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_args) {
+  fs::path dir = fs::path(REEL_BINARY_DIR) / "test-media";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path path = dir / name;
+  if (fs::exists(path)) return path.string();
+  fs::path tmp = dir / (".tmp." + std::to_string(::getpid()) + "." + name);
+  auto result = RunCommand("ffmpeg -y -hide_banner -loglevel error " + ffmpeg_args + " " +
+                           ShellQuote(tmp.string()));
+  if (result.exit_code != 0) {
+    ADD_FAILURE() << "ffmpeg failed to generate " << name << ": " << result.err;
+    fs::remove(tmp, ec);
+    return "";
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) ADD_FAILURE() << "cannot rename " << tmp << ": " << ec.message();
+  return path.string();
+}
+
+std::string ScratchDir(const std::string& test_name) {
+  fs::path dir = fs::path(REEL_BINARY_DIR) / "test-scratch" / test_name;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  return dir.string();
+}
+
+std::string SharedMediaDir() {
+  fs::path dir = fs::path(REEL_SOURCE_DIR).parent_path() / "shared" / "media";
+  if (fs::is_directory(dir)) return dir.string();
+  return "";
+}
+
+// The pattern: a 4x4 grid of blocks, row-major index b. Block 0 is always white and block 3
+// always black (they fix the orientation); the other 14 blocks carry bits 0..13 of the frame
+// number, white for 1.
+std::string CounterClipArgs(int frames, int width, int height, const std::string& fps) {
+  std::string b = "(4*floor(4*Y/H)+floor(4*X/W))";
+  std::string k = "(" + b + "-1-gte(" + b + ",4))";
+  std::string lum = "if(eq(" + b + ",0),235,if(eq(" + b + ",3),16,16+219*mod(floor(N/pow(2," + k +
+                    ")),2)))";
+  return "-f lavfi -i color=c=black:s=" + std::to_string(width) + "x" + std::to_string(height) +
+         ":r=" + fps + " -frames:v " + std::to_string(frames) + " -vf \"geq=lum='" + lum +
+         "':cb=128:cr=128\"";
+}
+
+int DecodeCounter(const unsigned char* rgb, int width, int height, int stride) {
+  auto block = [&](int b) {
+    int r = b / 4, c = b % 4;
+    int x = (2 * c + 1) * width / 8, y = (2 * r + 1) * height / 8;
+    const unsigned char* p = rgb + static_cast<size_t>(y) * stride + 3 * x;
+    int luma = (p[0] + p[1] + p[2]) / 3;
+    return luma >= 128;
+  };
+  if (!block(0) || block(3)) return -1;
+  int value = 0;
+  for (int b = 0; b < 16; ++b) {
+    if (b == 0 || b == 3) continue;
+    int k = b - 1 - (b >= 4 ? 1 : 0);
+    if (block(b)) value |= 1 << k;
+  }
+  return value;
+}
+
+}  // namespace reel::testing

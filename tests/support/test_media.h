@@ -1,0 +1,30 @@
+// Test media: clips generated with the ffmpeg command line, cached in the build tree, and the
+// optional real corpus in ../shared/media.
+#pragma once
+
+#include <string>
+
+namespace reel::testing {
+
+// Returns the path of `name` (e.g. "counter_b.mp4") inside the build tree's test-media cache,
+// generating it first with `ffmpeg -y -hide_banner -loglevel error <ffmpeg_args> <path>` if it is
+// missing. Generation goes through a temporary file and a rename, so parallel tests are safe.
+// Fails the calling test (ADD_FAILURE) and returns "" if ffmpeg fails.
+std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_args);
+
+// A directory for the calling test's scratch files, created fresh.
+std::string ScratchDir(const std::string& test_name);
+
+// The shared real-media corpus (../shared/media beside the project root), or "" if absent.
+// Tests that use it call GTEST_SKIP() when this is empty.
+std::string SharedMediaDir();
+
+// Ffmpeg arguments for a clip whose every frame shows its own frame number as a pattern of
+// black/white blocks (see DecodeCounter). `frames` frames of `width`x`height` at `fps`.
+std::string CounterClipArgs(int frames, int width, int height, const std::string& fps);
+
+// Reads the frame number painted by a counter clip back from an RGB24 image, or -1 if the
+// pattern is unreadable. The image may be scaled; it must be upright.
+int DecodeCounter(const unsigned char* rgb, int width, int height, int stride);
+
+}  // namespace reel::testing
