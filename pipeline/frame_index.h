@@ -1,6 +1,6 @@
-// The frame index of one video stream: every presented frame, in presentation order, built from
-// the packets alone (no decoding). Sampling policies choose from it and the decoder uses it to
-// plan the least work.
+// The frame index of one video stream, built from its packets alone (no decoding): every packet in
+// decode order, and every presented frame in presentation order. Sampling policies choose from it
+// and the decoder uses it to plan the least work.
 #pragma once
 
 #include <cstdint>
@@ -12,41 +12,54 @@
 
 namespace reel::pipeline {
 
+struct IndexedPacket {
+  int64_t pts = 0;          // presentation timestamp, stream time base
+  int64_t dts = 0;          // decode timestamp (pts when the container gives none)
+  bool keyframe = false;    // a random-access point
+  bool discarded = false;   // an edit list hides it: decoded (others may reference it), not shown
+  int frame = -1;           // its presentation index, or -1 when discarded
+};
+
 struct IndexedFrame {
   int64_t pts = 0;          // presentation timestamp, stream time base
-  int64_t dts = 0;          // decode timestamp, stream time base (pts if absent)
-  int decode_order = 0;     // position of its packet among the stream's kept packets
-  bool keyframe = false;    // the packet is flagged as a random-access point
+  int64_t duration = 0;     // packet duration, stream time base (0 if unknown)
+  int packet = 0;           // index into FrameIndex::packets (decode order)
+  bool keyframe = false;
 };
 
 struct FrameIndex {
   int stream_index = -1;
   int time_base_num = 1;
   int time_base_den = 1;
-  double avg_fps = 0;               // the stream's average frame rate (M3's `src_fps`)
-  std::vector<IndexedFrame> frames; // presentation order (sorted by pts)
-  // decode_to_presentation[d] = presentation index of the d-th packet in decode order.
-  std::vector<int> decode_to_presentation;
-  int discarded_packets = 0;        // packets an edit list hides (not presented)
+  double avg_fps = 0;                  // the stream's average frame rate (M3's `src_fps`)
+  bool has_timestamps = true;          // false: synthesized from decode order (raw streams)
+  std::vector<IndexedPacket> packets;  // decode order, all packets of the stream
+  std::vector<IndexedFrame> frames;    // presentation order (ascending pts)
+  int discarded_packets = 0;           // packets an edit list hides
+  int corrupt_packets = 0;             // packets the demuxer flagged as corrupt
 
+  int size() const { return static_cast<int>(frames.size()); }
   double PtsToSeconds(int64_t pts) const {
     return static_cast<double>(pts) * time_base_num / time_base_den;
   }
+  // The frame's presentation timestamp in seconds (as ffprobe's pts_time).
   double pts_s(int i) const { return PtsToSeconds(frames[i].pts); }
   // Seconds from the first presented frame.
   double time_s(int i) const { return PtsToSeconds(frames[i].pts - frames.front().pts); }
-  // End of frame i's presentation interval (start of the next; the last frame lasts one
-  // average frame duration).
+  // End of frame i's presentation interval: the next frame's start; the last frame lasts its
+  // packet duration, else one average frame.
   double end_time_s(int i) const;
-  // Duration from the first frame's start to the last frame's end.
+  // From the first frame's start to the last frame's end.
   double duration_s() const { return frames.empty() ? 0 : end_time_s(size() - 1); }
-  int size() const { return static_cast<int>(frames.size()); }
-  // The presented frame whose interval [time_s(i), end_time_s(i)) contains `t` (seconds from the
-  // first frame), clamped to the first and last frames.
+  // The frame whose interval [time_s(i), end_time_s(i)) contains `t` (seconds from the first
+  // frame); times before the first frame give 0, times past the end give the last frame.
   int FrameAt(double t) const;
+  // The first frame with time_s >= t (size() if none).
+  int FirstFrameAtOrAfter(double t) const;
 };
 
 // Scans the packets of video stream `stream_index` of `path` (-1: the best video stream).
+// Errors name the path: not media, no video stream, time limit.
 Result<FrameIndex> BuildFrameIndex(const std::string& path, int stream_index = -1,
                                    const MediaLimits& limits = {});
 

@@ -19,6 +19,7 @@ struct SampledFrame {
   double pts_s = 0;       // the frame's presentation timestamp, seconds (as ffprobe's pts_time)
   double time_s = 0;      // seconds from the first presented frame
   bool keyframe = false;
+  bool damaged = false;   // the decoder flagged the picture as corrupt (concealed errors)
   Image image;            // upright RGB at the target size
 };
 
@@ -40,6 +41,7 @@ struct SampleReport {
   int height = 0;
   int rotation = 0;
   int requested = 0;           // frames the policy chose (scene: cuts found)
+  int scene_frames_scored = 0; // scene: frames scored by the detector
   int returned = 0;            // frames delivered to the callback
   int packets_decoded = 0;     // packets sent to the decoder
   int decode_errors = 0;       // packets the decoder rejected
@@ -48,8 +50,10 @@ struct SampleReport {
   bool partial() const { return !missing.empty() || decode_errors > 0; }
 };
 
-// Receives frames in ascending source order. Returning a non-OK status stops sampling and that
-// status is returned.
+// Receives frames, normally in ascending source order; a frame that needed a second decoding
+// attempt arrives after the others. SampledFrame::index is the frame's position in the chosen
+// sample, so a frame that could not be decoded leaves a gap. Returning a non-OK status stops
+// sampling and that status is returned.
 using FrameSink = std::function<Status(SampledFrame&&)>;
 
 // Samples `path`. Frames that the stream's damage makes undecodable are listed in

@@ -1,0 +1,147 @@
+#include "pipeline/frame_index.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "pipeline/internal/index_builder.h"
+
+namespace reel::pipeline {
+
+double FrameIndex::end_time_s(int i) const {
+  if (i + 1 < size()) return time_s(i + 1);
+  double length = frames[i].duration > 0 ? PtsToSeconds(frames[i].duration)
+                                         : (avg_fps > 0 ? 1.0 / avg_fps : 0.0);
+  return time_s(i) + length;
+}
+
+int FrameIndex::FrameAt(double t) const {
+  if (frames.empty()) return -1;
+  int64_t first = frames.front().pts;
+  // The last frame whose start is <= t.
+  auto it = std::upper_bound(frames.begin(), frames.end(), t,
+                             [&](double value, const IndexedFrame& f) {
+                               return value < PtsToSeconds(f.pts - first);
+                             });
+  if (it == frames.begin()) return 0;
+  return static_cast<int>(it - frames.begin()) - 1;
+}
+
+int FrameIndex::FirstFrameAtOrAfter(double t) const {
+  int64_t first = frames.empty() ? 0 : frames.front().pts;
+  auto it = std::lower_bound(frames.begin(), frames.end(), t,
+                             [&](const IndexedFrame& f, double value) {
+                               return PtsToSeconds(f.pts - first) < value;
+                             });
+  return static_cast<int>(it - frames.begin());
+}
+
+Result<FrameIndex> BuildFrameIndex(const std::string& path, int stream_index,
+                                   const MediaLimits& limits) {
+  internal::Deadline deadline(limits.time_limit_s);
+  REEL_ASSIGN_OR_RETURN(internal::UniqueFormatContext format, internal::OpenInput(path, deadline));
+  REEL_ASSIGN_OR_RETURN(int stream, internal::ChooseVideoStream(format.get(), stream_index, path));
+  return internal::IndexStream(format.get(), stream, path, deadline);
+}
+
+namespace internal {
+
+Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std::string& path) {
+  if (requested >= 0) {
+    if (requested >= static_cast<int>(format->nb_streams) ||
+        format->streams[requested]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) {
+      return InvalidArgument(path + ": stream " + std::to_string(requested) +
+                             " is not a video stream");
+    }
+    return requested;
+  }
+  int best = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (best >= 0 && !(format->streams[best]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+    return best;
+  }
+  for (unsigned i = 0; i < format->nb_streams; ++i) {
+    const AVStream* s = format->streams[i];
+    if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+        !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+      return static_cast<int>(i);
+    }
+  }
+  return InvalidArgument(path + ": no video stream");
+}
+
+Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const std::string& path,
+                               const Deadline& deadline) {
+  AVStream* stream = format->streams[stream_index];
+  FrameIndex index;
+  index.stream_index = stream_index;
+  index.time_base_num = stream->time_base.num;
+  index.time_base_den = stream->time_base.den;
+  AVRational rate = stream->avg_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
+  index.avg_fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+
+  for (unsigned i = 0; i < format->nb_streams; ++i) {
+    format->streams[i]->discard = static_cast<int>(i) == stream_index ? AVDISCARD_DEFAULT
+                                                                      : AVDISCARD_ALL;
+  }
+  if (av_seek_frame(format, stream_index, std::numeric_limits<int64_t>::min(),
+                    AVSEEK_FLAG_BACKWARD) < 0) {
+    avformat_seek_file(format, stream_index, std::numeric_limits<int64_t>::min(), 0, 0, 0);
+  }
+
+  UniquePacket packet(av_packet_alloc());
+  if (!packet) return Internal(path + ": out of memory");
+  std::vector<int64_t> durations;
+  while (true) {
+    int rc = av_read_frame(format, packet.get());
+    if (rc == AVERROR_EOF) break;
+    if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while indexing");
+    if (rc < 0) break;  // a damaged or truncated tail: keep what was read
+    if (packet->stream_index == stream_index) {
+      IndexedPacket p;
+      p.keyframe = (packet->flags & AV_PKT_FLAG_KEY) != 0;
+      p.discarded = (packet->flags & AV_PKT_FLAG_DISCARD) != 0;
+      if (packet->flags & AV_PKT_FLAG_CORRUPT) ++index.corrupt_packets;
+      if (packet->pts == AV_NOPTS_VALUE) index.has_timestamps = false;
+      p.pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      p.dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : p.pts;
+      index.packets.push_back(p);
+      durations.push_back(packet->duration);
+    }
+    av_packet_unref(packet.get());
+  }
+
+  if (!index.has_timestamps) {
+    // No reliable presentation times: present in decode order at the average rate.
+    double fps = index.avg_fps > 0 ? index.avg_fps : 25.0;
+    for (size_t i = 0; i < index.packets.size(); ++i) {
+      index.packets[i].pts = static_cast<int64_t>(
+          static_cast<double>(i) / fps * index.time_base_den / index.time_base_num + 0.5);
+      index.packets[i].dts = index.packets[i].pts;
+    }
+  }
+
+  std::vector<int> order;
+  for (size_t i = 0; i < index.packets.size(); ++i) {
+    if (index.packets[i].discarded) {
+      ++index.discarded_packets;
+    } else {
+      order.push_back(static_cast<int>(i));
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return index.packets[a].pts < index.packets[b].pts;
+  });
+  // Two packets claiming one presentation time cannot both be told apart when decoded: keep the
+  // first in decode order, the other is treated as not presented.
+  for (int packet_index : order) {
+    IndexedPacket& p = index.packets[packet_index];
+    if (!index.frames.empty() && index.frames.back().pts == p.pts) continue;
+    p.frame = static_cast<int>(index.frames.size());
+    index.frames.push_back({p.pts, durations[packet_index], packet_index, p.keyframe});
+  }
+  return index;
+}
+
+}  // namespace internal
+}  // namespace reel::pipeline

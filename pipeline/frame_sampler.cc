@@ -1,0 +1,458 @@
+// The decoder. Plans, from the frame index, exactly which packets must be decoded to produce the
+// chosen frames: for each target, the packets from the keyframe before it up to the target itself
+// (decode order). Everything else is never sent to the decoder; long runs of unneeded packets are
+// skipped with a seek. Within a needed run, non-reference pictures that are not targets are
+// skipped by the decoder itself (H.264, HEVC). Only returned frames are converted and resized.
+#include "pipeline/frame_sampler.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pipeline/internal/ffmpeg.h"
+#include "pipeline/internal/frame_converter.h"
+#include "pipeline/internal/index_builder.h"
+#include "pipeline/sampling/scene_detector.h"
+
+namespace reel::pipeline {
+namespace {
+
+using internal::Deadline;
+
+// Seek instead of reading through when the next needed packet is this many packets ahead.
+constexpr int kSeekGapPackets = 96;
+
+struct PtsDts {
+  int64_t pts, dts;
+  bool operator==(const PtsDts&) const = default;
+};
+struct PtsDtsHash {
+  size_t operator()(const PtsDts& k) const {
+    return std::hash<int64_t>()(k.pts) * 31 + std::hash<int64_t>()(k.dts);
+  }
+};
+
+class VideoDecoder {
+ public:
+  VideoDecoder(const std::string& path, AVFormatContext* format, AVCodecContext* codec,
+               const FrameIndex& index, const MediaLimits& limits, const Deadline& deadline,
+               internal::FrameConverter& converter, SampleReport& report)
+      : path_(path),
+        format_(format),
+        codec_(codec),
+        index_(index),
+        limits_(limits),
+        deadline_(deadline),
+        converter_(converter),
+        report_(report) {
+    for (size_t i = 0; i < index.packets.size(); ++i) {
+      packet_by_ts_.emplace(PtsDts{index.packets[i].pts, index.packets[i].dts},
+                            static_cast<int>(i));
+    }
+    std::string codec_name = avcodec_get_name(codec->codec_id);
+    skip_nonref_ok_ = codec_name == "h264" || codec_name == "hevc";
+  }
+
+  // Called for every frame the decoder outputs that belongs to the index.
+  using FrameHandler = std::function<Status(int frame, const AVFrame* picture)>;
+
+  // Decodes so that every frame in `frames` (presentation indices, ascending) is output through
+  // `handler`. `all_frames` decodes every packet in the needed runs (no non-reference skipping).
+  Status Decode(const std::vector<int>& frames, bool all_frames, const FrameHandler& handler) {
+    const int n = static_cast<int>(index_.packets.size());
+    std::vector<char> needed(n, 0), target(n, 0);
+    for (int f : frames) {
+      int d = index_.frames[f].packet;
+      target[d] = 1;
+      int k = KeyframeBefore(d, index_.frames[f].pts);
+      for (int i = k; i <= d && !needed[i]; ++i) needed[i] = 1;
+      // Runs may overlap: mark the rest too (the loop above stops at the first marked packet
+      // only when everything after it up to d is marked as well, since runs end at targets).
+      for (int i = k; i <= d; ++i) needed[i] = 1;
+    }
+    int last_needed = -1;
+    for (int i = n - 1; i >= 0; --i) {
+      if (needed[i]) {
+        last_needed = i;
+        break;
+      }
+    }
+    if (last_needed < 0) return Status::Ok();
+
+    if (!index_.has_timestamps) return DecodeSequentially(last_needed, handler, frames);
+
+    REEL_RETURN_IF_ERROR(SeekToPacket(FirstNeeded(needed, 0)));
+    internal::UniquePacket packet(av_packet_alloc());
+    if (!packet) return Internal(path_ + ": out of memory");
+    int position = 0;  // decode index of the next packet we expect to read
+    bool done = false;
+    while (!done) {
+      if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
+      int rc = av_read_frame(format_, packet.get());
+      if (rc < 0) break;  // EOF or an unreadable tail
+      if (packet->stream_index != index_.stream_index) {
+        av_packet_unref(packet.get());
+        continue;
+      }
+      int d = Identify(packet.get(), position);
+      av_packet_unref_guard unref(packet.get());
+      if (d < 0) continue;
+      position = d + 1;
+      if (!needed[d] || sent_.count(d)) {
+        // Not needed: jump ahead when the next needed packet is far.
+        int next = FirstNeeded(needed, d + 1);
+        if (next < 0) break;
+        if (next - d > kSeekGapPackets && !seek_failed_) {
+          REEL_RETURN_IF_ERROR(SeekToPacket(next));
+          position = next;
+        }
+        continue;
+      }
+      bool skip_nonref = skip_nonref_ok_ && !all_frames && !target[d];
+      codec_->skip_frame = skip_nonref ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+      sent_.insert(d);
+      REEL_RETURN_IF_ERROR(Send(packet.get(), handler));
+      if (d >= last_needed) done = true;
+      if (!done) {
+        int next = FirstNeeded(needed, d + 1);
+        if (next < 0) {
+          done = true;
+        } else if (next - d > kSeekGapPackets && !seek_failed_) {
+          REEL_RETURN_IF_ERROR(SeekToPacket(next));
+          position = next;
+        }
+      }
+    }
+    codec_->skip_frame = AVDISCARD_DEFAULT;
+    return Drain(handler);
+  }
+
+  // Starts afresh: drains nothing, forgets what was sent (for the second attempt at a frame).
+  void Reset() {
+    avcodec_flush_buffers(codec_);
+    sent_.clear();
+  }
+
+ private:
+  // A tiny RAII helper so every path unrefs the packet.
+  struct av_packet_unref_guard {
+    AVPacket* p;
+    explicit av_packet_unref_guard(AVPacket* packet) : p(packet) {}
+    ~av_packet_unref_guard() { av_packet_unref(p); }
+  };
+
+  std::string TimeLimitMessage() const {
+    return path_ + ": time limit of " + std::to_string(static_cast<int>(deadline_.seconds())) +
+           " s exceeded while decoding";
+  }
+
+  static int FirstNeeded(const std::vector<char>& needed, int from) {
+    for (int i = from; i < static_cast<int>(needed.size()); ++i) {
+      if (needed[i]) return i;
+    }
+    return -1;
+  }
+
+  // The keyframe packet to start decoding from so that the frame at decode index `d` with
+  // presentation time `pts` comes out right: the last keyframe at or before d, or the one before
+  // that when the frame is shown before that keyframe (an open-GOP leading picture).
+  int KeyframeBefore(int d, int64_t pts) const {
+    int k = d;
+    while (k > 0 && !index_.packets[k].keyframe) --k;
+    if (pts < index_.packets[k].pts && k > 0) {
+      int earlier = k - 1;
+      while (earlier > 0 && !index_.packets[earlier].keyframe) --earlier;
+      k = earlier;
+    }
+    return k;
+  }
+
+  // The decode index of a packet just read, or -1 if it is not in the index.
+  int Identify(const AVPacket* packet, int expected) const {
+    if (expected < static_cast<int>(index_.packets.size())) {
+      const IndexedPacket& e = index_.packets[expected];
+      int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      int64_t dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : pts;
+      if (e.pts == pts && e.dts == dts) return expected;
+      auto it = packet_by_ts_.find(PtsDts{pts, dts});
+      if (it != packet_by_ts_.end()) return it->second;
+    }
+    return -1;
+  }
+
+  // Positions the demuxer so the next packet read is at or before decode index `d`.
+  Status SeekToPacket(int d) {
+    if (d <= 0) {
+      av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
+                    AVSEEK_FLAG_BACKWARD);
+      ++report_.seeks;
+      return Status::Ok();
+    }
+    const IndexedPacket& p = index_.packets[d];
+    int64_t ts = std::min(p.pts, p.dts);
+    int rc = av_seek_frame(format_, index_.stream_index, ts, AVSEEK_FLAG_BACKWARD);
+    ++report_.seeks;
+    if (rc < 0) {
+      // Some demuxers cannot seek: read through from the start instead, once.
+      seek_failed_ = true;
+      av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
+                    AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY);
+    }
+    return Status::Ok();
+  }
+
+  Status Send(const AVPacket* packet, const FrameHandler& handler) {
+    ++report_.packets_decoded;
+    while (true) {
+      int rc = avcodec_send_packet(codec_, packet);
+      if (rc == AVERROR(EAGAIN)) {
+        REEL_RETURN_IF_ERROR(Receive(handler));
+        continue;
+      }
+      if (rc < 0 && rc != AVERROR_EOF) {
+        ++report_.decode_errors;
+        REEL_RETURN_IF_ERROR(CheckErrorRate());
+      }
+      break;
+    }
+    return Receive(handler);
+  }
+
+  Status Drain(const FrameHandler& handler) {
+    avcodec_send_packet(codec_, nullptr);
+    REEL_RETURN_IF_ERROR(Receive(handler));
+    avcodec_flush_buffers(codec_);
+    return Status::Ok();
+  }
+
+  Status Receive(const FrameHandler& handler) {
+    if (!frame_) frame_.reset(av_frame_alloc());
+    while (true) {
+      int rc = avcodec_receive_frame(codec_, frame_.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::Ok();
+      if (rc < 0) {
+        ++report_.decode_errors;
+        REEL_RETURN_IF_ERROR(CheckErrorRate());
+        continue;
+      }
+      int64_t pts = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->best_effort_timestamp;
+      int f = FrameOf(pts);
+      if (f >= 0) {
+        Status s = handler(f, frame_.get());
+        av_frame_unref(frame_.get());
+        REEL_RETURN_IF_ERROR(s);
+      } else {
+        av_frame_unref(frame_.get());
+      }
+    }
+  }
+
+  int FrameOf(int64_t pts) const {
+    if (pts == AV_NOPTS_VALUE) return -1;
+    auto it = std::lower_bound(index_.frames.begin(), index_.frames.end(), pts,
+                               [](const IndexedFrame& f, int64_t v) { return f.pts < v; });
+    if (it == index_.frames.end() || it->pts != pts) return -1;
+    return static_cast<int>(it - index_.frames.begin());
+  }
+
+  Status CheckErrorRate() const {
+    if (report_.decode_errors >= limits_.min_errors_for_rate &&
+        report_.decode_errors > limits_.max_error_rate * std::max(report_.packets_decoded, 1)) {
+      return LimitExceeded(path_ + ": too much damage: " + std::to_string(report_.decode_errors) +
+                           " decoding errors in " + std::to_string(report_.packets_decoded) +
+                           " packets (limit " +
+                           std::to_string(static_cast<int>(limits_.max_error_rate * 100)) + "%)");
+    }
+    return Status::Ok();
+  }
+
+  // Streams without timestamps: decode from the start and count output pictures.
+  Status DecodeSequentially(int last_needed, const FrameHandler& handler,
+                            const std::vector<int>& frames) {
+    av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
+                  AVSEEK_FLAG_BACKWARD);
+    internal::UniquePacket packet(av_packet_alloc());
+    int counted = 0;
+    FrameHandler counting = [&](int, const AVFrame* picture) {
+      int f = counted++;
+      return f < index_.size() ? handler(f, picture) : Status::Ok();
+    };
+    // Without timestamps the handler cannot tell frames apart by pts: rewrite them as indices.
+    int sent = 0;
+    while (sent <= last_needed) {
+      if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
+      int rc = av_read_frame(format_, packet.get());
+      if (rc < 0) break;
+      av_packet_unref_guard unref(packet.get());
+      if (packet->stream_index != index_.stream_index) continue;
+      ++sent;
+      ++report_.packets_decoded;
+      if (avcodec_send_packet(codec_, packet.get()) < 0) ++report_.decode_errors;
+      REEL_RETURN_IF_ERROR(ReceiveCounting(counting));
+    }
+    avcodec_send_packet(codec_, nullptr);
+    REEL_RETURN_IF_ERROR(ReceiveCounting(counting));
+    avcodec_flush_buffers(codec_);
+    return Status::Ok();
+  }
+
+  Status ReceiveCounting(const FrameHandler& counting) {
+    if (!frame_) frame_.reset(av_frame_alloc());
+    while (true) {
+      int rc = avcodec_receive_frame(codec_, frame_.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::Ok();
+      if (rc < 0) {
+        ++report_.decode_errors;
+        continue;
+      }
+      Status s = counting(-1, frame_.get());
+      av_frame_unref(frame_.get());
+      REEL_RETURN_IF_ERROR(s);
+    }
+  }
+
+  const std::string& path_;
+  AVFormatContext* format_;
+  AVCodecContext* codec_;
+  const FrameIndex& index_;
+  const MediaLimits& limits_;
+  const Deadline& deadline_;
+  internal::FrameConverter& converter_;
+  SampleReport& report_;
+  std::unordered_map<PtsDts, int, PtsDtsHash> packet_by_ts_;
+  std::unordered_set<int> sent_;
+  internal::UniqueFrame frame_;
+  bool skip_nonref_ok_ = false;
+  bool seek_failed_ = false;
+};
+
+SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int frame, Image image,
+                              const AVFrame* picture) {
+  SampledFrame out;
+  out.index = sample_index;
+  out.source_frame = frame;
+  out.pts_s = index.pts_s(frame);
+  out.time_s = index.time_s(frame);
+  out.keyframe = index.frames[frame].keyframe;
+  out.damaged = (picture->flags & AV_FRAME_FLAG_CORRUPT) != 0 || picture->decode_error_flags != 0;
+  out.image = std::move(image);
+  return out;
+}
+
+}  // namespace
+
+Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& options,
+                                 const FrameSink& sink) {
+  REEL_RETURN_IF_ERROR(ValidateSamplingOptions(options.sampling).WithPrefix(path));
+  Deadline deadline(options.limits.time_limit_s);
+  REEL_ASSIGN_OR_RETURN(internal::UniqueFormatContext format, internal::OpenInput(path, deadline));
+  REEL_ASSIGN_OR_RETURN(int stream_index,
+                        internal::ChooseVideoStream(format.get(), options.stream_index, path));
+  AVStream* stream = format->streams[stream_index];
+  const AVCodecParameters* par = stream->codecpar;
+  const MediaLimits& limits = options.limits;
+  if (par->width <= 0 || par->height <= 0) {
+    return CorruptData(path + ": video stream has no picture size");
+  }
+  if (par->width > limits.max_side || par->height > limits.max_side ||
+      static_cast<int64_t>(par->width) * par->height > limits.max_pixels) {
+    return LimitExceeded(path + ": video is " + std::to_string(par->width) + "x" +
+                         std::to_string(par->height) + ", over the size limit");
+  }
+
+  SampleReport report;
+  report.stream_index = stream_index;
+  report.rotation = internal::StreamRotation(stream);
+  bool swap = report.rotation == 90 || report.rotation == 270;
+  report.source_width = swap ? par->height : par->width;
+  report.source_height = swap ? par->width : par->height;
+  REEL_ASSIGN_OR_RETURN(Size target,
+                        TargetSize({report.source_width, report.source_height}, options.resize));
+  report.width = target.width;
+  report.height = target.height;
+
+  REEL_ASSIGN_OR_RETURN(FrameIndex index,
+                        internal::IndexStream(format.get(), stream_index, path, deadline));
+  report.source_frames = index.size();
+  report.source_fps = index.avg_fps;
+  if (index.size() == 0) return CorruptData(path + ": the video stream has no frames");
+
+  REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
+                        internal::OpenDecoder(stream, limits.decoder_threads, path));
+  internal::FrameConverter converter(target, report.rotation);
+  VideoDecoder decoder(path, format.get(), codec.get(), index, limits, deadline, converter, report);
+
+  std::vector<int> targets;
+  const SamplingOptions& sampling = options.sampling;
+  if (sampling.policy == SamplingPolicy::kScene) {
+    auto [first, last] = TrimRange(index, sampling);
+    std::vector<int> all;
+    for (int i = first; i < last; ++i) all.push_back(i);
+    SceneDetector detector(sampling.scene_threshold, sampling.scene_min_shot_s);
+    std::vector<uint8_t> thumbnail(SceneDetector::kSide * SceneDetector::kSide);
+    std::vector<char> seen(index.size(), 0);
+    const bool deliver_now = !sampling.max_frames.has_value();
+    int delivered = 0;
+    REEL_RETURN_IF_ERROR(decoder.Decode(all, /*all_frames=*/true,
+                                        [&](int f, const AVFrame* picture) -> Status {
+      if (f < first || f >= last || seen[f]) return Status::Ok();
+      seen[f] = 1;
+      ++report.scene_frames_scored;
+      REEL_RETURN_IF_ERROR(
+          converter.Thumbnail(picture, SceneDetector::kSide, thumbnail.data(), path));
+      if (!detector.Feed(thumbnail.data(), index.time_s(f))) return Status::Ok();
+      targets.push_back(f);
+      if (!deliver_now) return Status::Ok();
+      REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
+      ++report.returned;
+      return sink(MakeSampledFrame(index, delivered++, f, std::move(image), picture));
+    }));
+    report.requested = static_cast<int>(targets.size());
+    if (deliver_now) {
+      if (report.returned == 0) return CorruptData(path + ": no frame could be decoded");
+      return report;
+    }
+    targets = ThinEvenly(targets, *sampling.max_frames);
+    decoder.Reset();
+  } else {
+    REEL_ASSIGN_OR_RETURN(targets, SelectFrames(index, sampling));
+    report.requested = static_cast<int>(targets.size());
+  }
+  if (targets.empty()) return report;
+
+  std::unordered_map<int, int> position;  // frame -> position in the sample
+  for (size_t i = 0; i < targets.size(); ++i) position[targets[i]] = static_cast<int>(i);
+  std::vector<char> delivered(targets.size(), 0);
+  auto deliver = [&](int f, const AVFrame* picture) -> Status {
+    auto it = position.find(f);
+    if (it == position.end() || delivered[it->second]) return Status::Ok();
+    REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
+    delivered[it->second] = 1;
+    ++report.returned;
+    return sink(MakeSampledFrame(index, it->second, f, std::move(image), picture));
+  };
+  REEL_RETURN_IF_ERROR(decoder.Decode(targets, /*all_frames=*/false, deliver));
+
+  // A second attempt, each missing frame on its own from its keyframe, decoding everything.
+  std::vector<int> missing;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!delivered[i]) missing.push_back(targets[i]);
+  }
+  for (int f : missing) {
+    decoder.Reset();
+    REEL_RETURN_IF_ERROR(decoder.Decode({f}, /*all_frames=*/true, deliver));
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!delivered[i]) report.missing.push_back(targets[i]);
+  }
+  if (report.returned == 0) {
+    return CorruptData(path + ": none of the " + std::to_string(targets.size()) +
+                       " chosen frames could be decoded (" +
+                       std::to_string(report.decode_errors) + " decoding errors)");
+  }
+  return report;
+}
+
+}  // namespace reel::pipeline

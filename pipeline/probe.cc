@@ -1,0 +1,196 @@
+#include "pipeline/probe.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "pipeline/internal/ffmpeg.h"
+
+namespace reel::pipeline {
+namespace {
+
+using internal::Deadline;
+
+StreamType TypeOf(const AVStream* stream) {
+  switch (stream->codecpar->codec_type) {
+    case AVMEDIA_TYPE_VIDEO: return StreamType::kVideo;
+    case AVMEDIA_TYPE_AUDIO: return StreamType::kAudio;
+    case AVMEDIA_TYPE_SUBTITLE: return StreamType::kSubtitle;
+    case AVMEDIA_TYPE_DATA: return StreamType::kData;
+    case AVMEDIA_TYPE_ATTACHMENT: return StreamType::kAttachment;
+    default: return StreamType::kUnknown;
+  }
+}
+
+double Seconds(int64_t ts, AVRational tb) {
+  return ts == AV_NOPTS_VALUE ? 0.0 : static_cast<double>(ts) * av_q2d(tb);
+}
+
+// Facts read from the packets themselves, for streams whose header leaves them out.
+struct PacketFacts {
+  int64_t packets = 0;
+  int64_t min_pts = AV_NOPTS_VALUE;
+  int64_t max_end = AV_NOPTS_VALUE;  // largest pts + duration
+};
+
+// Reads every packet (no decoding) and counts them per stream. Packets an edit list discards are
+// not counted: they are never presented.
+Result<std::map<int, PacketFacts>> ScanPackets(AVFormatContext* format, const std::string& path,
+                                               const Deadline& deadline) {
+  std::map<int, PacketFacts> facts;
+  internal::UniquePacket packet(av_packet_alloc());
+  if (!packet) return Internal(path + ": out of memory");
+  if (av_seek_frame(format, -1, std::numeric_limits<int64_t>::min(), AVSEEK_FLAG_BACKWARD) < 0) {
+    avformat_seek_file(format, -1, std::numeric_limits<int64_t>::min(), 0, 0, 0);
+  }
+  while (true) {
+    int rc = av_read_frame(format, packet.get());
+    if (rc == AVERROR_EOF) break;
+    if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while indexing");
+    if (rc < 0) break;  // a damaged tail: keep what was read
+    if (!(packet->flags & AV_PKT_FLAG_DISCARD)) {
+      PacketFacts& f = facts[packet->stream_index];
+      ++f.packets;
+      if (packet->pts != AV_NOPTS_VALUE) {
+        if (f.min_pts == AV_NOPTS_VALUE || packet->pts < f.min_pts) f.min_pts = packet->pts;
+        int64_t end = packet->pts + std::max<int64_t>(packet->duration, 0);
+        if (f.max_end == AV_NOPTS_VALUE || end > f.max_end) f.max_end = end;
+      }
+    }
+    av_packet_unref(packet.get());
+  }
+  return facts;
+}
+
+// Counts the frames a stream's index entries promise (MP4/MOV keep a full sample table), leaving
+// out entries an edit list discards. Returns 0 when the demuxer keeps no complete index.
+int64_t IndexEntryFrames(const AVFormatContext* format, AVStream* stream) {
+  std::string name = format->iformat->name;
+  if (name.find("mp4") == std::string::npos && name.find("mov") == std::string::npos) return 0;
+  int entries = avformat_index_get_entries_count(stream);
+  int64_t frames = 0;
+  for (int i = 0; i < entries; ++i) {
+    const AVIndexEntry* entry = avformat_index_get_entry(stream, i);
+    if (entry != nullptr && !(entry->flags & AVINDEX_DISCARD_FRAME)) ++frames;
+  }
+  return frames;
+}
+
+}  // namespace
+
+Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
+  Deadline deadline(limits.time_limit_s);
+  REEL_ASSIGN_OR_RETURN(internal::UniqueFormatContext format, internal::OpenInput(path, deadline));
+
+  MediaInfo info;
+  info.path = path;
+  info.format = format->iformat->name;
+  info.format_long = format->iformat->long_name ? format->iformat->long_name : "";
+  std::error_code ec;
+  info.size_bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  info.start_s = format->start_time == AV_NOPTS_VALUE
+                     ? 0.0
+                     : static_cast<double>(format->start_time) / AV_TIME_BASE;
+  double container_duration = format->duration == AV_NOPTS_VALUE || format->duration <= 0
+                                  ? 0.0
+                                  : static_cast<double>(format->duration) / AV_TIME_BASE;
+  info.bit_rate = format->bit_rate;
+
+  bool needs_scan = false;
+  for (unsigned i = 0; i < format->nb_streams; ++i) {
+    AVStream* stream = format->streams[i];
+    const AVCodecParameters* par = stream->codecpar;
+    StreamInfo s;
+    s.index = static_cast<int>(i);
+    s.type = TypeOf(stream);
+    s.codec = avcodec_get_name(par->codec_id);
+    if (const AVDictionaryEntry* lang = av_dict_get(stream->metadata, "language", nullptr, 0)) {
+      s.language = lang->value;
+    }
+    s.start_s = Seconds(stream->start_time, stream->time_base);
+    s.bit_rate = par->bit_rate;
+    if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
+      s.duration_s = Seconds(stream->duration, stream->time_base);
+      s.duration_source = FactSource::kStream;
+    } else if (container_duration > 0) {
+      s.duration_s = container_duration;
+      s.duration_source = FactSource::kContainer;
+    } else {
+      needs_scan = true;
+    }
+    if (s.type == StreamType::kVideo) {
+      s.width = par->width;
+      s.height = par->height;
+      if (s.width <= 0 || s.height <= 0 || s.width > limits.max_side || s.height > limits.max_side ||
+          static_cast<int64_t>(s.width) * s.height > limits.max_pixels) {
+        if (s.width > 0 && s.height > 0) {
+          return LimitExceeded(path + ": video stream " + std::to_string(i) + " is " +
+                               std::to_string(s.width) + "x" + std::to_string(s.height) +
+                               ", over the size limit");
+        }
+      }
+      s.rotation = internal::StreamRotation(stream);
+      bool swap = s.rotation == 90 || s.rotation == 270;
+      s.display_width = swap ? s.height : s.width;
+      s.display_height = swap ? s.width : s.height;
+      AVRational rate = stream->avg_frame_rate;
+      if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
+      s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+      s.attached_picture = (stream->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0;
+      const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(par->format));
+      s.pixel_format = desc ? desc->name : "";
+      s.full_range = par->color_range == AVCOL_RANGE_JPEG ||
+                     par->format == AV_PIX_FMT_YUVJ420P || par->format == AV_PIX_FMT_YUVJ422P ||
+                     par->format == AV_PIX_FMT_YUVJ444P;
+      // The packet index is the truth; a container's nb_frames is only believed when the index
+      // agrees with it.
+      int64_t indexed = IndexEntryFrames(format.get(), stream);
+      if (indexed > 0) {
+        s.frames = indexed;
+        s.frames_source = FactSource::kPacketIndex;
+      } else {
+        needs_scan = true;
+      }
+    } else if (s.type == StreamType::kAudio) {
+      s.sample_rate = par->sample_rate;
+      s.audio_channels = par->ch_layout.nb_channels;
+    }
+    info.streams.push_back(std::move(s));
+  }
+
+  if (needs_scan) {
+    REEL_ASSIGN_OR_RETURN(auto facts, ScanPackets(format.get(), path, deadline));
+    for (StreamInfo& s : info.streams) {
+      auto it = facts.find(s.index);
+      if (it == facts.end()) continue;
+      const PacketFacts& f = it->second;
+      AVRational tb = format->streams[s.index]->time_base;
+      if (s.type == StreamType::kVideo && s.frames_source != FactSource::kPacketIndex) {
+        s.frames = f.packets;
+        s.frames_source = FactSource::kPacketIndex;
+      }
+      if (s.duration_source == FactSource::kUnknown && f.max_end != AV_NOPTS_VALUE) {
+        s.duration_s = Seconds(f.max_end - f.min_pts, tb);
+        s.duration_source = FactSource::kPacketIndex;
+      }
+    }
+  }
+
+  info.duration_s = container_duration;
+  for (const StreamInfo& s : info.streams) info.duration_s = std::max(info.duration_s, s.duration_s);
+
+  int best = av_find_best_stream(format.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (best >= 0 && !info.streams[best].attached_picture) {
+    info.best_video = best;
+  } else {
+    for (const StreamInfo& s : info.streams) {
+      if (s.type == StreamType::kVideo && !s.attached_picture) {
+        info.best_video = s.index;
+        break;
+      }
+    }
+  }
+  return info;
+}
+
+}  // namespace reel::pipeline

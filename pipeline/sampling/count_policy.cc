@@ -1,0 +1,29 @@
+// N frames spread evenly over the trimmed range: target times at equal steps from the first
+// frame's start to the last frame's start (both included, as np.linspace does), each mapped to the
+// frame whose presentation interval contains it. Asking for more frames than there are gives every
+// frame once.
+#include <algorithm>
+
+#include "pipeline/sampling/policies.h"
+
+namespace reel::pipeline::policies {
+
+std::vector<int> SelectByCount(const FrameIndex& index, int first, int last,
+                               const SamplingOptions& options) {
+  std::vector<int> selected;
+  if (last <= first || options.count <= 0) return selected;
+  if (options.count >= last - first) {
+    for (int i = first; i < last; ++i) selected.push_back(i);
+    return selected;
+  }
+  const double t0 = index.time_s(first);
+  const double t1 = index.time_s(last - 1);
+  for (int k = 0; k < options.count; ++k) {
+    double t = options.count == 1 ? t0 : t0 + (t1 - t0) * k / (options.count - 1);
+    int frame = std::clamp(index.FrameAt(t), first, last - 1);
+    if (selected.empty() || selected.back() != frame) selected.push_back(frame);
+  }
+  return selected;
+}
+
+}  // namespace reel::pipeline::policies

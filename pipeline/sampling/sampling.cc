@@ -1,0 +1,105 @@
+#include <cmath>
+
+#include "pipeline/sampling.h"
+#include "pipeline/sampling/policies.h"
+
+namespace reel::pipeline {
+
+const char* SamplingPolicyName(SamplingPolicy policy) {
+  switch (policy) {
+    case SamplingPolicy::kFps: return "fps";
+    case SamplingPolicy::kCount: return "count";
+    case SamplingPolicy::kKeyframes: return "keyframes";
+    case SamplingPolicy::kScene: return "scene";
+    case SamplingPolicy::kTimestamps: return "timestamps";
+  }
+  return "unknown";
+}
+
+Result<SamplingPolicy> ParseSamplingPolicy(const std::string& name) {
+  for (SamplingPolicy p : {SamplingPolicy::kFps, SamplingPolicy::kCount, SamplingPolicy::kKeyframes,
+                           SamplingPolicy::kScene, SamplingPolicy::kTimestamps}) {
+    if (name == SamplingPolicyName(p)) return p;
+  }
+  return InvalidArgument("unknown sampling policy '" + name +
+                         "' (valid: fps, count, keyframes, scene, timestamps)");
+}
+
+Status ValidateSamplingOptions(const SamplingOptions& o) {
+  if (o.policy == SamplingPolicy::kFps && !(o.fps > 0 && std::isfinite(o.fps))) {
+    return InvalidArgument("fps must be a positive number");
+  }
+  if (o.policy == SamplingPolicy::kCount && o.count <= 0) {
+    return InvalidArgument("count must be at least 1");
+  }
+  if (o.policy == SamplingPolicy::kTimestamps) {
+    if (o.timestamps.empty()) return InvalidArgument("timestamps needs at least one time");
+    for (double t : o.timestamps) {
+      if (!std::isfinite(t) || t < 0) return InvalidArgument("timestamps must be >= 0 seconds");
+    }
+  }
+  if (o.policy == SamplingPolicy::kScene) {
+    if (!(o.scene_threshold > 0 && o.scene_threshold <= 1)) {
+      return InvalidArgument("scene threshold must be in (0, 1]");
+    }
+    if (o.scene_min_shot_s < 0) return InvalidArgument("scene minimum shot length must be >= 0");
+  }
+  if (o.start_s && (*o.start_s < 0 || !std::isfinite(*o.start_s))) {
+    return InvalidArgument("start must be >= 0 seconds");
+  }
+  if (o.end_s && (!std::isfinite(*o.end_s) || *o.end_s <= 0)) {
+    return InvalidArgument("end must be > 0 seconds");
+  }
+  if (o.start_s && o.end_s && *o.start_s >= *o.end_s) {
+    return InvalidArgument("start must be before end");
+  }
+  if (o.max_frames && *o.max_frames <= 0) return InvalidArgument("max_frames must be at least 1");
+  return Status::Ok();
+}
+
+std::pair<int, int> TrimRange(const FrameIndex& index, const SamplingOptions& options) {
+  int first = 0, last = index.size();
+  if (options.start_s) first = index.FirstFrameAtOrAfter(*options.start_s);
+  if (options.end_s) last = std::min(last, index.FirstFrameAtOrAfter(*options.end_s));
+  if (last < first) last = first;
+  return {first, last};
+}
+
+std::vector<int> ThinEvenly(const std::vector<int>& selected, int max_frames) {
+  if (max_frames <= 0 || static_cast<int>(selected.size()) <= max_frames) return selected;
+  if (max_frames == 1) return {selected.front()};
+  // SGLang's rule: max_frames - 1 picks at a fractional step, then the last.
+  std::vector<int> thinned;
+  const double step = static_cast<double>(selected.size()) / (max_frames - 1);
+  for (int i = 0; i < max_frames - 1; ++i) {
+    thinned.push_back(selected[static_cast<size_t>(i * step)]);
+  }
+  thinned.push_back(selected.back());
+  return thinned;
+}
+
+Result<std::vector<int>> SelectFrames(const FrameIndex& index, const SamplingOptions& options) {
+  REEL_RETURN_IF_ERROR(ValidateSamplingOptions(options));
+  auto [first, last] = TrimRange(index, options);
+  std::vector<int> selected;
+  switch (options.policy) {
+    case SamplingPolicy::kFps:
+      selected = policies::SelectByFps(index, first, last, options);
+      break;
+    case SamplingPolicy::kCount:
+      selected = policies::SelectByCount(index, first, last, options);
+      break;
+    case SamplingPolicy::kKeyframes:
+      selected = policies::SelectKeyframes(index, first, last, options);
+      break;
+    case SamplingPolicy::kTimestamps:
+      selected = policies::SelectTimestamps(index, first, last, options);
+      break;
+    case SamplingPolicy::kScene:
+      return InvalidArgument("scene sampling needs pixels: use SampleVideo");
+  }
+  if (options.max_frames) selected = ThinEvenly(selected, *options.max_frames);
+  return selected;
+}
+
+}  // namespace reel::pipeline
