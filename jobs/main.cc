@@ -1,2 +1,28 @@
-// The `reel` command line.
-int main() { return 0; }
+// The `reel` command line: parses the subcommand and hands over to jobs/cli/.
+#include <cstdio>
+
+#include "jobs/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"reel: sample videos and documents into contexts for a multimodal model, and keep "
+               "everything in SQLite"};
+  app.set_version_flag("--version", "reel 0.1.0");
+  app.require_subcommand(1);
+  int exit_code = reel::cli::kExitOk;
+  reel::cli::AddProbeCommand(app, exit_code);
+  reel::cli::AddFramesCommand(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "reel: %s\n", e.what());
+    std::fprintf(stderr, "Run 'reel --help' or 'reel COMMAND --help' for usage.\n");
+    return reel::cli::kExitUsage;
+  }
+  return exit_code;
+}

@@ -69,6 +69,24 @@ Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std:
   return InvalidArgument(path + ": no video stream");
 }
 
+Status RewindToStart(AVFormatContext* format, int stream_index, const std::string& path) {
+  AVStream* stream = format->streams[stream_index];
+  // Demuxers with a full index (MP4, MOV) seek exactly to their first entry.
+  if (avformat_index_get_entries_count(stream) > 0) {
+    const AVIndexEntry* first = avformat_index_get_entry(stream, 0);
+    if (first != nullptr &&
+        av_seek_frame(format, stream_index, first->timestamp, AVSEEK_FLAG_BACKWARD) >= 0) {
+      return Status::Ok();
+    }
+  }
+  int64_t start = format->start_time == AV_NOPTS_VALUE ? 0 : format->start_time;
+  if (avformat_seek_file(format, -1, std::numeric_limits<int64_t>::min(), start, start, 0) >= 0) {
+    return Status::Ok();
+  }
+  if (av_seek_frame(format, -1, 0, AVSEEK_FLAG_BYTE) >= 0) return Status::Ok();
+  return Unsupported(path + ": cannot seek back to the start of the file");
+}
+
 Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const std::string& path,
                                const Deadline& deadline) {
   AVStream* stream = format->streams[stream_index];
@@ -83,10 +101,6 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     format->streams[i]->discard = static_cast<int>(i) == stream_index ? AVDISCARD_DEFAULT
                                                                       : AVDISCARD_ALL;
-  }
-  if (av_seek_frame(format, stream_index, std::numeric_limits<int64_t>::min(),
-                    AVSEEK_FLAG_BACKWARD) < 0) {
-    avformat_seek_file(format, stream_index, std::numeric_limits<int64_t>::min(), 0, 0, 0);
   }
 
   UniquePacket packet(av_packet_alloc());

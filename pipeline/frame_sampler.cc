@@ -185,10 +185,8 @@ class VideoDecoder {
   // Positions the demuxer so the next packet read is at or before decode index `d`.
   Status SeekToPacket(int d) {
     if (d <= 0) {
-      av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
-                    AVSEEK_FLAG_BACKWARD);
       ++report_.seeks;
-      return Status::Ok();
+      return internal::RewindToStart(format_, index_.stream_index, path_);
     }
     const IndexedPacket& p = index_.packets[d];
     int64_t ts = std::min(p.pts, p.dts);
@@ -197,8 +195,7 @@ class VideoDecoder {
     if (rc < 0) {
       // Some demuxers cannot seek: read through from the start instead, once.
       seek_failed_ = true;
-      av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
-                    AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY);
+      return internal::RewindToStart(format_, index_.stream_index, path_);
     }
     return Status::Ok();
   }
@@ -271,8 +268,7 @@ class VideoDecoder {
   // Streams without timestamps: decode from the start and count output pictures.
   Status DecodeSequentially(int last_needed, const FrameHandler& handler,
                             const std::vector<int>& frames) {
-    av_seek_frame(format_, index_.stream_index, std::numeric_limits<int64_t>::min(),
-                  AVSEEK_FLAG_BACKWARD);
+    REEL_RETURN_IF_ERROR(internal::RewindToStart(format_, index_.stream_index, path_));
     internal::UniquePacket packet(av_packet_alloc());
     int counted = 0;
     FrameHandler counting = [&](int, const AVFrame* picture) {

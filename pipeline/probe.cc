@@ -40,9 +40,7 @@ Result<std::map<int, PacketFacts>> ScanPackets(AVFormatContext* format, const st
   std::map<int, PacketFacts> facts;
   internal::UniquePacket packet(av_packet_alloc());
   if (!packet) return Internal(path + ": out of memory");
-  if (av_seek_frame(format, -1, std::numeric_limits<int64_t>::min(), AVSEEK_FLAG_BACKWARD) < 0) {
-    avformat_seek_file(format, -1, std::numeric_limits<int64_t>::min(), 0, 0, 0);
-  }
+  // The context is fresh: av_read_frame first returns what avformat_find_stream_info buffered.
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;

@@ -1,7 +1,9 @@
 #include "pipeline/internal/ffmpeg.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 
 namespace reel::pipeline::internal {
 
@@ -20,7 +22,18 @@ static int InterruptCallback(void* opaque) {
   return static_cast<const Deadline*>(opaque)->Expired() ? 1 : 0;
 }
 
+// FFmpeg's own log lines would interleave with Reel's one-line errors: keep it quiet unless
+// REEL_FFMPEG_LOG is set (to FFmpeg's level names' numbers, e.g. 32 for info).
+static void QuietFfmpegLog() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* level = std::getenv("REEL_FFMPEG_LOG");
+    av_log_set_level(level != nullptr ? std::atoi(level) : AV_LOG_QUIET);
+  });
+}
+
 Result<UniqueFormatContext> OpenInput(const std::string& path, const Deadline& deadline) {
+  QuietFfmpegLog();
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) return NotFound(path + ": no such file");

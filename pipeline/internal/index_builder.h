@@ -13,8 +13,14 @@ namespace reel::pipeline::internal {
 // stream that is not an attached picture.
 Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std::string& path);
 
-// Reads every packet of `stream_index` from the start of the file. Leaves the demuxer at EOF.
+// Reads every packet of `stream_index`. The context must be freshly opened (nothing read yet but
+// what avformat_find_stream_info buffered, which av_read_frame returns first). Leaves the demuxer
+// at EOF.
 Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const std::string& path,
                                const Deadline& deadline);
+
+// Puts the demuxer back at the first packet of `stream_index`. Fails with kUnsupported when the
+// file cannot be rewound.
+Status RewindToStart(AVFormatContext* format, int stream_index, const std::string& path);
 
 }  // namespace reel::pipeline::internal
