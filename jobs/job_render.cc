@@ -1,0 +1,197 @@
+// The resolved job as YAML, and the canonical frame-settings text. Written by hand (no yaml-cpp
+// here): strings are emitted as JSON strings, which are valid YAML double-quoted scalars.
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "jobs/job_spec.h"
+#include "jobs/job_values.h"
+
+namespace reel::jobs {
+namespace {
+
+// A YAML double-quoted scalar that parses back to `text` (including the ${VAR} escape).
+std::string Str(const std::string& text) {
+  return nlohmann::json(EscapeVariables(text))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Num(double value) { return FormatNumber(value); }
+std::string Bool(bool value) { return value ? "true" : "false"; }
+
+template <typename T>
+std::string Opt(const std::optional<T>& value) {
+  if (!value) return "null";
+  if constexpr (std::is_same_v<T, double>) {
+    return Num(*value);
+  } else {
+    return std::to_string(*value);
+  }
+}
+
+}  // namespace
+
+std::string RenderResolvedJob(const JobSpec& job) {
+  std::ostringstream out;
+  const pipeline::SamplingOptions& s = job.sampling;
+  const pipeline::ResizeOptions& r = job.resize.frames;
+  out << "# " << job.source << ", resolved: every setting explicit.\n";
+  if (!job.base_dir.empty()) {
+    out << "# Relative paths start at " << Str(job.base_dir) << ".\n";
+  }
+  out << "version: " << job.version << "\n";
+  out << "name: " << Str(job.name) << "\n";
+  out << "description: " << Str(job.description) << "\n";
+
+  out << "inputs:";
+  if (job.inputs.empty()) out << " []";
+  out << "\n";
+  for (const InputSpec& input : job.inputs) {
+    out << "  - path: " << Str(input.path) << "\n";
+    out << "    kind: " << InputKindName(input.kind) << "\n";
+  }
+
+  out << "sampling:\n";
+  out << "  policy: " << SamplingPolicyKey(s.policy) << "\n";
+  out << "  fps: " << Num(s.fps) << "\n";
+  out << "  fps_epsilon: " << Num(s.fps_epsilon) << "\n";
+  out << "  keep_last: " << Bool(s.fps_keep_last) << "\n";
+  out << "  count: " << s.count << "\n";
+  out << "  timestamps: [";
+  for (size_t i = 0; i < s.timestamps.size(); ++i) {
+    out << (i ? ", " : "") << Num(s.timestamps[i]);
+  }
+  out << "]\n";
+  out << "  scene_threshold: " << Num(s.scene_threshold) << "\n";
+  out << "  scene_min_shot: " << Num(s.scene_min_shot_s) << "\n";
+  out << "  start: " << Opt(s.start_s) << "\n";
+  out << "  end: " << Opt(s.end_s) << "\n";
+  out << "  max_frames: " << Opt(s.max_frames) << "\n";
+
+  out << "resize:\n";
+  out << "  mode: " << ResizeModeKey(r.mode) << "\n";
+  out << "  factor: " << r.smart.factor << "\n";
+  out << "  min_pixels: " << r.smart.min_pixels << "\n";
+  out << "  max_pixels: " << r.smart.max_pixels << "\n";
+  out << "  image_max_pixels: " << job.resize.image_max_pixels << "\n";
+  out << "  max_long_side: " << r.long_side.max_long_side << "\n";
+  out << "  max_aspect_ratio: " << Num(r.smart.max_aspect_ratio) << "\n";
+
+  out << "vision:\n";
+  out << "  enabled: " << Bool(job.vision.enabled) << "\n";
+  out << "  weights: " << Str(job.vision.weights) << "\n";
+  out << "  batch_size: " << job.vision.batch_size << "\n";
+  out << "  dtype: " << VisionDTypeName(job.vision.dtype) << "\n";
+  out << "  threads: " << job.vision.threads << "\n";
+
+  out << "context:\n";
+  out << "  token_budget: " << job.context.token_budget << "\n";
+  out << "  reserve_output_tokens: " << job.context.reserve_output_tokens << "\n";
+  out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
+
+  const ModelSpec& m = job.model;
+  out << "model:\n";
+  out << "  endpoint: " << (m.endpoint ? Str(*m.endpoint) : "null  # prepare / export only")
+      << "\n";
+  out << "  name: " << Str(m.name) << "\n";
+  out << "  api_key_env: " << Str(m.api_key_env) << "\n";
+  out << "  thinking_mode: " << ThinkingModeName(m.thinking_mode) << "\n";
+  out << "  temperature: " << Num(m.temperature) << "\n";
+  out << "  top_p: " << Num(m.top_p) << "\n";
+  out << "  top_k: " << m.top_k << "\n";
+  out << "  seed: " << Opt(m.seed) << "\n";
+  out << "  max_output_tokens: " << m.max_output_tokens << "\n";
+  out << "  concurrency: " << m.concurrency << "\n";
+  out << "  connect_timeout: " << Num(m.connect_timeout_s) << "\n";
+  out << "  read_timeout: " << Num(m.read_timeout_s) << "\n";
+  out << "  retries: " << m.retries << "\n";
+
+  out << "prompts:";
+  if (job.prompts.empty()) out << " []";
+  out << "\n";
+  for (const PromptSpec& p : job.prompts) {
+    out << "  - id: " << Str(p.id) << "\n";
+    out << "    system: " << Str(p.system) << "\n";
+    out << "    question: " << Str(p.question) << "\n";
+  }
+
+  out << "storage:\n";
+  out << "  database: " << Str(job.storage.database);
+  if (!job.base_dir.empty()) {
+    out << "  # " << Str(ResolveJobPath(job.base_dir, job.storage.database));
+  }
+  out << "\n";
+
+  const LimitsSpec& l = job.limits;
+  out << "limits:\n";
+  out << "  item_time_limit: " << Num(l.media.time_limit_s) << "\n";
+  out << "  max_file_size: " << l.max_file_bytes << "  # " << FormatByteSize(l.max_file_bytes)
+      << "\n";
+  out << "  retries: " << l.item_retries << "\n";
+  out << "  max_decode_error_rate: " << Num(l.media.max_error_rate) << "\n";
+  out << "  min_decode_errors: " << l.media.min_errors_for_rate << "\n";
+  out << "  max_frame_pixels: " << l.media.max_pixels << "\n";
+  out << "  max_frame_side: " << l.media.max_side << "\n";
+  out << "  decoder_threads: " << l.media.decoder_threads << "\n";
+  return out.str();
+}
+
+std::string FrameSettingsKey(const JobSpec& job) {
+  using P = pipeline::SamplingPolicy;
+  using M = pipeline::ResizeMode;
+  const pipeline::SamplingOptions& s = job.sampling;
+  const pipeline::ResizeOptions& r = job.resize.frames;
+  const pipeline::MediaLimits& l = job.limits.media;
+  std::ostringstream out;
+  out << "reel-frame-settings/1\n";
+  out << "sampling.policy=" << SamplingPolicyKey(s.policy) << "\n";
+  switch (s.policy) {
+    case P::kFps:
+      out << "sampling.fps=" << Num(s.fps) << "\n";
+      out << "sampling.fps_epsilon=" << Num(s.fps_epsilon) << "\n";
+      out << "sampling.keep_last=" << Bool(s.fps_keep_last) << "\n";
+      break;
+    case P::kCount:
+      out << "sampling.count=" << s.count << "\n";
+      break;
+    case P::kKeyframes:
+      break;
+    case P::kScene:
+      out << "sampling.scene_threshold=" << Num(s.scene_threshold) << "\n";
+      out << "sampling.scene_min_shot=" << Num(s.scene_min_shot_s) << "\n";
+      break;
+    case P::kTimestamps:
+      out << "sampling.timestamps=";
+      for (size_t i = 0; i < s.timestamps.size(); ++i) {
+        out << (i ? "," : "") << Num(s.timestamps[i]);
+      }
+      out << "\n";
+      break;
+  }
+  out << "sampling.start=" << (s.start_s ? Num(*s.start_s) : "none") << "\n";
+  out << "sampling.end=" << (s.end_s ? Num(*s.end_s) : "none") << "\n";
+  out << "sampling.max_frames=" << (s.max_frames ? std::to_string(*s.max_frames) : "none") << "\n";
+  out << "resize.mode=" << ResizeModeKey(r.mode) << "\n";
+  switch (r.mode) {
+    case M::kSmart:
+      out << "resize.factor=" << r.smart.factor << "\n";
+      out << "resize.min_pixels=" << r.smart.min_pixels << "\n";
+      out << "resize.max_pixels=" << r.smart.max_pixels << "\n";
+      out << "resize.image_max_pixels=" << job.resize.image_max_pixels << "\n";
+      out << "resize.max_aspect_ratio=" << Num(r.smart.max_aspect_ratio) << "\n";
+      break;
+    case M::kLongSide:
+      out << "resize.factor=" << r.long_side.factor << "\n";
+      out << "resize.max_long_side=" << r.long_side.max_long_side << "\n";
+      break;
+    case M::kNone:
+      break;
+  }
+  out << "limits.max_decode_error_rate=" << Num(l.max_error_rate) << "\n";
+  out << "limits.min_decode_errors=" << l.min_errors_for_rate << "\n";
+  out << "limits.max_frame_pixels=" << l.max_pixels << "\n";
+  out << "limits.max_frame_side=" << l.max_side << "\n";
+  return out.str();
+}
+
+}  // namespace reel::jobs

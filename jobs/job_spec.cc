@@ -1,0 +1,982 @@
+// Job file parsing and validation. The only file in Reel that includes yaml-cpp.
+//
+// yaml-cpp reports problems by throwing; every call into it is inside Parser::Run's try block, and
+// every problem in the job becomes a Diagnostic, so one pass reports all of them.
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "base/file_util.h"
+#include "jobs/job_spec.h"
+#include "jobs/job_values.h"
+
+namespace reel::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Diagnostic {
+  int line = 0;  // 1-based; 0 = no position (the whole file)
+  int column = 0;
+  std::string message;
+};
+
+// One key of a map, after merge keys (`<<`) are applied.
+struct Field {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+class Fields {
+ public:
+  void Add(Field field) { fields_.push_back(std::move(field)); }
+  const Field* Find(std::string_view key) const {
+    for (const Field& f : fields_) {
+      if (f.key == key) return &f;
+    }
+    return nullptr;
+  }
+  // Present and not null.
+  bool Has(std::string_view key) const {
+    const Field* f = Find(key);
+    return f != nullptr && !f->value.IsNull();
+  }
+
+ private:
+  std::vector<Field> fields_;
+};
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    default: {
+      std::string text = node.Scalar();
+      if (text.size() > 40) text = text.substr(0, 37) + "...";
+      return "'" + text + "'";
+    }
+  }
+}
+
+std::string Quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string Child(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string Element(const std::string& path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+bool ValidPromptId(const std::string& id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+bool ValidEnvName(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+const std::vector<std::string> kTopKeys = {"version",  "name",    "description", "inputs",
+                                           "sampling", "resize",  "vision",      "context",
+                                           "model",    "prompts", "storage",     "limits"};
+const std::vector<std::string> kInputKeys = {"path", "kind"};
+const std::vector<std::string> kSamplingKeys = {
+    "policy",         "fps",   "fps_epsilon", "keep_last", "count", "timestamps", "scene_threshold",
+    "scene_min_shot", "start", "end",         "max_frames"};
+const std::vector<std::string> kResizeKeys = {
+    "mode",          "factor",          "min_pixels", "max_pixels", "image_max_pixels",
+    "max_long_side", "max_aspect_ratio"};
+const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
+                                              "threads"};
+const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
+                                               "fit_strategy"};
+const std::vector<std::string> kModelKeys = {
+    "endpoint",        "name",         "api_key_env", "thinking_mode",     "temperature",
+    "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
+    "connect_timeout", "read_timeout", "retries"};
+const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
+const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kLimitsKeys = {
+    "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
+    "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
+
+// Keys that only matter for some sampling policies.
+struct PolicyKey {
+  const char* key;
+  std::vector<pipeline::SamplingPolicy> policies;
+};
+
+class Parser {
+ public:
+  Parser(std::string source, std::string base_dir, const ParseOptions& options)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)), options_(options) {
+    if (!options_.lookup_env) {
+      options_.lookup_env = [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      };
+    }
+  }
+
+  Result<JobSpec> Run(std::string_view text) {
+    if (text.size() > options_.max_file_bytes) {
+      Error(YAML::Mark::null_mark(), "job file is " + std::to_string(text.size()) +
+                                         " bytes; the limit is " +
+                                         std::to_string(options_.max_file_bytes) + " bytes");
+      return Finish();
+    }
+    std::vector<YAML::Node> documents;
+    try {
+      documents = YAML::LoadAll(std::string(text));
+    } catch (const YAML::DeepRecursion& e) {
+      Error(e.mark, "nesting is deeper than " + std::to_string(options_.max_depth) + " levels");
+      return Finish();
+    } catch (const YAML::ParserException& e) {
+      Error(e.mark, "YAML syntax error: " + e.msg);
+      return Finish();
+    } catch (const YAML::Exception& e) {
+      Error(e.mark, std::string("YAML error: ") + e.what());
+      return Finish();
+    }
+    if (documents.empty() || documents[0].IsNull()) {
+      Error(YAML::Mark(), "the job file is empty; it needs at least 'name' and 'inputs'");
+      return Finish();
+    }
+    if (documents.size() > 1) {
+      Error(documents[1].Mark(), "more than one YAML document ('---'); a job file holds one job");
+    }
+    try {
+      int nodes = 0;
+      if (!CheckShape(documents[0], 0, &nodes)) return Finish();
+      ReadJob(documents[0]);
+    } catch (const YAML::Exception& e) {
+      Error(e.mark, std::string("YAML error: ") + e.what());
+    }
+    return Finish();
+  }
+
+ private:
+  void Error(const YAML::Mark& mark, std::string message) {
+    errors_.push_back({mark.line + 1, mark.column + 1, std::move(message)});
+  }
+  void Warn(const YAML::Mark& mark, std::string message) {
+    warnings_.push_back({mark.line + 1, mark.column + 1, std::move(message)});
+  }
+
+  std::string Format(const Diagnostic& d) const {
+    if (d.line <= 0) return source_ + ": " + d.message;
+    return source_ + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " +
+           d.message;
+  }
+
+  Result<JobSpec> Finish() {
+    auto by_position = [](const Diagnostic& a, const Diagnostic& b) {
+      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    };
+    std::stable_sort(errors_.begin(), errors_.end(), by_position);
+    std::stable_sort(warnings_.begin(), warnings_.end(), by_position);
+    if (!errors_.empty()) {
+      std::string message;
+      for (const Diagnostic& d : errors_) message += (message.empty() ? "" : "\n") + Format(d);
+      return InvalidArgument(message);
+    }
+    for (const Diagnostic& d : warnings_) job_.warnings.push_back(Format(d));
+    return std::move(job_);
+  }
+
+  // Depth and size limits on the whole tree, before anything reads it.
+  bool CheckShape(const YAML::Node& node, int depth, int* nodes) {
+    if (++*nodes > options_.max_nodes) {
+      Error(node.Mark(), "the job file has more than " + std::to_string(options_.max_nodes) +
+                             " values (after expanding aliases)");
+      return false;
+    }
+    if (!node.IsMap() && !node.IsSequence()) return true;
+    if (depth >= options_.max_depth) {
+      Error(node.Mark(),
+            "nesting is deeper than " + std::to_string(options_.max_depth) + " levels");
+      return false;
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (node.IsMap()) {
+        if (!CheckShape(it->first, depth + 1, nodes) || !CheckShape(it->second, depth + 1, nodes)) {
+          return false;
+        }
+      } else if (!CheckShape(*it, depth + 1, nodes)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  YAML::Mark MarkOf(const Field& f) const {
+    YAML::Mark mark = f.value.Mark();
+    return mark.is_null() ? f.key_node.Mark() : mark;
+  }
+
+  // The keys of a map with merge keys applied, duplicates and unknown keys reported. A missing or
+  // null section gives no fields; anything else that is not a map is an error (nullopt).
+  std::optional<Fields> ReadMap(const YAML::Node& node, const YAML::Mark& fallback,
+                                const std::string& path, const std::vector<std::string>& known) {
+    Fields fields;
+    if (!node.IsDefined() || node.IsNull()) return fields;
+    if (!node.IsMap()) {
+      Error(node.Mark().is_null() ? fallback : node.Mark(),
+            Quoted(path) + " must be a map of settings, got " + Describe(node));
+      return std::nullopt;
+    }
+    std::map<std::string, YAML::Mark> seen;
+    std::vector<YAML::Node> merged;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node& key = it->first;
+      if (!key.IsScalar()) {
+        Error(key.Mark(), "keys must be plain names, got " + Describe(key));
+        continue;
+      }
+      std::string name = key.Scalar();
+      if (name == "<<") {
+        if (it->second.IsMap()) {
+          merged.push_back(it->second);
+        } else if (it->second.IsSequence()) {
+          for (const YAML::Node& m : it->second) merged.push_back(m);
+        }
+        for (const YAML::Node& m : merged) {
+          if (!m.IsMap()) Error(MarkOr(m, key), "'<<' merges maps only, got " + Describe(m));
+        }
+        continue;
+      }
+      if (auto [pos, inserted] = seen.emplace(name, key.Mark()); !inserted) {
+        Error(key.Mark(),
+              "duplicate key " + Quoted(name) + " (first at " + Position(pos->second) + ")");
+        continue;
+      }
+      if (name.starts_with("x-")) continue;  // extension keys: a place for anchors
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        ReportUnknownKey(key, name, path, known);
+        continue;
+      }
+      fields.Add({name, key, it->second});
+    }
+    // Merged maps fill in keys the map does not set itself; earlier maps win.
+    for (const YAML::Node& m : merged) {
+      if (!m.IsMap()) continue;
+      for (auto it = m.begin(); it != m.end(); ++it) {
+        if (!it->first.IsScalar()) continue;
+        std::string name = it->first.Scalar();
+        if (!seen.emplace(name, it->first.Mark()).second) continue;
+        if (name.starts_with("x-")) continue;
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+          ReportUnknownKey(it->first, name, path, known);
+          continue;
+        }
+        fields.Add({name, it->first, it->second});
+      }
+    }
+    return fields;
+  }
+
+  static YAML::Mark MarkOr(const YAML::Node& node, const YAML::Node& other) {
+    return node.Mark().is_null() ? other.Mark() : node.Mark();
+  }
+
+  static std::string Position(const YAML::Mark& mark) {
+    return std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  }
+
+  void ReportUnknownKey(const YAML::Node& key, const std::string& name, const std::string& path,
+                        const std::vector<std::string>& known) {
+    std::string where = path.empty() ? "" : " in " + Quoted(path);
+    std::string message = "unknown key " + Quoted(name) + where;
+    if (name == "api_key" || name == "key" || name == "token") {
+      message +=
+          " (the key itself never goes in a job file: put the NAME of an environment "
+          "variable that holds it in 'model.api_key_env')";
+    } else if (std::string guess = ClosestName(name, known); !guess.empty()) {
+      message += " (did you mean " + Quoted(guess) + "?)";
+    } else {
+      message += " (valid keys: " + Join(known) + ")";
+    }
+    Error(key.Mark(), message);
+  }
+
+  // The text of a scalar value with ${VAR} expanded; nullopt (reported) if not a scalar or the
+  // expansion fails. Null values are the caller's business.
+  std::optional<std::string> Text(const Field& f, const std::string& path) {
+    if (!f.value.IsScalar()) {
+      Error(MarkOf(f), Quoted(path) + " must be a single value, got " + Describe(f.value));
+      return std::nullopt;
+    }
+    Result<std::string> expanded = ExpandVariables(f.value.Scalar(), options_.lookup_env);
+    if (!expanded.ok()) {
+      Error(MarkOf(f), Quoted(path) + ": " + expanded.status().message());
+      return std::nullopt;
+    }
+    return std::move(expanded).value();
+  }
+
+  // Each reader: returns true when the key is present, not null, and valid (then `*out` is set).
+  bool ReadString(const Fields& fields, const std::string& key, const std::string& path,
+                  std::string* out) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::optional<std::string> text = Text(*f, Child(path, key));
+    if (!text) return false;
+    *out = std::move(*text);
+    return true;
+  }
+
+  bool ReadNumber(const Fields& fields, const std::string& key, const std::string& path,
+                  double* out, double min, bool min_exclusive, double max) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<double> value = ParseNumber(*text);
+    if (!value) {
+      Error(MarkOf(*f), Quoted(full) + " must be a number, got " + Quoted(*text));
+      return false;
+    }
+    return CheckRange(*f, full, *value, min, min_exclusive, max, *text) && (*out = *value, true);
+  }
+
+  bool ReadSeconds(const Fields& fields, const std::string& key, const std::string& path,
+                   double* out, double min, bool min_exclusive, double max) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<double> value = ParseSeconds(*text);
+    if (!value) {
+      Error(MarkOf(*f), Quoted(full) + " must be a time in seconds (e.g. 90, 1.5, \"500ms\", " +
+                            "\"5m\", \"1:30\"), got " + Quoted(*text));
+      return false;
+    }
+    return CheckRange(*f, full, *value, min, min_exclusive, max, *text) && (*out = *value, true);
+  }
+
+  bool ReadInteger(const Fields& fields, const std::string& key, const std::string& path,
+                   int64_t* out, int64_t min, int64_t max) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<int64_t> value = ParseInteger(*text);
+    if (!value) {
+      Error(MarkOf(*f), Quoted(full) + " must be a whole number, got " + Quoted(*text));
+      return false;
+    }
+    return CheckIntRange(*f, full, *value, min, max) && (*out = *value, true);
+  }
+
+  bool ReadInt(const Fields& fields, const std::string& key, const std::string& path, int* out,
+               int64_t min, int64_t max) {
+    int64_t value = 0;
+    if (!ReadInteger(fields, key, path, &value, min, max)) return false;
+    *out = static_cast<int>(value);
+    return true;
+  }
+
+  bool ReadBytes(const Fields& fields, const std::string& key, const std::string& path,
+                 int64_t* out, int64_t min) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<int64_t> value = ParseByteSize(*text);
+    if (!value) {
+      Error(MarkOf(*f), Quoted(full) + " must be a size in bytes (e.g. 1048576, \"500MB\", " +
+                            "\"2GiB\"), got " + Quoted(*text));
+      return false;
+    }
+    return CheckIntRange(*f, full, *value, min, INT64_MAX) && (*out = *value, true);
+  }
+
+  bool ReadBool(const Fields& fields, const std::string& key, const std::string& path, bool* out) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<bool> value = ParseBool(*text);
+    if (!value) {
+      Error(MarkOf(*f), Quoted(full) + " must be true or false, got " + Quoted(*text));
+      return false;
+    }
+    *out = *value;
+    return true;
+  }
+
+  template <typename E>
+  bool ReadEnum(const Fields& fields, const std::string& key, const std::string& path,
+                const EnumNames<E>& names, E* out) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return false;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return false;
+    std::optional<E> value = names.Parse(*text);
+    if (!value) {
+      std::string message =
+          Quoted(full) + " must be one of " + Join(names.Names()) + "; got " + Quoted(*text);
+      if (std::string guess = ClosestName(*text, names.Names()); !guess.empty()) {
+        message += " (did you mean " + Quoted(guess) + "?)";
+      }
+      Error(MarkOf(*f), message);
+      return false;
+    }
+    *out = *value;
+    return true;
+  }
+
+  bool CheckRange(const Field& f, const std::string& path, double value, double min,
+                  bool min_exclusive, double max, const std::string& text) {
+    if (min_exclusive ? value <= min : value < min) {
+      Error(MarkOf(f), Quoted(path) + " must be " +
+                           (min_exclusive ? "greater than " : "at least ") + FormatNumber(min) +
+                           ", got " + text);
+      return false;
+    }
+    if (value > max) {
+      Error(MarkOf(f), Quoted(path) + " must be at most " + FormatNumber(max) + ", got " + text);
+      return false;
+    }
+    return true;
+  }
+
+  bool CheckIntRange(const Field& f, const std::string& path, int64_t value, int64_t min,
+                     int64_t max) {
+    if (value < min) {
+      Error(MarkOf(f), Quoted(path) + " must be at least " + std::to_string(min) + ", got " +
+                           std::to_string(value));
+      return false;
+    }
+    if (value > max) {
+      Error(MarkOf(f), Quoted(path) + " must be at most " + std::to_string(max) + ", got " +
+                           std::to_string(value));
+      return false;
+    }
+    return true;
+  }
+
+  // A required list; nullopt (reported) if missing, not a list, or too long.
+  std::optional<YAML::Node> ReadList(const Fields& fields, const std::string& key,
+                                     size_t max_items) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return std::nullopt;
+    if (!f->value.IsSequence()) {
+      Error(MarkOf(*f), Quoted(key) + " must be a list, got " + Describe(f->value));
+      return std::nullopt;
+    }
+    if (f->value.size() > max_items) {
+      Error(MarkOf(*f), Quoted(key) + " has " + std::to_string(f->value.size()) +
+                            " entries; the limit is " + std::to_string(max_items));
+      return std::nullopt;
+    }
+    return f->value;
+  }
+
+  void ReadJob(const YAML::Node& root) {
+    std::optional<Fields> top = ReadMap(root, root.Mark(), "", kTopKeys);
+    if (!top) return;
+    const Fields& fields = *top;
+    job_.source = source_;
+    job_.base_dir = base_dir_;
+
+    int64_t version = kJobFormatVersion;
+    if (ReadInteger(fields, "version", "", &version, 1, INT32_MAX) &&
+        version != kJobFormatVersion) {
+      Error(MarkOf(*fields.Find("version")), "'version' " + std::to_string(version) +
+                                                 " is not supported; this Reel reads version " +
+                                                 std::to_string(kJobFormatVersion));
+    }
+    if (!ReadString(fields, "name", "", &job_.name)) {
+      if (!fields.Find("name")) {
+        Error(root.Mark(),
+              "missing required key 'name' (a short name for the job, e.g. "
+              "name: lecture-notes)");
+      } else if (fields.Find("name")->value.IsNull()) {
+        Error(MarkOf(*fields.Find("name")), "'name' is empty");
+      }
+    } else {
+      CheckName(*fields.Find("name"));
+    }
+    ReadString(fields, "description", "", &job_.description);
+
+    if (!fields.Has("inputs")) {
+      Error(fields.Find("inputs") ? MarkOf(*fields.Find("inputs")) : root.Mark(),
+            "missing required key 'inputs' (a list of files or globs, relative to the job file)");
+    } else {
+      ReadInputs(fields);
+    }
+    ReadSampling(fields, root);
+    ReadResize(fields, root);
+    ReadVision(fields, root);
+    ReadModel(fields, root);
+    ReadContext(fields, root);
+    ReadPrompts(fields);
+    ReadStorage(fields, root);
+    ReadLimits(fields, root);
+  }
+
+  void CheckName(const Field& f) {
+    const std::string& name = job_.name;
+    if (name.empty()) {
+      Error(MarkOf(f), "'name' is empty");
+    } else if (name.size() > 128) {
+      Error(MarkOf(f), "'name' is longer than 128 characters");
+    } else if (name == "." || name == ".." || std::any_of(name.begin(), name.end(), [](char c) {
+                 return c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+               })) {
+      Error(MarkOf(f),
+            "'name' may not contain '/', '\\' or control characters, nor be '.' or "
+            "'..' (it names the default database file)");
+    }
+  }
+
+  void ReadInputs(const Fields& fields) {
+    std::optional<YAML::Node> list =
+        ReadList(fields, "inputs", static_cast<size_t>(options_.max_inputs));
+    if (!list) return;
+    if (list->size() == 0) {
+      Error(MarkOf(*fields.Find("inputs")), "'inputs' is empty; list at least one file or glob");
+      return;
+    }
+    for (size_t i = 0; i < list->size(); ++i) {
+      YAML::Node entry = (*list)[i];
+      std::string path = Element("inputs", i);
+      InputSpec input;
+      YAML::Mark mark = entry.Mark();
+      if (entry.IsScalar()) {
+        Field f{"", entry, entry};
+        std::optional<std::string> text = Text(f, path);
+        if (!text) continue;
+        input.path = *text;
+      } else if (entry.IsMap()) {
+        std::optional<Fields> entry_fields = ReadMap(entry, mark, path, kInputKeys);
+        if (!entry_fields) continue;
+        if (!ReadString(*entry_fields, "path", path, &input.path)) {
+          if (!entry_fields->Has("path")) {
+            Error(mark, Quoted(path) + ": missing required key 'path'");
+          }
+          continue;
+        }
+        ReadEnum(*entry_fields, "kind", path, InputKindNames(), &input.kind);
+        const Field* path_field = entry_fields->Find("path");
+        mark = MarkOf(*path_field);
+      } else {
+        Error(mark.is_null() ? MarkOf(*fields.Find("inputs")) : mark,
+              Quoted(path) + " must be a path, a glob, or a map with 'path' and 'kind'; got " +
+                  Describe(entry));
+        continue;
+      }
+      if (input.path.empty()) {
+        Error(mark, Quoted(path) + " is an empty path");
+        continue;
+      }
+      if (!ValidGlob(input.path)) {
+        Error(mark, Quoted(path) +
+                        ": '**' must be a whole path component (as in 'a/**/b.mp4'), "
+                        "got " +
+                        Quoted(input.path));
+        continue;
+      }
+      input.where = source_ + ":" + Position(mark);
+      job_.inputs.push_back(std::move(input));
+    }
+  }
+
+  static bool ValidGlob(const std::string& pattern) {
+    size_t pos = 0;
+    while ((pos = pattern.find("**", pos)) != std::string::npos) {
+      bool starts = pos == 0 || pattern[pos - 1] == '/';
+      size_t after = pos + 2;
+      bool ends = after == pattern.size() || pattern[after] == '/';
+      if (!starts || !ends) return false;
+      pos = after;
+    }
+    return true;
+  }
+
+  void ReadSampling(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("sampling");
+    if (section == nullptr) return;
+    const std::string path = "sampling";
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), path, kSamplingKeys);
+    if (!fields) return;
+    pipeline::SamplingOptions& s = job_.sampling;
+    ReadEnum(*fields, "policy", path, SamplingPolicyNames(), &s.policy);
+    ReadNumber(*fields, "fps", path, &s.fps, 0, true, 1000);
+    ReadNumber(*fields, "fps_epsilon", path, &s.fps_epsilon, 0, false, 0.5);
+    ReadBool(*fields, "keep_last", path, &s.fps_keep_last);
+    ReadInt(*fields, "count", path, &s.count, 1, 1000000);
+    ReadNumber(*fields, "scene_threshold", path, &s.scene_threshold, 0, false, 1);
+    ReadSeconds(*fields, "scene_min_shot", path, &s.scene_min_shot_s, 0, false, 1e9);
+    double seconds = 0;
+    if (ReadSeconds(*fields, "start", path, &seconds, 0, false, 1e9)) s.start_s = seconds;
+    if (ReadSeconds(*fields, "end", path, &seconds, 0, true, 1e9)) s.end_s = seconds;
+    int frames = 0;
+    if (ReadInt(*fields, "max_frames", path, &frames, 1, 1000000)) s.max_frames = frames;
+    if (s.start_s && s.end_s && *s.start_s >= *s.end_s) {
+      Error(MarkOf(*fields->Find("end")), "'sampling.end' (" + FormatNumber(*s.end_s) +
+                                              " s) must be after 'sampling.start' (" +
+                                              FormatNumber(*s.start_s) + " s)");
+    }
+    if (const Field* f = fields->Find("timestamps"); f != nullptr && !f->value.IsNull()) {
+      if (!f->value.IsSequence()) {
+        Error(MarkOf(*f),
+              "'sampling.timestamps' must be a list of times, got " + Describe(f->value));
+      } else {
+        for (size_t i = 0; i < f->value.size(); ++i) {
+          Field item{"", f->key_node, f->value[i]};
+          std::string item_path = Element("sampling.timestamps", i);
+          std::optional<std::string> text = Text(item, item_path);
+          if (!text) continue;
+          std::optional<double> t = ParseSeconds(*text);
+          if (!t) {
+            Error(MarkOf(item),
+                  Quoted(item_path) + " must be a time in seconds, got " + Quoted(*text));
+          } else if (*t < 0) {
+            Error(MarkOf(item), Quoted(item_path) + " must be at least 0, got " + *text);
+          } else {
+            s.timestamps.push_back(*t);
+          }
+        }
+      }
+    }
+    using P = pipeline::SamplingPolicy;
+    if (s.policy == P::kTimestamps && s.timestamps.empty()) {
+      const Field* policy = fields->Find("policy");
+      Error(policy ? MarkOf(*policy) : MarkOf(*section),
+            "'sampling.policy' is 'timestamps' but 'sampling.timestamps' lists no times");
+    }
+    static const std::vector<PolicyKey> kPolicyKeys = {
+        {"fps", {P::kFps}},
+        {"fps_epsilon", {P::kFps}},
+        {"keep_last", {P::kFps}},
+        {"count", {P::kCount}},
+        {"timestamps", {P::kTimestamps}},
+        {"scene_threshold", {P::kScene}},
+        {"scene_min_shot", {P::kScene}},
+    };
+    for (const PolicyKey& pk : kPolicyKeys) {
+      const Field* f = fields->Find(pk.key);
+      if (f == nullptr || f->value.IsNull()) continue;
+      if (std::find(pk.policies.begin(), pk.policies.end(), s.policy) == pk.policies.end()) {
+        Warn(f->key_node.Mark(), "'sampling." + std::string(pk.key) +
+                                     "' has no effect with policy " +
+                                     Quoted(SamplingPolicyKey(s.policy)));
+      }
+    }
+  }
+
+  void ReadResize(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("resize");
+    if (section == nullptr) return;
+    const std::string path = "resize";
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), path, kResizeKeys);
+    if (!fields) return;
+    pipeline::ResizeOptions& r = job_.resize.frames;
+    ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
+    int factor = r.smart.factor;
+    if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
+      r.smart.factor = factor;
+      r.long_side.factor = factor;
+    }
+    constexpr int64_t kMaxArea = int64_t{1} << 40;
+    ReadInteger(*fields, "min_pixels", path, &r.smart.min_pixels, 1, kMaxArea);
+    ReadInteger(*fields, "max_pixels", path, &r.smart.max_pixels, 1, kMaxArea);
+    ReadInteger(*fields, "image_max_pixels", path, &job_.resize.image_max_pixels, 1, kMaxArea);
+    ReadInt(*fields, "max_long_side", path, &r.long_side.max_long_side, 1, 1 << 20);
+    ReadNumber(*fields, "max_aspect_ratio", path, &r.smart.max_aspect_ratio, 1, false, 1e6);
+    const int64_t min_area = int64_t{r.smart.factor} * r.smart.factor;
+    if (r.smart.min_pixels > r.smart.max_pixels) {
+      const Field* f = fields->Find("min_pixels");
+      Error(f ? MarkOf(*f) : MarkOf(*section), "'resize.min_pixels' (" +
+                                                   std::to_string(r.smart.min_pixels) +
+                                                   ") is larger than 'resize.max_pixels' (" +
+                                                   std::to_string(r.smart.max_pixels) + ")");
+    }
+    for (const char* key : {"max_pixels", "image_max_pixels"}) {
+      int64_t value =
+          std::string(key) == "max_pixels" ? r.smart.max_pixels : job_.resize.image_max_pixels;
+      if (value < min_area) {
+        const Field* f = fields->Find(key);
+        Error(f ? MarkOf(*f) : MarkOf(*section),
+              "'resize." + std::string(key) + "' (" + std::to_string(value) +
+                  ") is smaller than one factor x factor patch (" + std::to_string(min_area) + ")");
+      }
+    }
+    if (r.long_side.max_long_side < r.long_side.factor) {
+      const Field* f = fields->Find("max_long_side");
+      Error(f ? MarkOf(*f) : MarkOf(*section),
+            "'resize.max_long_side' (" + std::to_string(r.long_side.max_long_side) +
+                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) + ")");
+    }
+  }
+
+  void ReadVision(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("vision");
+    if (section == nullptr) return;
+    const std::string path = "vision";
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), path, kVisionKeys);
+    if (!fields) return;
+    VisionSpec& v = job_.vision;
+    ReadBool(*fields, "enabled", path, &v.enabled);
+    ReadString(*fields, "weights", path, &v.weights);
+    ReadInt(*fields, "batch_size", path, &v.batch_size, 1, 4096);
+    ReadEnum(*fields, "dtype", path, VisionDTypeNames(), &v.dtype);
+    ReadInt(*fields, "threads", path, &v.threads, 0, 4096);
+    if (v.enabled && v.weights.empty()) {
+      const Field* f = fields->Find("enabled");
+      Error(f ? MarkOf(*f) : MarkOf(*section),
+            "'vision.enabled' is true but 'vision.weights' is not set (the directory of the "
+            "model's safetensors shards)");
+    }
+  }
+
+  void ReadModel(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("model");
+    if (section == nullptr) return;
+    const std::string path = "model";
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), path, kModelKeys);
+    if (!fields) return;
+    ModelSpec& m = job_.model;
+    std::string endpoint;
+    if (ReadString(*fields, "endpoint", path, &endpoint)) {
+      if (endpoint.empty()) {
+        // "${ENDPOINT:-}" expanding to nothing: prepare / export only.
+      } else if (!endpoint.starts_with("http://") && !endpoint.starts_with("https://")) {
+        Error(MarkOf(*fields->Find("endpoint")),
+              "'model.endpoint' must be an http:// or https:// URL (e.g. "
+              "http://localhost:8000/v1), got " +
+                  Quoted(endpoint));
+      } else {
+        while (endpoint.size() > 8 && endpoint.back() == '/') endpoint.pop_back();
+        m.endpoint = endpoint;
+      }
+    }
+    if (ReadString(*fields, "name", path, &m.name) && m.name.empty()) {
+      Error(MarkOf(*fields->Find("name")), "'model.name' is empty");
+    }
+    if (ReadString(*fields, "api_key_env", path, &m.api_key_env) && !m.api_key_env.empty() &&
+        !ValidEnvName(m.api_key_env)) {
+      // The value may be a secret pasted by mistake: never repeat it.
+      Error(MarkOf(*fields->Find("api_key_env")),
+            "'model.api_key_env' must be the NAME of an environment variable (letters, digits, "
+            "'_'; e.g. MINIMAX_API_KEY) that holds the key, not the key itself");
+      m.api_key_env.clear();
+    }
+    if (m.endpoint && !m.api_key_env.empty() && !options_.lookup_env(m.api_key_env)) {
+      Warn(MarkOf(*fields->Find("api_key_env")),
+           "environment variable '" + m.api_key_env + "' ('model.api_key_env') is not set now");
+    }
+    ReadEnum(*fields, "thinking_mode", path, ThinkingModeNames(), &m.thinking_mode);
+    ReadNumber(*fields, "temperature", path, &m.temperature, 0, false, 2);
+    ReadNumber(*fields, "top_p", path, &m.top_p, 0, true, 1);
+    if (ReadInt(*fields, "top_k", path, &m.top_k, -1, 1 << 20) && m.top_k == 0) {
+      Error(MarkOf(*fields->Find("top_k")), "'model.top_k' must be -1 (disabled) or at least 1");
+    }
+    int64_t seed = 0;
+    if (ReadInteger(*fields, "seed", path, &seed, INT64_MIN, INT64_MAX)) m.seed = seed;
+    ReadInteger(*fields, "max_output_tokens", path, &m.max_output_tokens, 1, INT32_MAX);
+    ReadInt(*fields, "concurrency", path, &m.concurrency, 1, 4096);
+    ReadSeconds(*fields, "connect_timeout", path, &m.connect_timeout_s, 0, true, 86400);
+    ReadSeconds(*fields, "read_timeout", path, &m.read_timeout_s, 0, true, 7 * 86400);
+    ReadInt(*fields, "retries", path, &m.retries, 0, 100);
+  }
+
+  void ReadContext(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("context");
+    ContextSpec& c = job_.context;
+    std::optional<Fields> fields;
+    if (section != nullptr) {
+      fields = ReadMap(section->value, MarkOf(*section), "context", kContextKeys);
+    }
+    bool reserve_set = false;
+    if (fields) {
+      const std::string path = "context";
+      ReadInteger(*fields, "token_budget", path, &c.token_budget, 1, INT32_MAX);
+      reserve_set = ReadInteger(*fields, "reserve_output_tokens", path, &c.reserve_output_tokens, 0,
+                                INT32_MAX);
+      ReadEnum(*fields, "fit_strategy", path, FitStrategyNames(), &c.fit_strategy);
+    }
+    const int64_t max_output = job_.model.max_output_tokens;
+    if (!reserve_set) {
+      c.reserve_output_tokens = max_output;
+    } else if (c.reserve_output_tokens < max_output) {
+      Error(MarkOf(*fields->Find("reserve_output_tokens")),
+            "'context.reserve_output_tokens' (" + std::to_string(c.reserve_output_tokens) +
+                ") is less than 'model.max_output_tokens' (" + std::to_string(max_output) +
+                "); the server would reject prompts that fill the rest");
+    }
+    if (c.reserve_output_tokens >= c.token_budget) {
+      const Field* f =
+          fields ? fields->Find(reserve_set ? "reserve_output_tokens" : "token_budget") : nullptr;
+      Error(f ? MarkOf(*f) : (section ? MarkOf(*section) : root.Mark()),
+            "the output reserve (" + std::to_string(c.reserve_output_tokens) +
+                " tokens) leaves no room for the prompt in 'context.token_budget' (" +
+                std::to_string(c.token_budget) + ")");
+    }
+  }
+
+  void ReadPrompts(const Fields& top) {
+    std::optional<YAML::Node> list =
+        ReadList(top, "prompts", static_cast<size_t>(options_.max_prompts));
+    if (!list) {
+      if (job_.model.endpoint) {
+        Warn(YAML::Mark::null_mark(),
+             "'model.endpoint' is set but there are no 'prompts': nothing will be "
+             "asked");
+      }
+      return;
+    }
+    std::map<std::string, YAML::Mark> ids;
+    for (size_t i = 0; i < list->size(); ++i) {
+      YAML::Node entry = (*list)[i];
+      std::string path = Element("prompts", i);
+      YAML::Mark mark = entry.Mark().is_null() ? MarkOf(*top.Find("prompts")) : entry.Mark();
+      if (!entry.IsMap()) {
+        Error(mark,
+              Quoted(path) + " must be a map with 'id' and 'question', got " + Describe(entry));
+        continue;
+      }
+      std::optional<Fields> fields = ReadMap(entry, mark, path, kPromptKeys);
+      if (!fields) continue;
+      PromptSpec prompt;
+      bool ok = true;
+      if (!ReadString(*fields, "id", path, &prompt.id)) {
+        if (!fields->Has("id")) Error(mark, Quoted(path) + ": missing required key 'id'");
+        ok = false;
+      } else if (!ValidPromptId(prompt.id)) {
+        Error(MarkOf(*fields->Find("id")),
+              Quoted(path + ".id") + " may use only letters, digits, '_', '-' and '.', got " +
+                  Quoted(prompt.id));
+        ok = false;
+      } else if (auto [pos, inserted] = ids.emplace(prompt.id, MarkOf(*fields->Find("id")));
+                 !inserted) {
+        Error(MarkOf(*fields->Find("id")), "duplicate prompt id " + Quoted(prompt.id) +
+                                               " (first at " + Position(pos->second) + ")");
+        ok = false;
+      }
+      if (!ReadString(*fields, "question", path, &prompt.question)) {
+        if (!fields->Has("question")) {
+          Error(mark, Quoted(path) + ": missing required key 'question'");
+        }
+        ok = false;
+      } else if (prompt.question.empty()) {
+        Error(MarkOf(*fields->Find("question")), Quoted(path + ".question") + " is empty");
+        ok = false;
+      }
+      ReadString(*fields, "system", path, &prompt.system);
+      if (ok) job_.prompts.push_back(std::move(prompt));
+    }
+    if (list->size() == 0 && job_.model.endpoint) {
+      Warn(MarkOf(*top.Find("prompts")),
+           "'model.endpoint' is set but 'prompts' is empty: nothing will be asked");
+    }
+  }
+
+  void ReadStorage(const Fields& top, const YAML::Node& root) {
+    job_.storage.database = job_.name + ".db";
+    const Field* section = top.Find("storage");
+    if (section == nullptr) return;
+    std::optional<Fields> fields =
+        ReadMap(section->value, MarkOf(*section), "storage", kStorageKeys);
+    if (!fields) return;
+    std::string database;
+    if (ReadString(*fields, "database", "storage", &database)) {
+      if (database.empty()) {
+        Error(MarkOf(*fields->Find("database")), "'storage.database' is empty");
+      } else {
+        job_.storage.database = database;
+      }
+    }
+  }
+
+  void ReadLimits(const Fields& top, const YAML::Node& root) {
+    const Field* section = top.Find("limits");
+    if (section == nullptr) return;
+    const std::string path = "limits";
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), path, kLimitsKeys);
+    if (!fields) return;
+    LimitsSpec& l = job_.limits;
+    ReadSeconds(*fields, "item_time_limit", path, &l.media.time_limit_s, 0, true, 30 * 86400);
+    ReadBytes(*fields, "max_file_size", path, &l.max_file_bytes, 1);
+    ReadInt(*fields, "retries", path, &l.item_retries, 0, 100);
+    ReadNumber(*fields, "max_decode_error_rate", path, &l.media.max_error_rate, 0, false, 1);
+    ReadInt(*fields, "min_decode_errors", path, &l.media.min_errors_for_rate, 0, INT32_MAX);
+    ReadInteger(*fields, "max_frame_pixels", path, &l.media.max_pixels, 1, int64_t{1} << 40);
+    ReadInt(*fields, "max_frame_side", path, &l.media.max_side, 1, 1 << 20);
+    ReadInt(*fields, "decoder_threads", path, &l.media.decoder_threads, 0, 4096);
+  }
+
+  std::string source_;
+  std::string base_dir_;
+  ParseOptions options_;
+  JobSpec job_;
+  std::vector<Diagnostic> errors_;
+  std::vector<Diagnostic> warnings_;
+};
+
+}  // namespace
+
+Result<JobSpec> ParseJobText(std::string_view text, const std::string& source,
+                             const std::string& base_dir, const ParseOptions& options) {
+  return Parser(source, base_dir, options).Run(text);
+}
+
+Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return NotFound(path + ": no such job file");
+  if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, not a job file");
+  Result<std::string> text = ReadFileToString(path, options.max_file_bytes);
+  if (!text.ok()) {
+    if (text.status().code() == ErrorCode::kLimitExceeded) {
+      uint64_t size = fs::file_size(path, ec);
+      return InvalidArgument(path + ": job file is " + std::to_string(ec ? 0 : size) +
+                             " bytes; the limit is " + std::to_string(options.max_file_bytes) +
+                             " bytes");
+    }
+    return text.status();
+  }
+  fs::path dir = fs::path(path).parent_path();
+  fs::path absolute = fs::absolute(dir.empty() ? fs::path(".") : dir, ec);
+  std::string base_dir = ec ? dir.string() : absolute.lexically_normal().string();
+  if (base_dir.size() > 1 && base_dir.back() == '/') base_dir.pop_back();
+  return ParseJobText(*text, path, base_dir, options);
+}
+
+std::string ResolveJobPath(const std::string& base_dir, const std::string& path) {
+  fs::path p(path);
+  if (p.is_absolute() || base_dir.empty()) return p.lexically_normal().string();
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+}  // namespace reel::jobs

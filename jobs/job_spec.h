@@ -1,0 +1,182 @@
+// Job files: what a Reel batch does, parsed and checked before any work starts.
+//
+// A job file is YAML (docs/job-file.md lists every key). ParseJobText / LoadJobFile turn it into a
+// JobSpec with every default filled in, or fail with ONE kInvalidArgument Status whose message
+// lists every problem found, one per line, each as "file:line:column: message" (1-based). Nothing
+// here touches media: the only file-system access is reading the job file (LoadJobFile) and listing
+// inputs (ExpandInputs). All functions are thread-compatible and keep no global state; string
+// values may contain ${VAR} / ${VAR:-default}, expanded from the environment when parsed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/limits.h"
+#include "pipeline/sampling.h"
+#include "pipeline/smart_resize.h"
+
+namespace reel::jobs {
+
+// The only format version so far; `version:` in the file must be this (or absent).
+inline constexpr int kJobFormatVersion = 1;
+
+// What an input file holds. kAuto: guessed from the extension when inputs are expanded.
+enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
+
+enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
+
+// What to do when an item's frames and text do not fit the context budget.
+enum class FitStrategy {
+  kThinFrames,       // drop frames evenly (first and last kept) until it fits
+  kLowerResolution,  // lower max_pixels step by step until it fits
+  kSplit,            // cut the video into consecutive parts, one request each
+  kFail,             // fail the item
+};
+
+enum class VisionDType { kF32, kF16, kBF16 };
+
+// One `inputs:` entry as written (after ${VAR} expansion): a path or a glob relative to
+// JobSpec::base_dir (or absolute).
+struct InputSpec {
+  std::string path;
+  InputKind kind = InputKind::kAuto;
+  std::string where;  // "file:line:column" of the entry, for messages; not a setting
+};
+
+struct ResizeSpec {
+  pipeline::ResizeOptions frames;  // video frames (and images in long_side / none mode)
+  // Still images in smart mode use this max_pixels instead of frames.smart.max_pixels.
+  int64_t image_max_pixels = pipeline::kImageMaxPixels;
+};
+
+// The local vision encoder (optional; when disabled the server encodes the frames).
+struct VisionSpec {
+  bool enabled = false;
+  std::string weights;  // directory or index file of the safetensors shards; resolved path
+  int batch_size = 8;   // frame pairs per encoder batch
+  VisionDType dtype = VisionDType::kBF16;
+  int threads = 0;  // 0 = one per core
+};
+
+struct ContextSpec {
+  int64_t token_budget = 1048576;  // prompt + output must fit in this many tokens
+  // Tokens kept free for the answer; defaults to model.max_output_tokens and may not be less.
+  int64_t reserve_output_tokens = 0;
+  FitStrategy fit_strategy = FitStrategy::kThinFrames;
+};
+
+struct ModelSpec {
+  std::optional<std::string> endpoint;  // base URL; none = prepare / export only
+  std::string name = "MiniMax-M3";      // the request's `model` field
+  std::string api_key_env;              // NAME of the variable holding the key; "" = no auth
+  ThinkingMode thinking_mode = ThinkingMode::kAdaptive;
+  double temperature = 1.0;
+  double top_p = 0.95;
+  int top_k = 40;  // -1 disables
+  std::optional<int64_t> seed;
+  int64_t max_output_tokens = 16384;  // sent as max_completion_tokens
+  int concurrency = 4;                // requests in flight
+  double connect_timeout_s = 10;
+  double read_timeout_s = 3600;  // a 1M-token prefill can take minutes
+  int retries = 2;               // retries of transient HTTP failures per request
+};
+
+struct PromptSpec {
+  std::string id;      // unique in the job; [A-Za-z0-9_.-]+
+  std::string system;  // "" = no system message
+  std::string question;
+};
+
+struct StorageSpec {
+  std::string database;  // resolved path; default "<base_dir>/<name>.db"
+};
+
+struct LimitsSpec {
+  pipeline::MediaLimits media;  // time_limit_s is the per-item limit (probe to last frame)
+  int64_t max_file_bytes = int64_t{8} << 30;  // larger inputs fail their item
+  int item_retries = 1;                       // reruns of an item after a transient failure
+};
+
+struct JobSpec {
+  int version = kJobFormatVersion;
+  std::string name;
+  std::string description;
+  std::string source;    // the job file's name as used in messages
+  std::string base_dir;  // relative input paths start here ("" = current directory)
+  std::vector<InputSpec> inputs;
+  pipeline::SamplingOptions sampling;
+  ResizeSpec resize;
+  VisionSpec vision;
+  ContextSpec context;
+  ModelSpec model;
+  std::vector<PromptSpec> prompts;
+  StorageSpec storage;
+  LimitsSpec limits;
+  // Things worth printing that do not stop the job ("file:line:column: message").
+  std::vector<std::string> warnings;
+};
+
+// Limits on the job file itself and hooks for tests.
+struct ParseOptions {
+  uint64_t max_file_bytes = 1 << 20;
+  int max_depth = 32;  // nesting of maps and lists
+  int max_inputs = 10000;
+  int max_prompts = 1000;
+  int max_nodes = 200000;  // after alias expansion
+  // Looks up ${VAR}; nullopt = unset. Default (empty function): the process environment.
+  std::function<std::optional<std::string>(const std::string&)> lookup_env;
+};
+
+// Parses and validates `text`. `source` names the file in messages; `base_dir` is where relative
+// paths start. Errors: kInvalidArgument listing every problem, one per line.
+Result<JobSpec> ParseJobText(std::string_view text, const std::string& source,
+                             const std::string& base_dir, const ParseOptions& options = {});
+
+// Reads `path` (relative paths in it start at its directory) and parses it. Errors: kNotFound or
+// kIoError if it cannot be read; otherwise as ParseJobText (an oversize file is kInvalidArgument).
+Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options = {});
+
+// The job with every default explicit, as YAML that ParseJobText accepts and that parses back to
+// the same settings (for `reel validate`).
+std::string RenderResolvedJob(const JobSpec& job);
+
+// A canonical text of every setting that changes an item's frames: sampling (only the fields the
+// policy uses), resize (only the active mode's) and the decode limits. Stable across releases
+// unless its first line (a format tag) changes. Prompts, model and storage do not enter.
+std::string FrameSettingsKey(const JobSpec& job);
+
+struct InputFile {
+  std::string path;                   // base_dir joined with the match, lexically normalised
+  InputKind kind = InputKind::kAuto;  // never kAuto
+  bool operator==(const InputFile&) const = default;
+};
+
+// Lists the input files: globs (`*` and `?` within a name, `**` for any number of directories)
+// expanded, directories walked recursively, kinds guessed, sorted by path, duplicates removed (the
+// first entry's kind wins). Names starting with '.' match only patterns that start with '.'.
+// A glob that matches nothing, and files a glob or directory finds whose kind cannot be guessed,
+// are warnings appended to `warnings` (if given). Errors: kNotFound naming every plain path
+// that does not exist; kInvalidArgument for a plain file whose kind cannot be guessed;
+// kLimitExceeded past `max_files`.
+Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job,
+                                            std::vector<std::string>* warnings = nullptr,
+                                            size_t max_files = 1000000);
+
+// A path from the job file (input, database, weights) joined to `base_dir` unless absolute,
+// lexically normalised.
+std::string ResolveJobPath(const std::string& base_dir, const std::string& path);
+
+// The kind implied by a file name's extension (case-insensitive), or kAuto if unknown.
+InputKind GuessInputKind(std::string_view path);
+
+const char* InputKindName(InputKind kind);
+const char* ThinkingModeName(ThinkingMode mode);
+const char* FitStrategyName(FitStrategy strategy);
+const char* VisionDTypeName(VisionDType dtype);
+
+}  // namespace reel::jobs
