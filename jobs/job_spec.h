@@ -57,7 +57,7 @@ struct ResizeSpec {
 // The local vision encoder (optional; when disabled the server encodes the frames).
 struct VisionSpec {
   bool enabled = false;
-  std::string weights;  // directory or index file of the safetensors shards; resolved path
+  std::string weights;  // shards' directory or index file, as written (see ResolveJobPath)
   int batch_size = 8;   // frame pairs per encoder batch
   VisionDType dtype = VisionDType::kBF16;
   int threads = 0;  // 0 = one per core
@@ -93,7 +93,7 @@ struct PromptSpec {
 };
 
 struct StorageSpec {
-  std::string database;  // resolved path; default "<base_dir>/<name>.db"
+  std::string database;  // as written (see ResolveJobPath); default "<name>.db"
 };
 
 struct LimitsSpec {

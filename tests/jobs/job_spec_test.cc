@@ -690,6 +690,18 @@ TEST(ExamplesTest, ShippedExamplesValidate) {
   ASSERT_TRUE(quickstart.ok());
   ASSERT_EQ(quickstart->inputs.size(), 1u);
   EXPECT_EQ(quickstart->inputs[0].path, "media/sample.mp4");
+  // The clip comes from examples/make-sample-media.sh; without it, the error names the path.
+  Result<std::vector<InputFile>> files = ExpandInputs(*quickstart);
+  if (fs::exists(std::string(REEL_SOURCE_DIR) + "/examples/media/sample.mp4")) {
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    ASSERT_EQ(files->size(), 1u);
+    EXPECT_EQ((*files)[0].kind, InputKind::kVideo);
+  } else {
+    ASSERT_FALSE(files.ok());
+    EXPECT_EQ(files.status().code(), ErrorCode::kNotFound);
+    EXPECT_NE(files.status().message().find("'media/sample.mp4' does not exist"),
+              std::string::npos);
+  }
 }
 
 }  // namespace
