@@ -1,0 +1,259 @@
+#include "storage/internal/schema.h"
+
+namespace reel::storage::internal {
+namespace {
+
+// Version 1: the initial schema. Times are ISO-8601 UTC text (see kNowSql); media times are REAL
+// seconds; hashes are lowercase SHA-256 hex unless stated otherwise.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE blobs (
+  hash       TEXT PRIMARY KEY,            -- SHA-256 hex of data
+  size       INTEGER NOT NULL CHECK (size >= 0),
+  data       BLOB NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+CREATE TABLE jobs (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  spec_text  TEXT NOT NULL,               -- the resolved job spec (YAML/JSON text)
+  spec_hash  TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+CREATE TABLE runs (
+  id            INTEGER PRIMARY KEY,
+  uid           TEXT NOT NULL UNIQUE,     -- random; the key merges use
+  job_id        INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  spec_hash     TEXT NOT NULL,
+  status        TEXT NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'succeeded', 'failed', 'interrupted')),
+  started_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  finished_at   TEXT,
+  host          TEXT NOT NULL,
+  pid           INTEGER NOT NULL,
+  shard_index   INTEGER NOT NULL DEFAULT 0,
+  shard_count   INTEGER NOT NULL DEFAULT 1 CHECK (shard_count >= 1),
+  items_seen    INTEGER NOT NULL DEFAULT 0,
+  items_done    INTEGER NOT NULL DEFAULT 0,
+  items_skipped INTEGER NOT NULL DEFAULT 0,
+  items_failed  INTEGER NOT NULL DEFAULT 0,
+  frames        INTEGER NOT NULL DEFAULT 0,
+  segments      INTEGER NOT NULL DEFAULT 0,
+  requests      INTEGER NOT NULL DEFAULT 0,
+  message       TEXT                      -- why a run failed or was interrupted
+) STRICT;
+CREATE INDEX runs_job ON runs(job_id, started_at);
+
+CREATE TABLE items (
+  id            INTEGER PRIMARY KEY,
+  job_id        INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  path          TEXT NOT NULL,
+  kind          TEXT NOT NULL CHECK (kind IN ('video', 'image', 'document', 'subtitle')),
+  content_hash  TEXT,                     -- SHA-256 hex of the file, NULL until computed
+  size_bytes    INTEGER NOT NULL DEFAULT 0,
+  mtime_ns      INTEGER,                  -- st_mtime in nanoseconds since the epoch
+  inode         INTEGER,
+  media_json    TEXT CHECK (media_json IS NULL OR json_valid(media_json)),
+  settings_hash TEXT NOT NULL,            -- hash of the settings that shape this item's outputs
+  status        TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'running', 'done', 'failed')),
+  error         TEXT,
+  attempts      INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  last_run_id   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  started_at    TEXT,
+  finished_at   TEXT,
+  UNIQUE (job_id, path)
+) STRICT;
+CREATE INDEX items_status ON items(job_id, status);
+
+CREATE TABLE frames (
+  id             INTEGER PRIMARY KEY,
+  item_id        INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  sample_index   INTEGER NOT NULL CHECK (sample_index >= 0),  -- position in the sample
+  source_frame   INTEGER,                 -- decoded frame number in the stream, if known
+  pts_seconds    REAL,                    -- presentation time stamp, stream time base
+  time_seconds   REAL NOT NULL,           -- seconds from the start of the media
+  width          INTEGER NOT NULL,
+  height         INTEGER NOT NULL,
+  thumbnail_hash TEXT REFERENCES blobs(hash),  -- small JPEG
+  phash          INTEGER,                 -- 64-bit perceptual hash, bits as signed int64
+  UNIQUE (item_id, sample_index)
+) STRICT;
+CREATE INDEX frames_thumbnail ON frames(thumbnail_hash);
+
+CREATE TABLE segments (
+  id            INTEGER PRIMARY KEY,
+  item_id       INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  source        TEXT NOT NULL,            -- e.g. 'subtitle:0', 'sidecar:en.srt', 'document'
+  start_seconds REAL NOT NULL,
+  end_seconds   REAL NOT NULL CHECK (end_seconds >= start_seconds),
+  text          TEXT NOT NULL,
+  text_hash     TEXT NOT NULL,            -- SHA-256 hex of text
+  language      TEXT,                     -- BCP-47 / ISO-639 tag if known
+  UNIQUE (item_id, source, start_seconds, text_hash)
+) STRICT;
+
+CREATE TABLE features (
+  id         INTEGER PRIMARY KEY,
+  frame_id   INTEGER NOT NULL REFERENCES frames(id) ON DELETE CASCADE,
+  model      TEXT NOT NULL,
+  dtype      TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16', 'i8', 'u8')),
+  dims_json  TEXT NOT NULL CHECK (json_valid(dims_json)),  -- e.g. [256, 1152]
+  blob_hash  TEXT NOT NULL REFERENCES blobs(hash),
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  UNIQUE (frame_id, model)
+) STRICT;
+CREATE INDEX features_blob ON features(blob_hash);
+
+CREATE TABLE contexts (
+  id            INTEGER PRIMARY KEY,
+  item_id       INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  prompt_id     TEXT NOT NULL,
+  context_hash  TEXT NOT NULL,            -- SHA-256 hex of manifest_json
+  text_tokens   INTEGER NOT NULL DEFAULT 0,
+  image_tokens  INTEGER NOT NULL DEFAULT 0,
+  video_tokens  INTEGER NOT NULL DEFAULT 0,
+  audio_tokens  INTEGER NOT NULL DEFAULT 0,
+  total_tokens  INTEGER NOT NULL DEFAULT 0,
+  manifest_json TEXT NOT NULL CHECK (json_valid(manifest_json)),
+  created_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  UNIQUE (item_id, prompt_id, context_hash)
+) STRICT;
+
+CREATE TABLE requests (
+  id              INTEGER PRIMARY KEY,
+  uid             TEXT NOT NULL UNIQUE,   -- random; the key merges use
+  item_id         INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  context_id      INTEGER REFERENCES contexts(id) ON DELETE SET NULL,
+  run_id          INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  prompt_id       TEXT NOT NULL,
+  model           TEXT,
+  status          TEXT NOT NULL DEFAULT 'sent' CHECK (status IN ('sent', 'succeeded', 'failed')),
+  error           TEXT,
+  latency_seconds REAL,
+  sent_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  finished_at     TEXT
+) STRICT;
+CREATE INDEX requests_item ON requests(item_id, prompt_id);
+
+CREATE TABLE responses (
+  id                INTEGER PRIMARY KEY,
+  request_id        INTEGER NOT NULL UNIQUE REFERENCES requests(id) ON DELETE CASCADE,
+  content           TEXT NOT NULL,
+  reasoning         TEXT,
+  finish_reason     TEXT,
+  prompt_tokens     INTEGER,
+  completion_tokens INTEGER,
+  cached_tokens     INTEGER,
+  created_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+CREATE TABLE events (
+  id      INTEGER PRIMARY KEY,
+  uid     TEXT NOT NULL UNIQUE,           -- random; the key merges use
+  run_id  INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+  item_id INTEGER REFERENCES items(id) ON DELETE CASCADE,
+  level   TEXT NOT NULL CHECK (level IN ('debug', 'info', 'warning', 'error')),
+  time    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  message TEXT NOT NULL
+) STRICT;
+CREATE INDEX events_run ON events(run_id, time);
+CREATE INDEX events_item ON events(item_id);
+
+-- Full-text search. External-content FTS5 tables: the text lives once, in responses/segments;
+-- triggers keep the indexes in step.
+CREATE VIRTUAL TABLE responses_fts USING fts5(
+  content, content='responses', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER responses_fts_insert AFTER INSERT ON responses BEGIN
+  INSERT INTO responses_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER responses_fts_delete AFTER DELETE ON responses BEGIN
+  INSERT INTO responses_fts(responses_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER responses_fts_update AFTER UPDATE OF content ON responses BEGIN
+  INSERT INTO responses_fts(responses_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO responses_fts(rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE VIRTUAL TABLE segments_fts USING fts5(
+  text, content='segments', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER segments_fts_insert AFTER INSERT ON segments BEGIN
+  INSERT INTO segments_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER segments_fts_delete AFTER DELETE ON segments BEGIN
+  INSERT INTO segments_fts(segments_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER segments_fts_update AFTER UPDATE OF text ON segments BEGIN
+  INSERT INTO segments_fts(segments_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  INSERT INTO segments_fts(rowid, text) VALUES (new.id, new.text);
+END;
+
+-- Views for the common questions.
+CREATE VIEW answers AS
+SELECT resp.id AS response_id, req.id AS request_id, j.name AS job, i.id AS item_id,
+       i.path, req.prompt_id, req.model, resp.content, resp.reasoning, resp.finish_reason,
+       resp.prompt_tokens, resp.completion_tokens, resp.cached_tokens, req.latency_seconds,
+       resp.created_at
+FROM responses resp
+JOIN requests req ON req.id = resp.request_id
+JOIN items i ON i.id = req.item_id
+JOIN jobs j ON j.id = i.job_id;
+
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a)
+WHERE rank_in_item = 1;
+
+CREATE VIEW failures AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, 'item' AS stage, NULL AS prompt_id,
+       i.error, i.attempts, i.updated_at AS time
+FROM items i JOIN jobs j ON j.id = i.job_id
+WHERE i.status = 'failed'
+UNION ALL
+SELECT j.name, i.id, i.path, i.kind, 'request', r.prompt_id, r.error, NULL,
+       coalesce(r.finished_at, r.sent_at)
+FROM requests r JOIN items i ON i.id = r.item_id JOIN jobs j ON j.id = i.job_id
+WHERE r.status = 'failed'
+  AND NOT EXISTS (SELECT 1 FROM requests later
+                  WHERE later.item_id = r.item_id AND later.prompt_id = r.prompt_id
+                    AND later.status = 'succeeded' AND later.id > r.id);
+
+CREATE VIEW item_summary AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, i.status, i.attempts, i.error,
+       i.size_bytes, json_extract(i.media_json, '$.duration_seconds') AS duration_seconds,
+       (SELECT count(*) FROM frames f WHERE f.item_id = i.id) AS frames,
+       (SELECT count(*) FROM segments s WHERE s.item_id = i.id) AS segments,
+       (SELECT count(*) FROM requests r JOIN responses p ON p.request_id = r.id
+        WHERE r.item_id = i.id) AS answers,
+       i.updated_at
+FROM items i JOIN jobs j ON j.id = i.job_id;
+
+CREATE VIEW job_summary AS
+SELECT j.name AS job, count(i.id) AS items,
+       count(*) FILTER (WHERE i.status = 'pending') AS pending,
+       count(*) FILTER (WHERE i.status = 'running') AS running,
+       count(*) FILTER (WHERE i.status = 'done') AS done,
+       count(*) FILTER (WHERE i.status = 'failed') AS failed,
+       (SELECT max(started_at) FROM runs r WHERE r.job_id = j.id) AS last_run_started_at
+FROM jobs j LEFT JOIN items i ON i.job_id = j.id
+GROUP BY j.id;
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "initial schema", kSchemaV1},
+};
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+int LatestSchemaVersion() { return kMigrations[std::size(kMigrations) - 1].version; }
+
+}  // namespace reel::storage::internal

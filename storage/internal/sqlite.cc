@@ -1,0 +1,200 @@
+#include "storage/internal/sqlite.h"
+
+#include <cctype>
+
+namespace reel::storage::internal {
+
+Status SqliteStatus(int rc, sqlite3* db, std::string_view context) {
+  if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return Status::Ok();
+  std::string message(context);
+  message += ": ";
+  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Unavailable(std::move(message));
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+      return InvalidArgument(std::move(message));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return CorruptData(std::move(message));
+    case SQLITE_CANTOPEN:
+      return NotFound(std::move(message));
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+    case SQLITE_PERM:
+      return InvalidArgument(std::move(message));
+    case SQLITE_ERROR:  // SQL error or missing database: usually the caller's SQL
+      return InvalidArgument(std::move(message));
+    default:
+      return IoError(std::move(message));
+  }
+}
+
+Status Exec(sqlite3* db, std::string_view sql) {
+  std::string copy(sql);
+  int rc = sqlite3_exec(db, copy.c_str(), nullptr, nullptr, nullptr);
+  return SqliteStatus(rc, db, "sqlite");
+}
+
+namespace {
+
+// True if `tail` holds only whitespace, semicolons and SQL comments.
+bool OnlyTrivia(std::string_view tail) {
+  size_t i = 0;
+  while (i < tail.size()) {
+    char c = tail[i];
+    if (std::isspace(static_cast<unsigned char>(c)) || c == ';') {
+      ++i;
+    } else if (tail.substr(i, 2) == "--") {
+      size_t end = tail.find('\n', i);
+      i = end == std::string_view::npos ? tail.size() : end + 1;
+    } else if (tail.substr(i, 2) == "/*") {
+      size_t end = tail.find("*/", i + 2);
+      i = end == std::string_view::npos ? tail.size() : end + 2;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Statement> Statement::Prepare(sqlite3* db, std::string_view sql) {
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &raw, &tail);
+  UniqueStatement stmt(raw);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, db, "prepare");
+  if (stmt == nullptr) return InvalidArgument("prepare: empty SQL statement");
+  std::string_view rest = sql.substr(static_cast<size_t>(tail - sql.data()));
+  if (!OnlyTrivia(rest)) {
+    return InvalidArgument("prepare: only one SQL statement is allowed; extra text: " +
+                           std::string(rest.substr(0, 60)));
+  }
+  return Statement(db, std::move(stmt));
+}
+
+void Statement::NoteBindError(int rc) {
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+}
+
+Statement& Statement::BindNull(int index) {
+  NoteBindError(sqlite3_bind_null(stmt_.get(), index));
+  return *this;
+}
+Statement& Statement::Bind(int index, int64_t value) {
+  NoteBindError(sqlite3_bind_int64(stmt_.get(), index, value));
+  return *this;
+}
+Statement& Statement::Bind(int index, double value) {
+  NoteBindError(sqlite3_bind_double(stmt_.get(), index, value));
+  return *this;
+}
+Statement& Statement::Bind(int index, std::string_view text) {
+  NoteBindError(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
+                                    SQLITE_UTF8));
+  return *this;
+}
+Statement& Statement::BindBlob(int index, std::string_view bytes) {
+  // A zero-length blob with a null pointer would bind NULL; give it a valid pointer.
+  static const char kEmpty = 0;
+  NoteBindError(sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &kEmpty : bytes.data(),
+                                    bytes.size(), SQLITE_STATIC));
+  return *this;
+}
+
+Result<bool> Statement::Step() {
+  if (bind_error_ != SQLITE_OK) return SqliteStatus(bind_error_, db_, "bind");
+  int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteStatus(rc, db_, "step");
+}
+
+Status Statement::Run() {
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return Status::Ok();
+  }
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+  bind_error_ = SQLITE_OK;
+}
+
+int Statement::ColumnCount() const { return sqlite3_column_count(stmt_.get()); }
+std::string Statement::ColumnName(int col) const {
+  const char* name = sqlite3_column_name(stmt_.get(), col);
+  return name != nullptr ? name : "";
+}
+bool Statement::IsNull(int col) const {
+  return sqlite3_column_type(stmt_.get(), col) == SQLITE_NULL;
+}
+int Statement::ColumnType(int col) const { return sqlite3_column_type(stmt_.get(), col); }
+int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_.get(), col); }
+double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_.get(), col); }
+std::string Statement::ColumnText(int col) const {
+  const unsigned char* text = sqlite3_column_text(stmt_.get(), col);
+  if (text == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), col)));
+}
+std::string Statement::ColumnBlob(int col) const {
+  const void* data = sqlite3_column_blob(stmt_.get(), col);
+  if (data == nullptr) return "";
+  return std::string(static_cast<const char*>(data),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), col)));
+}
+std::optional<int64_t> Statement::ColumnOptionalInt(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return ColumnInt(col);
+}
+std::optional<double> Statement::ColumnOptionalDouble(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return ColumnDouble(col);
+}
+std::optional<std::string> Statement::ColumnOptionalText(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return ColumnText(col);
+}
+bool Statement::ReadOnly() const { return sqlite3_stmt_readonly(stmt_.get()) != 0; }
+
+Result<int64_t> QueryInt(sqlite3* db, std::string_view sql) {
+  REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
+  REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return NotFound("no row for: " + std::string(sql));
+  return stmt.ColumnInt(0);
+}
+
+Result<std::string> QueryText(sqlite3* db, std::string_view sql) {
+  REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
+  REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return NotFound("no row for: " + std::string(sql));
+  return stmt.ColumnText(0);
+}
+
+Result<Transaction> Transaction::Begin(sqlite3* db) {
+  int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, db, "begin transaction");
+  return Transaction(db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+Status Transaction::Commit() {
+  if (db_ == nullptr) return Internal("commit: transaction already finished");
+  int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, db_, "commit");  // destructor rolls back
+  db_ = nullptr;
+  return Status::Ok();
+}
+
+}  // namespace reel::storage::internal

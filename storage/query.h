@@ -1,0 +1,48 @@
+// Read-only SQL over a results database, for `reel query` and ad-hoc inspection.
+//
+// Query() opens the file with SQLITE_OPEN_READONLY and `PRAGMA query_only`, prepares exactly one
+// statement, refuses it unless SQLite reports it read-only (so INSERT, DELETE, CREATE, ATTACH,
+// and writing pragmas are kInvalidArgument before anything runs), and returns every row as
+// dynamically typed values. The database is never modified, whatever the SQL.
+//
+// Errors: kNotFound if the file does not exist; kInvalidArgument for SQL that does not parse,
+// more than one statement, or a statement that would write; kCorruptData if the file is not a
+// SQLite database; kLimitExceeded never (rows past max_rows are dropped and `truncated` set).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace reel::storage {
+
+struct Blob {
+  std::string bytes;
+  bool operator==(const Blob&) const = default;
+};
+
+// One SQL value: NULL, INTEGER, REAL, TEXT or BLOB.
+using Value = std::variant<std::monostate, int64_t, double, std::string, Blob>;
+
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<Value>> rows;
+  bool truncated = false;  // more rows existed than max_rows
+};
+
+struct QueryOptions {
+  size_t max_rows = 100000;
+  int busy_timeout_ms = 10000;
+};
+
+Result<Table> Query(const std::string& db_path, const std::string& sql,
+                    const QueryOptions& options = {});
+
+// A value as text for display: "NULL", integers and reals in shortest form, text as is, and
+// blobs as "<blob N bytes>".
+std::string FormatValue(const Value& value);
+
+}  // namespace reel::storage

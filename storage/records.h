@@ -1,0 +1,188 @@
+// Plain records exchanged with Store: one struct per table row, in the units the schema uses
+// (media times in seconds, file times in nanoseconds since the epoch, hashes as SHA-256 hex).
+// Fields marked "output" are filled by Store when reading and ignored when writing.
+// See docs/database.md for the tables these map to.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace reel::storage {
+
+enum class RunStatus { kRunning, kSucceeded, kFailed, kInterrupted };
+enum class ItemKind { kVideo, kImage, kDocument, kSubtitle };
+enum class ItemStatus { kPending, kRunning, kDone, kFailed };
+enum class EventLevel { kDebug, kInfo, kWarning, kError };
+
+// The names stored in the database ("running", "video", "done", "warning", ...).
+const char* RunStatusName(RunStatus status);
+const char* ItemKindName(ItemKind kind);
+const char* ItemStatusName(ItemStatus status);
+const char* EventLevelName(EventLevel level);
+
+struct JobRecord {
+  int64_t id = 0;              // output
+  std::string name = {};       // unique
+  std::string spec_text = {};  // the resolved spec
+  std::string spec_hash = {};  // if empty, Store computes SHA-256 of spec_text
+};
+
+struct RunCounters {
+  int64_t items_seen = 0;
+  int64_t items_done = 0;
+  int64_t items_skipped = 0;
+  int64_t items_failed = 0;
+  int64_t frames = 0;
+  int64_t segments = 0;
+  int64_t requests = 0;
+};
+
+struct RunRecord {
+  int64_t id = 0;        // output
+  std::string uid = {};  // output: random, unique across machines
+  int64_t job_id = 0;
+  std::string spec_hash = {};
+  std::string host = {};  // if empty, Store uses gethostname()
+  int64_t pid = 0;        // if 0, Store uses getpid()
+  int64_t shard_index = 0;
+  int64_t shard_count = 1;
+  RunStatus status = RunStatus::kRunning;       // output
+  std::string started_at = {};                  // output
+  std::optional<std::string> finished_at = {};  // output
+  RunCounters counters = {};                    // output
+  std::optional<std::string> message = {};      // output
+};
+
+struct ItemRecord {
+  int64_t id = 0;  // output
+  int64_t job_id = 0;
+  std::string path = {};  // as the job names it; unique within the job
+  ItemKind kind = ItemKind::kVideo;
+  std::optional<std::string> content_hash = {};
+  int64_t size_bytes = 0;
+  std::optional<int64_t> mtime_ns = {};
+  std::optional<int64_t> inode = {};
+  std::optional<std::string> media_json = {};  // probe facts; must be valid JSON
+  std::string settings_hash = {};              // hash of every setting that shapes the outputs
+  ItemStatus status = ItemStatus::kPending;    // output
+  std::optional<std::string> error = {};       // output
+  int64_t attempts = 0;                        // output
+  std::optional<int64_t> last_run_id = {};     // output
+  std::string updated_at = {};                 // output
+};
+
+struct FrameRecord {
+  int64_t sample_index = 0;  // position in the item's sample, 0-based
+  std::optional<int64_t> source_frame = {};
+  std::optional<double> pts_seconds = {};
+  double time_seconds = 0;
+  int width = 0;
+  int height = 0;
+  // Input: JPEG bytes to store as a blob (empty: none). Output: always empty.
+  std::string thumbnail_jpeg = {};
+  // Output: the blob hash of the thumbnail. Input: used when thumbnail_jpeg is empty, to refer to
+  // a blob already stored with PutBlob.
+  std::optional<std::string> thumbnail_hash = {};
+  std::optional<uint64_t> phash = {};  // 64-bit perceptual hash
+};
+
+struct SegmentRecord {
+  std::string source = {};  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document"
+  double start_seconds = 0;
+  double end_seconds = 0;
+  std::string text = {};
+  std::optional<std::string> language = {};
+};
+
+// What processing an item produced; stored together with its status change.
+struct ItemOutputs {
+  std::vector<FrameRecord> frames = {};
+  std::vector<SegmentRecord> segments = {};
+  std::optional<std::string> media_json = {};  // replaces the item's media facts when set
+};
+
+struct FeatureRecord {
+  int64_t frame_id = 0;
+  std::string model = {};
+  std::string dtype = {};          // f32, f16, bf16, i8, u8
+  std::vector<int64_t> dims = {};  // e.g. {256, 1152}
+  std::string data = {};           // raw tensor bytes, stored as a blob
+};
+
+struct ContextRecord {
+  int64_t item_id = 0;
+  std::string prompt_id = {};
+  int64_t text_tokens = 0;
+  int64_t image_tokens = 0;
+  int64_t video_tokens = 0;
+  int64_t audio_tokens = 0;
+  std::string manifest_json = {};  // what went into the context; its hash is the context's key
+};
+
+struct RequestRecord {
+  int64_t item_id = 0;
+  std::optional<int64_t> context_id = {};
+  std::optional<int64_t> run_id = {};
+  std::string prompt_id = {};
+  std::optional<std::string> model = {};
+};
+
+struct ResponseRecord {
+  std::string content = {};
+  std::optional<std::string> reasoning = {};
+  std::optional<std::string> finish_reason = {};
+  std::optional<int64_t> prompt_tokens = {};
+  std::optional<int64_t> completion_tokens = {};
+  std::optional<int64_t> cached_tokens = {};
+  std::optional<double> latency_seconds = {};
+};
+
+struct EventRecord {
+  std::optional<int64_t> run_id = {};
+  std::optional<int64_t> item_id = {};
+  EventLevel level = EventLevel::kInfo;
+  std::string message = {};
+};
+
+// One full-text search hit.
+struct SearchHit {
+  enum class Source { kAnswer, kSegment };
+  Source source = Source::kAnswer;
+  std::string job = {};
+  int64_t item_id = 0;
+  std::string path = {};
+  // kAnswer: the prompt id. kSegment: the segment's source (e.g. "subtitle:0").
+  std::string origin = {};
+  // kSegment: where in the media the text is. kAnswer: unset (an answer covers the whole item).
+  std::optional<double> start_seconds = {};
+  std::optional<double> end_seconds = {};
+  std::string snippet = {};  // matched terms wrapped in [ and ], long text elided with "..."
+  double score = 0;          // bm25; lower is better
+};
+
+struct ItemStatusCounts {
+  int64_t pending = 0;
+  int64_t running = 0;
+  int64_t done = 0;
+  int64_t failed = 0;
+};
+
+struct FailureRecord {
+  std::string job = {};
+  int64_t item_id = 0;
+  std::string path = {};
+  std::string stage = {};  // "item" or "request"
+  std::optional<std::string> prompt_id = {};
+  std::string error = {};
+  std::string time = {};
+};
+
+struct StatusSummary {
+  std::vector<RunRecord> recent_runs = {};  // newest first
+  ItemStatusCounts items;
+  std::vector<FailureRecord> recent_failures = {};  // newest first
+};
+
+}  // namespace reel::storage

@@ -1,0 +1,127 @@
+// Store: the typed operations the job runner performs on a results database.
+//
+// Contract, in the runner's order:
+//   UpsertJob -> BeginRun -> for each input file:
+//     FindItem + IsUpToDate  (skip what is done with the same content and settings)
+//     UpsertItem -> MarkItemRunning (counts the attempt) -> MarkItemDone(outputs) | MarkItemFailed
+//     PutContext -> BeginRequest -> FinishRequest | FailRequest
+//   -> FinishRun(counters).
+// Every write is one transaction (BEGIN IMMEDIATE, so concurrent writers queue on the busy
+// timeout instead of failing). MarkItemDone replaces the item's frames and segments and changes
+// its status in the same transaction, so a crash leaves an item either as it was or complete.
+// Re-running is duplicate-free: items are keyed by (job, path), frames by (item, sample index),
+// segments by (item, source, start, text hash), blobs by their SHA-256.
+//
+// Errors: kNotFound for an id that does not exist; kInvalidArgument for a constraint the input
+// breaks (bad JSON, unknown dtype, a thumbnail hash with no blob); kUnavailable if another
+// writer held the lock past the busy timeout (retry); kIoError / kCorruptData from the file.
+//
+// Ownership and threads: a Store owns its Database (one connection); use one per thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "storage/database.h"
+#include "storage/records.h"
+
+namespace reel::storage {
+
+// True if `stored` is done and was made from the same content and settings, so the runner may
+// skip it. An unknown content hash (nullopt on either side) never counts as the same.
+bool IsUpToDate(const ItemRecord& stored, const std::optional<std::string>& content_hash,
+                const std::string& settings_hash);
+
+struct SearchOptions {
+  int limit = 20;
+  bool answers = true;                  // search responses.content
+  bool segments = true;                 // search segments.text
+  std::optional<std::string> job = {};  // only this job's items
+  // false: the query is plain words, all of which must occur (each is quoted, so punctuation is
+  // harmless). true: the query is FTS5 syntax (AND/OR/NOT, "phrases", prefix*, NEAR()).
+  bool fts_syntax = false;
+};
+
+struct SummaryOptions {
+  std::optional<std::string> job = {};  // only this job
+  int max_runs = 10;
+  int max_failures = 20;
+};
+
+class Store {
+ public:
+  // Opens (creating and migrating) the database at `path`.
+  static Result<Store> Open(const std::string& path, const DatabaseOptions& options = {});
+  explicit Store(Database db) : db_(std::move(db)) {}
+
+  Database& database() { return db_; }
+
+  // Jobs. Keyed by name; an existing job's spec text and hash are updated. Returns the job id.
+  Result<int64_t> UpsertJob(const JobRecord& job);
+  Result<std::optional<JobRecord>> FindJob(const std::string& name);
+
+  // Runs. BeginRun inserts a 'running' run and returns it with id, uid and started_at filled.
+  Result<RunRecord> BeginRun(const RunRecord& run);
+  Status UpdateRunCounters(int64_t run_id, const RunCounters& counters);
+  Status FinishRun(int64_t run_id, RunStatus status, const RunCounters& counters,
+                   const std::optional<std::string>& message = std::nullopt);
+
+  // Items. FindItem returns nullopt if the job has no item at `path`.
+  Result<std::optional<ItemRecord>> FindItem(int64_t job_id, const std::string& path);
+  Result<std::optional<ItemRecord>> GetItem(int64_t item_id);
+  // Inserts a pending item, or updates the file facts of the existing (job, path) item. If its
+  // content hash or settings hash changed, the item goes back to 'pending' with no error and zero
+  // attempts (its old outputs stay until MarkItemDone replaces them). Returns the item id.
+  Result<int64_t> UpsertItem(const ItemRecord& item);
+  // status = running, attempts + 1, started_at = now, last_run_id = run_id.
+  Status MarkItemRunning(int64_t item_id, std::optional<int64_t> run_id);
+  // In one transaction: replaces frames and segments with `outputs`, stores thumbnails as blobs,
+  // updates media_json if given, and sets status = done, error = NULL, finished_at = now.
+  Status MarkItemDone(int64_t item_id, const ItemOutputs& outputs);
+  // status = failed with `error` (which should name the file and the reason); outputs kept.
+  Status MarkItemFailed(int64_t item_id, const std::string& error);
+  // Each replaces all of the item's frames (and their features) or segments in one transaction.
+  // Duplicate sample indexes, or duplicate (source, start, text) segments, are kInvalidArgument.
+  Status ReplaceItemFrames(int64_t item_id, const std::vector<FrameRecord>& frames);
+  Status ReplaceItemSegments(int64_t item_id, const std::vector<SegmentRecord>& segments);
+  // Reads back in sample / time order. FrameRecord.thumbnail_hash is set, thumbnail_jpeg empty.
+  Result<std::vector<FrameRecord>> ListFrames(int64_t item_id);
+  Result<std::vector<int64_t>> ListFrameIds(int64_t item_id);  // in sample order
+  Result<std::vector<SegmentRecord>> ListSegments(int64_t item_id);
+
+  // Content-addressed blobs: stored once, returned by SHA-256 hex. GetBlob: nullopt if absent.
+  Result<std::string> PutBlob(std::string_view bytes);
+  Result<std::optional<std::string>> GetBlob(const std::string& hash);
+
+  // Features of a frame, keyed (frame, model); replaces an existing one. Returns its id.
+  Result<int64_t> PutFeature(const FeatureRecord& feature);
+
+  // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
+  Result<int64_t> PutContext(const ContextRecord& context);
+
+  // Requests: BeginRequest records a 'sent' request (with a fresh uid) and returns its id;
+  // FinishRequest stores the response and marks it 'succeeded'; FailRequest marks it 'failed'.
+  Result<int64_t> BeginRequest(const RequestRecord& request);
+  Status FinishRequest(int64_t request_id, const ResponseRecord& response);
+  Status FailRequest(int64_t request_id, const std::string& error,
+                     std::optional<double> latency_seconds = std::nullopt);
+
+  // Appends to the event log.
+  Status LogEvent(const EventRecord& event);
+
+  // Full-text search over answers and text segments, best first. An empty query, or bad FTS5
+  // syntax with fts_syntax = true, is kInvalidArgument.
+  Result<std::vector<SearchHit>> Search(const std::string& query,
+                                        const SearchOptions& options = {});
+
+  // Recent runs, item counts by status, and recent failures (the `failures` view).
+  Result<StatusSummary> Summarize(const SummaryOptions& options = {});
+
+ private:
+  Database db_;
+};
+
+}  // namespace reel::storage
