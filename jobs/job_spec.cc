@@ -222,11 +222,14 @@ class Parser {
     }
     for (auto it = node.begin(); it != node.end(); ++it) {
       if (node.IsMap()) {
-        if (!CheckShape(it->first, depth + 1, nodes) || !CheckShape(it->second, depth + 1, nodes)) {
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;
+        if (!CheckShape(key, depth + 1, nodes) || !CheckShape(value, depth + 1, nodes)) {
           return false;
         }
-      } else if (!CheckShape(*it, depth + 1, nodes)) {
-        return false;
+      } else {
+        const YAML::Node item = *it;
+        if (!CheckShape(item, depth + 1, nodes)) return false;
       }
     }
     return true;
@@ -251,20 +254,28 @@ class Parser {
     std::map<std::string, YAML::Mark> seen;
     std::vector<YAML::Node> merged;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      // Copies: yaml-cpp's iterator hands out a temporary pair.
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
       if (!key.IsScalar()) {
         Error(key.Mark(), "keys must be plain names, got " + Describe(key));
         continue;
       }
       std::string name = key.Scalar();
       if (name == "<<") {
-        if (it->second.IsMap()) {
-          merged.push_back(it->second);
-        } else if (it->second.IsSequence()) {
-          for (const YAML::Node& m : it->second) merged.push_back(m);
-        }
-        for (const YAML::Node& m : merged) {
-          if (!m.IsMap()) Error(MarkOr(m, key), "'<<' merges maps only, got " + Describe(m));
+        if (value.IsMap()) {
+          merged.push_back(value);
+        } else if (value.IsSequence()) {
+          for (size_t i = 0; i < value.size(); ++i) {
+            const YAML::Node m = value[i];
+            if (m.IsMap()) {
+              merged.push_back(m);
+            } else {
+              Error(MarkOr(m, key), "'<<' merges maps only, got " + Describe(m));
+            }
+          }
+        } else {
+          Error(MarkOr(value, key), "'<<' merges a map or a list of maps, got " + Describe(value));
         }
         continue;
       }
@@ -278,21 +289,22 @@ class Parser {
         ReportUnknownKey(key, name, path, known);
         continue;
       }
-      fields.Add({name, key, it->second});
+      fields.Add({name, key, value});
     }
     // Merged maps fill in keys the map does not set itself; earlier maps win.
     for (const YAML::Node& m : merged) {
-      if (!m.IsMap()) continue;
       for (auto it = m.begin(); it != m.end(); ++it) {
-        if (!it->first.IsScalar()) continue;
-        std::string name = it->first.Scalar();
-        if (!seen.emplace(name, it->first.Mark()).second) continue;
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;
+        if (!key.IsScalar()) continue;
+        std::string name = key.Scalar();
+        if (!seen.emplace(name, key.Mark()).second) continue;
         if (name.starts_with("x-")) continue;
         if (std::find(known.begin(), known.end(), name) == known.end()) {
-          ReportUnknownKey(it->first, name, path, known);
+          ReportUnknownKey(key, name, path, known);
           continue;
         }
-        fields.Add({name, it->first, it->second});
+        fields.Add({name, key, value});
       }
     }
     return fields;

@@ -114,6 +114,8 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad prompt id", kHead + "prompts:\n  - id: a b\n    question: A?\n", "4:9",
        "'prompts[0].id' may use only letters, digits"},
       {"duplicate key", kHead + "name: again\n", "3:1", "duplicate key 'name' (first at 1:1)"},
+      {"bad merge key", kHead + "sampling:\n  <<: 5\n", "4:7",
+       "'<<' merges a map or a list of maps, got '5'"},
       {"missing name", "inputs: [a.mp4]\n", "1:1", "missing required key 'name'"},
       {"missing inputs", "name: demo\n", "1:1", "missing required key 'inputs'"},
       {"empty inputs", "name: demo\ninputs: []\n", "2:9", "'inputs' is empty"},
