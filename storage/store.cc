@@ -93,12 +93,16 @@ ItemStatus ParseItemStatus(const std::string& s) {
 }
 
 // 128 random bits as hex: unique across hosts without coordination, so merges can key on it.
+// Reseeded after fork(), so a parent and child never share a sequence.
 std::string RandomUid() {
-  static thread_local std::mt19937_64 rng([] {
+  static thread_local pid_t seeded_for = 0;
+  static thread_local std::mt19937_64 rng;
+  if (seeded_for != getpid()) {
+    seeded_for = getpid();
     std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(getpid())};
-    return std::mt19937_64(seed);
-  }());
+    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(seeded_for)};
+    rng.seed(seed);
+  }
   static const char kHex[] = "0123456789abcdef";
   std::string uid;
   for (int word = 0; word < 2; ++word) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <thread>
 
 #include "storage/internal/sqlite.h"
@@ -209,7 +212,41 @@ TEST(DatabaseTest, ConcurrentWritersBothSucceed) {
   EXPECT_TRUE(setup->database().CheckIntegrity().ok());
 }
 
-// Several processes creating the same new file at once all see one fully migrated schema.
+// The same across processes: a forked child and the parent log events into one file at once.
+// Also checks that random uids differ between parent and child after fork().
+TEST(DatabaseTest, ConcurrentProcessesBothSucceed) {
+  std::string path = testing::ScratchDir("DatabaseTest.Fork") + "/reel.db";
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE(store->LogEvent({.message = "before fork"}).ok());  // seeds the parent's uids
+  }
+  constexpr int kEvents = 200;
+  auto write = [&path](const char* who) {
+    auto store = Store::Open(path);
+    if (!store.ok()) return false;
+    for (int i = 0; i < kEvents; ++i) {
+      if (!store->LogEvent({.message = std::string(who) + " " + std::to_string(i)}).ok()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(write("child") ? 0 : 1);
+  bool parent_ok = write("parent");
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(parent_ok);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto counts = Query(path, "SELECT count(*), count(DISTINCT uid) FROM events");
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(std::get<int64_t>(counts->rows[0][0]), 2 * kEvents + 1);
+  EXPECT_EQ(std::get<int64_t>(counts->rows[0][1]), 2 * kEvents + 1);
+}
+
+// Several connections creating the same new file at once all see one fully migrated schema.
 TEST(DatabaseTest, ConcurrentFirstOpenMigratesOnce) {
   std::string path = testing::ScratchDir("DatabaseTest.FirstOpen") + "/reel.db";
   std::vector<Status> results(4);
