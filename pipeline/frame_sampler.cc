@@ -83,7 +83,14 @@ class VideoDecoder {
 
     if (!index_.has_timestamps) return DecodeSequentially(last_needed, handler, frames);
 
-    REEL_RETURN_IF_ERROR(SeekToPacket(FirstNeeded(needed, 0)));
+    int first_needed = FirstNeeded(needed, 0);
+    if (first_needed > kSeekGapPackets && !seek_failed_) {
+      last_seek_target_ = first_needed;
+      sought_ = first_needed;
+      REEL_RETURN_IF_ERROR(SeekToPacket(first_needed));
+    } else {
+      REEL_RETURN_IF_ERROR(SeekToPacket(0));
+    }
     internal::UniquePacket packet(av_packet_alloc());
     if (!packet) return Internal(path_ + ": out of memory");
     int position = 0;  // decode index of the next packet we expect to read
@@ -100,14 +107,23 @@ class VideoDecoder {
       av_packet_unref_guard unref(packet.get());
       if (d < 0) continue;
       position = d + 1;
+      if (sought_ >= 0) {
+        // The first packet after a seek: past the keyframe we asked for means the demuxer cannot
+        // land on it; read through from the start instead, once.
+        int target_packet = sought_;
+        sought_ = -1;
+        if (d > target_packet) {
+          seek_failed_ = true;
+          REEL_RETURN_IF_ERROR(internal::RewindToStart(format_, index_.stream_index, path_));
+          position = 0;
+          continue;
+        }
+      }
       if (!needed[d] || sent_.count(d)) {
         // Not needed: jump ahead when the next needed packet is far.
         int next = FirstNeeded(needed, d + 1);
         if (next < 0) break;
-        if (next - d > kSeekGapPackets && !seek_failed_) {
-          REEL_RETURN_IF_ERROR(SeekToPacket(next));
-          position = next;
-        }
+        REEL_RETURN_IF_ERROR(MaybeSeek(d, next));
         continue;
       }
       bool skip_nonref = skip_nonref_ok_ && !all_frames && !target[d];
@@ -119,9 +135,8 @@ class VideoDecoder {
         int next = FirstNeeded(needed, d + 1);
         if (next < 0) {
           done = true;
-        } else if (next - d > kSeekGapPackets && !seek_failed_) {
-          REEL_RETURN_IF_ERROR(SeekToPacket(next));
-          position = next;
+        } else {
+          REEL_RETURN_IF_ERROR(MaybeSeek(d, next));
         }
       }
     }
@@ -182,12 +197,25 @@ class VideoDecoder {
     return -1;
   }
 
+  // Seeks to `next` when it is far ahead of `current` and has not been sought already (a demuxer
+  // may land before it; then we read forward rather than seek again).
+  Status MaybeSeek(int current, int next) {
+    if (next - current <= kSeekGapPackets || seek_failed_ || next == last_seek_target_) {
+      return Status::Ok();
+    }
+    last_seek_target_ = next;
+    sought_ = next;
+    return SeekToPacket(next);
+  }
+
   // Positions the demuxer so the next packet read is at or before decode index `d`.
   Status SeekToPacket(int d) {
     if (d <= 0) {
       ++report_.seeks;
       return internal::RewindToStart(format_, index_.stream_index, path_);
     }
+    // Demuxer indexes hold decode times (MP4) or presentation times (Matroska); the smaller of
+    // the two with BACKWARD lands on this keyframe or an earlier one.
     const IndexedPacket& p = index_.packets[d];
     int64_t ts = std::min(p.pts, p.dts);
     int rc = av_seek_frame(format_, index_.stream_index, ts, AVSEEK_FLAG_BACKWARD);
@@ -322,6 +350,8 @@ class VideoDecoder {
   internal::UniqueFrame frame_;
   bool skip_nonref_ok_ = false;
   bool seek_failed_ = false;
+  int last_seek_target_ = -1;  // the packet of the last seek, never sought twice
+  int sought_ = -1;            // set until the first packet after a seek is identified
 };
 
 SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int frame, Image image,

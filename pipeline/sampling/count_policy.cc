@@ -20,7 +20,9 @@ std::vector<int> SelectByCount(const FrameIndex& index, int first, int last,
   const double t1 = index.time_s(last - 1);
   for (int k = 0; k < options.count; ++k) {
     double t = options.count == 1 ? t0 : t0 + (t1 - t0) * k / (options.count - 1);
-    int frame = std::clamp(index.FrameAt(t), first, last - 1);
+    // A nanosecond of slack keeps rounding in the division from landing a hair before a frame's
+    // start (the last target is exactly the last frame's start).
+    int frame = std::clamp(index.FrameAt(t + 1e-9), first, last - 1);
     if (selected.empty() || selected.back() != frame) selected.push_back(frame);
   }
   return selected;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "tests/support/subprocess.h"
 
@@ -15,9 +17,13 @@ std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_ar
   fs::path dir = fs::path(REEL_BINARY_DIR) / "test-media";
   std::error_code ec;
   fs::create_directories(dir, ec);
-  fs::path path = dir / name;
+  // The arguments' hash is part of the cached name, so changing a recipe regenerates the clip.
+  fs::path stem = fs::path(name).stem(), ext = fs::path(name).extension();
+  char hash[17];
+  std::snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>()(ffmpeg_args));
+  fs::path path = dir / (stem.string() + "-" + hash + ext.string());
   if (fs::exists(path)) return path.string();
-  fs::path tmp = dir / (".tmp." + std::to_string(::getpid()) + "." + name);
+  fs::path tmp = dir / (".tmp." + std::to_string(::getpid()) + "." + path.filename().string());
   auto result = RunCommand("ffmpeg -y -hide_banner -loglevel error " + ffmpeg_args + " " +
                            ShellQuote(tmp.string()));
   if (result.exit_code != 0) {
@@ -52,9 +58,10 @@ std::string CounterClipArgs(int frames, int width, int height, const std::string
   std::string k = "(" + b + "-1-gte(" + b + ",4))";
   std::string lum = "if(eq(" + b + ",0),235,if(eq(" + b + ",3),16,16+219*mod(floor(N/pow(2," + k +
                     ")),2)))";
-  return "-f lavfi -i color=c=black:s=" + std::to_string(width) + "x" + std::to_string(height) +
-         ":r=" + fps + " -frames:v " + std::to_string(frames) + " -vf \"geq=lum='" + lum +
-         "':cb=128:cr=128\"";
+  // Painted at 8x8 (geq is slow per pixel), then scaled up without filtering.
+  return "-f lavfi -i color=c=black:s=8x8:r=" + fps + " -frames:v " + std::to_string(frames) +
+         " -vf \"geq=lum='" + lum + "':cb=128:cr=128,scale=" + std::to_string(width) + "x" +
+         std::to_string(height) + ":flags=neighbor\"";
 }
 
 int DecodeCounter(const unsigned char* rgb, int width, int height, int stride) {
