@@ -97,6 +97,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   AVRational rate = stream->avg_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
   index.avg_fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+  index.declared_frames = stream->nb_frames > 0 ? stream->nb_frames : 0;
 
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     format->streams[i]->discard = static_cast<int>(i) == stream_index ? AVDISCARD_DEFAULT
@@ -110,13 +111,19 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
     if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while indexing");
-    if (rc < 0) break;  // a damaged or truncated tail: keep what was read
+    if (rc < 0) {
+      // A damaged or truncated tail: keep what was read, and say so.
+      index.read_error = AvErrorString(rc);
+      break;
+    }
     if (packet->stream_index == stream_index) {
       IndexedPacket p;
       p.keyframe = (packet->flags & AV_PKT_FLAG_KEY) != 0;
       p.discarded = (packet->flags & AV_PKT_FLAG_DISCARD) != 0;
       if (packet->flags & AV_PKT_FLAG_CORRUPT) ++index.corrupt_packets;
-      if (packet->pts == AV_NOPTS_VALUE) index.has_timestamps = false;
+      if (packet->pts == AV_NOPTS_VALUE && packet->dts == AV_NOPTS_VALUE) {
+        index.has_timestamps = false;
+      }
       p.pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       p.dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : p.pts;
       index.packets.push_back(p);

@@ -37,6 +37,13 @@ struct FrameIndex {
   std::vector<IndexedFrame> frames;    // presentation order (ascending pts)
   int discarded_packets = 0;           // packets an edit list hides
   int corrupt_packets = 0;             // packets the demuxer flagged as corrupt
+  int64_t declared_frames = 0;         // the container's frame count (0 if it gives none)
+  std::string read_error;              // why reading stopped before a clean end of file, if so
+  // The file ends early: reading failed, or fewer frames were found than the container lists.
+  bool truncated() const {
+    return !read_error.empty() ||
+           (declared_frames > 0 && size() + discarded_packets < declared_frames);
+  }
 
   int size() const { return static_cast<int>(frames.size()); }
   double PtsToSeconds(int64_t pts) const {

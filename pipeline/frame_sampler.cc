@@ -262,6 +262,14 @@ class VideoDecoder {
         REEL_RETURN_IF_ERROR(CheckErrorRate());
         continue;
       }
+      if (frame_->decode_error_flags != 0 || (frame_->flags & AV_FRAME_FLAG_CORRUPT)) {
+        ++report_.decode_errors;
+        Status rate = CheckErrorRate();
+        if (!rate.ok()) {
+          av_frame_unref(frame_.get());
+          return rate;
+        }
+      }
       int64_t pts = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->best_effort_timestamp;
       int f = FrameOf(pts);
       if (f >= 0) {
@@ -301,6 +309,10 @@ class VideoDecoder {
     int counted = 0;
     FrameHandler counting = [&](int, const AVFrame* picture) {
       int f = counted++;
+      if (picture->decode_error_flags != 0 || (picture->flags & AV_FRAME_FLAG_CORRUPT)) {
+        ++report_.decode_errors;
+        REEL_RETURN_IF_ERROR(CheckErrorRate());
+      }
       return f < index_.size() ? handler(f, picture) : Status::Ok();
     };
     // Without timestamps the handler cannot tell frames apart by pts: rewrite them as indices.
@@ -313,7 +325,10 @@ class VideoDecoder {
       if (packet->stream_index != index_.stream_index) continue;
       ++sent;
       ++report_.packets_decoded;
-      if (avcodec_send_packet(codec_, packet.get()) < 0) ++report_.decode_errors;
+      if (avcodec_send_packet(codec_, packet.get()) < 0) {
+        ++report_.decode_errors;
+        REEL_RETURN_IF_ERROR(CheckErrorRate());
+      }
       REEL_RETURN_IF_ERROR(ReceiveCounting(counting));
     }
     avcodec_send_packet(codec_, nullptr);
@@ -329,6 +344,7 @@ class VideoDecoder {
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::Ok();
       if (rc < 0) {
         ++report_.decode_errors;
+        REEL_RETURN_IF_ERROR(CheckErrorRate());
         continue;
       }
       Status s = counting(-1, frame_.get());
@@ -403,6 +419,14 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                         internal::IndexStream(format.get(), stream_index, path, deadline));
   report.source_frames = index.size();
   report.source_fps = index.avg_fps;
+  if (index.truncated()) {
+    report.truncated = true;
+    report.truncation = std::to_string(index.size()) + " frames readable";
+    if (index.declared_frames > 0) {
+      report.truncation += " of the " + std::to_string(index.declared_frames) + " listed";
+    }
+    if (!index.read_error.empty()) report.truncation += ", then: " + index.read_error;
+  }
   if (index.size() == 0) return CorruptData(path + ": the video stream has no frames");
 
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
@@ -461,10 +485,16 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   };
   REEL_RETURN_IF_ERROR(decoder.Decode(targets, /*all_frames=*/false, deliver));
 
-  // A second attempt, each missing frame on its own from its keyframe, decoding everything.
+  // A second attempt, each missing frame on its own from its keyframe, decoding everything. On a
+  // clean stream a missing frame means the plan was too clever; on a damaged one it usually
+  // stays missing, so only a few are tried.
   std::vector<int> missing;
   for (size_t i = 0; i < targets.size(); ++i) {
     if (!delivered[i]) missing.push_back(targets[i]);
+  }
+  const size_t kRetriesOnDamage = 4;
+  if (report.decode_errors > 0 && missing.size() > kRetriesOnDamage) {
+    missing.resize(kRetriesOnDamage);
   }
   for (int f : missing) {
     decoder.Reset();

@@ -44,10 +44,12 @@ struct SampleReport {
   int scene_frames_scored = 0; // scene: frames scored by the detector
   int returned = 0;            // frames delivered to the callback
   int packets_decoded = 0;     // packets sent to the decoder
-  int decode_errors = 0;       // packets the decoder rejected
+  int decode_errors = 0;       // packets the decoder rejected, and pictures it flagged damaged
+  bool truncated = false;      // the file ends before the container says it should
+  std::string truncation;      // what was found, e.g. "50 of the 100 frames listed, then EOF"
   int seeks = 0;
   std::vector<int> missing;    // chosen source frames that could not be decoded
-  bool partial() const { return !missing.empty() || decode_errors > 0; }
+  bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
 };
 
 // Receives frames, normally in ascending source order; a frame that needed a second decoding

@@ -136,6 +136,8 @@ int Run(const FramesOptions& o) {
       {"packets_decoded", r.packets_decoded},
       {"decode_errors", r.decode_errors},
       {"seeks", r.seeks},
+      {"truncated", r.truncated},
+      {"truncation", r.truncation},
       {"partial", r.partial()},
   };
   if (written.ok()) {
@@ -151,8 +153,9 @@ int Run(const FramesOptions& o) {
   if (r.partial()) {
     std::fprintf(stderr,
                  "%s: partial result: %zu of %d chosen frames could not be decoded, %d decoding "
-                 "errors (see report.json)\n",
-                 o.file.c_str(), r.missing.size(), r.requested, r.decode_errors);
+                 "errors%s%s (see report.json)\n",
+                 o.file.c_str(), r.missing.size(), r.requested, r.decode_errors,
+                 r.truncated ? "; file truncated: " : "", r.truncation.c_str());
     return kExitPartial;
   }
   return kExitOk;
