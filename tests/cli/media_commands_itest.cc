@@ -1,0 +1,155 @@
+// `reel probe` and `reel frames` end to end: the built binary on generated media.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/test_media.h"
+
+namespace reel {
+namespace {
+
+using reel::testing::GeneratedMedia;
+using reel::testing::RunCommand;
+using reel::testing::ShellQuote;
+
+std::string Reel(const std::string& args) { return std::string(REEL_BINARY) + " " + args; }
+
+std::string Clip() {
+  return GeneratedMedia("cli_clip.mp4",
+                        "-f lavfi -i testsrc2=s=640x360:r=30:d=4 -c:v libx264 -pix_fmt yuv420p");
+}
+
+TEST(ProbeCommandTest, JsonHasTheDocumentedFields) {
+  auto r = RunCommand(Reel("probe --json " + ShellQuote(Clip())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"path", "format", "duration_s", "start_s", "streams"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  ASSERT_EQ(j["streams"].size(), 1u);
+  const auto& v = j["streams"][0];
+  EXPECT_EQ(v["index"], 0);
+  EXPECT_EQ(v["type"], "video");
+  EXPECT_EQ(v["codec"], "h264");
+  EXPECT_EQ(v["width"], 640);
+  EXPECT_EQ(v["height"], 360);
+  EXPECT_DOUBLE_EQ(v["fps"].get<double>(), 30.0);
+  EXPECT_EQ(v["rotation"], 0);
+  EXPECT_EQ(v["frames"], 120);
+  EXPECT_NEAR(j["duration_s"].get<double>(), 4.0, 0.01);
+}
+
+TEST(ProbeCommandTest, OneLinePerBadFileAndTheRestGoOn) {
+  std::string dir = reel::testing::ScratchDir("ProbeCommand");
+  std::ofstream(dir + "/notes.mp4") << "not a video";
+  auto r = RunCommand(Reel("probe --json " + ShellQuote(dir + "/notes.mp4") + " " +
+                           ShellQuote(Clip()) + " " + ShellQuote(dir + "/missing.mkv")));
+  EXPECT_EQ(r.exit_code, 1);
+  std::istringstream out(r.out);
+  std::string line;
+  int objects = 0;
+  while (std::getline(out, line)) {
+    EXPECT_NO_THROW(nlohmann::json::parse(line));
+    ++objects;
+  }
+  EXPECT_EQ(objects, 1);
+  EXPECT_NE(r.err.find(dir + "/notes.mp4: not a readable media file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir + "/missing.mkv: no such file"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2);
+}
+
+TEST(FramesCommandTest, WritesFramesAndFramesJson) {
+  std::string dir = reel::testing::ScratchDir("FramesCommand") + "/out";
+  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(dir + "/frames.json");
+  auto frames = nlohmann::json::parse(in);
+  ASSERT_EQ(frames.size(), 5u);
+  std::vector<int> source;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto& f = frames[i];
+    EXPECT_EQ(f["index"], static_cast<int>(i));
+    // smart_resize(360, 640): 364 x 644 rounds to 13 and 23 patches: 364x644.
+    EXPECT_EQ(f["width"], 644);
+    EXPECT_EQ(f["height"], 364);
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f["file"].get<std::string>()));
+    source.push_back(f["source_frame"]);
+    EXPECT_NEAR(f["pts_s"].get<double>(), f["source_frame"].get<int>() / 30.0, 1e-6);
+  }
+  EXPECT_EQ(source, (std::vector<int>{0, 29, 59, 89, 119}));
+}
+
+TEST(FramesCommandTest, PolicyOptionsAndFormats) {
+  std::string base = reel::testing::ScratchDir("FramesPolicies");
+  struct Case {
+    std::string args;
+    size_t frames;
+  };
+  for (const Case& c : {Case{"--fps 2", 9}, Case{"--keyframes", 1},
+                        Case{"--timestamps 0.5,1.5,3.9", 3}, Case{"--scene 0.3", 1},
+                        Case{"--fps 30 --start 1 --end 2", 30}, Case{"--fps 30 --max-frames 4", 4},
+                        Case{"--count 2 --format png --long-side 336", 2},
+                        Case{"--count 2 --max-pixels 50176", 2}}) {
+    std::string dir = base + "/" + std::to_string(std::hash<std::string>()(c.args));
+    auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir));
+    ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
+    std::ifstream in(dir + "/frames.json");
+    auto frames = nlohmann::json::parse(in);
+    EXPECT_EQ(frames.size(), c.frames) << c.args;
+    if (c.args.find("png") != std::string::npos) {
+      EXPECT_NE(frames[0]["file"].get<std::string>().find(".png"), std::string::npos);
+      EXPECT_EQ(frames[0]["width"], 336);
+      EXPECT_EQ(frames[0]["height"], 196);  // round(360 * 336 / 640) = 189 -> 196
+    }
+    if (c.args.find("max-pixels") != std::string::npos) {
+      EXPECT_LE(frames[0]["width"].get<int>() * frames[0]["height"].get<int>(), 50176);
+    }
+  }
+}
+
+TEST(FramesCommandTest, ErrorsAndExitCodes) {
+  std::string dir = reel::testing::ScratchDir("FramesErrors");
+  auto r = RunCommand(Reel("frames " + dir + "/missing.mp4 -o " + dir + "/out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "reel frames: " + dir + "/missing.mp4: no such file\n");
+
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --fps 1 --count 3 -o " + dir + "/o2"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("choose one of"), std::string::npos);
+
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --fps -1 -o " + dir + "/o3"));
+  EXPECT_EQ(r.exit_code, 2);
+
+  // A truncated file: a partial result, clearly marked, exit 3.
+  std::ifstream in(GeneratedMedia("cli_faststart.mp4",
+                                  "-f lavfi -i testsrc2=s=320x240:r=25:d=4 -c:v libx264 -pix_fmt "
+                                  "yuv420p -movflags +faststart"),
+                   std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(dir + "/half.mp4", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  r = RunCommand(Reel("frames " + dir + "/half.mp4 --count 4 -o " + dir + "/o4"));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("partial result"), std::string::npos);
+  std::ifstream report(dir + "/o4/report.json");
+  EXPECT_TRUE(nlohmann::json::parse(report)["partial"].get<bool>());
+}
+
+TEST(FramesCommandTest, HelpListsEveryOption) {
+  auto r = RunCommand(Reel("frames --help"));
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option : {"--fps", "--count", "--keyframes", "--scene", "--timestamps",
+                             "--start", "--end", "--max-frames", "--max-pixels", "--min-pixels",
+                             "--format", "-o", "--long-side", "--time-limit",
+                             "--max-error-rate", "Exit status"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+  }
+  r = RunCommand(Reel("probe --help"));
+  EXPECT_NE(r.out.find("--json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reel
