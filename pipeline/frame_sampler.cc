@@ -67,9 +67,6 @@ class VideoDecoder {
       int d = index_.frames[f].packet;
       target[d] = 1;
       int k = KeyframeBefore(d, index_.frames[f].pts);
-      for (int i = k; i <= d && !needed[i]; ++i) needed[i] = 1;
-      // Runs may overlap: mark the rest too (the loop above stops at the first marked packet
-      // only when everything after it up to d is marked as well, since runs end at targets).
       for (int i = k; i <= d; ++i) needed[i] = 1;
     }
     int last_needed = -1;
@@ -104,7 +101,7 @@ class VideoDecoder {
         continue;
       }
       int d = Identify(packet.get(), position);
-      av_packet_unref_guard unref(packet.get());
+      PacketUnref unref(packet.get());
       if (d < 0) continue;
       position = d + 1;
       if (sought_ >= 0) {
@@ -151,11 +148,11 @@ class VideoDecoder {
   }
 
  private:
-  // A tiny RAII helper so every path unrefs the packet.
-  struct av_packet_unref_guard {
-    AVPacket* p;
-    explicit av_packet_unref_guard(AVPacket* packet) : p(packet) {}
-    ~av_packet_unref_guard() { av_packet_unref(p); }
+  // Unrefs the packet on every path out of a loop iteration.
+  struct PacketUnref {
+    AVPacket* packet;
+    explicit PacketUnref(AVPacket* p) : packet(p) {}
+    ~PacketUnref() { av_packet_unref(packet); }
   };
 
   std::string TimeLimitMessage() const {
@@ -321,7 +318,7 @@ class VideoDecoder {
       if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
       int rc = av_read_frame(format_, packet.get());
       if (rc < 0) break;
-      av_packet_unref_guard unref(packet.get());
+      PacketUnref unref(packet.get());
       if (packet->stream_index != index_.stream_index) continue;
       ++sent;
       ++report_.packets_decoded;
