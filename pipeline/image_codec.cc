@@ -34,6 +34,7 @@
 #include <string_view>
 
 #include "base/file_util.h"
+#include "pipeline/internal/exif.h"
 #include "pipeline/internal/ffmpeg.h"
 
 namespace reel::pipeline {
@@ -243,8 +244,12 @@ Result<Image> DecodeImage(const uint8_t* data, size_t size, const std::string& n
                           int64_t max_pixels) {
   if (data == nullptr || size == 0) return CorruptData(name + ": empty file");
   switch (SniffImageFormat(data, size)) {
-    case ImageFormat::kJpeg:
-      return DecodeJpeg(data, size, name, max_pixels);
+    case ImageFormat::kJpeg: {
+      REEL_ASSIGN_OR_RETURN(Image image, DecodeJpeg(data, size, name, max_pixels));
+      int orientation = internal::JpegExifOrientation(data, size);
+      if (orientation != 1) return internal::ApplyExifOrientation(image, orientation);
+      return image;
+    }
     case ImageFormat::kPng:
       return DecodePng(data, size, name, max_pixels);
     case ImageFormat::kUnknown:

@@ -16,7 +16,8 @@ enum class ImageFormat { kJpeg, kPng, kUnknown };
 ImageFormat SniffImageFormat(const uint8_t* data, size_t size);
 
 // Decodes a JPEG or PNG to RGB (channels == 3): grayscale, CMYK/YCCK, palette, 16-bit and alpha
-// inputs are converted (alpha is dropped, composited on black). `name` prefixes error messages.
+// inputs are converted (alpha is dropped, composited on black). JPEGs come out upright: their EXIF
+// orientation is applied. `name` prefixes error messages.
 // Errors: kCorruptData for damaged or unrecognised data, kLimitExceeded past `max_pixels`.
 Result<Image> DecodeImage(const uint8_t* data, size_t size, const std::string& name,
                           int64_t max_pixels = 1LL << 26);
