@@ -51,8 +51,19 @@ class VideoDecoder {
       packet_by_ts_.emplace(PtsDts{index.packets[i].pts, index.packets[i].dts},
                             static_cast<int>(i));
     }
-    std::string codec_name = avcodec_get_name(codec->codec_id);
-    skip_nonref_ok_ = codec_name == "h264" || codec_name == "hevc";
+    // Decoders known to skip exactly the pictures no other picture references.
+    switch (codec->codec_id) {
+      case AV_CODEC_ID_H264:
+      case AV_CODEC_ID_HEVC:
+      case AV_CODEC_ID_MPEG4:
+      case AV_CODEC_ID_MPEG2VIDEO:
+      case AV_CODEC_ID_MPEG1VIDEO:
+      case AV_CODEC_ID_VP8:
+        skip_nonref_ok_ = true;
+        break;
+      default:
+        skip_nonref_ok_ = false;
+    }
   }
 
   // Called for every frame the decoder outputs that belongs to the index.

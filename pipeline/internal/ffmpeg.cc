@@ -45,6 +45,9 @@ Result<UniqueFormatContext> OpenInput(const std::string& path, const Deadline& d
 
   AVFormatContext* raw = avformat_alloc_context();
   if (raw == nullptr) return Internal(path + ": out of memory");
+  // Fill in presentation times the container leaves out (MPEG-PS, some AVI) from the parser, so
+  // the frame index knows every frame's time without decoding.
+  raw->flags |= AVFMT_FLAG_GENPTS;
   raw->interrupt_callback.callback = InterruptCallback;
   raw->interrupt_callback.opaque = const_cast<Deadline*>(&deadline);
   // avformat_open_input frees the context on failure.

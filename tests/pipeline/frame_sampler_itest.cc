@@ -97,6 +97,8 @@ const Clip kCodecClips[] = {
     {"counter_h264_10bit.mkv", 90, "30", "-c:v libx264 -bf 2 -g 30 -pix_fmt yuv420p10le"},
     {"counter_ffv1_odd.mkv", 40, "20", "-c:v ffv1 -g 10", 161, 121},
     {"counter_vp8.webm", 60, "30", "-c:v libvpx -g 30 -b:v 300k -deadline realtime"},
+    {"counter_mpeg2.mpg", 100, "25", "-c:v mpeg2video -bf 2 -g 25 -q:v 3"},
+    {"counter_h264.ts", 100, "25", "-c:v libx264 -bf 3 -g 50 -pix_fmt yuv420p"},
 };
 
 class CodecTest : public ::testing::TestWithParam<Clip> {};
