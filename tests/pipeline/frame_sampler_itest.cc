@@ -30,6 +30,9 @@ struct Clip {
   int height = 120;
 };
 
+// Names the parameter in test listings instead of dumping its bytes.
+void PrintTo(const Clip& c, std::ostream* os) { *os << c.name; }
+
 std::string MakeClip(const Clip& c) {
   return GeneratedMedia(c.name, CounterClipArgs(c.frames, c.width, c.height, c.fps) + " " + c.encode);
 }

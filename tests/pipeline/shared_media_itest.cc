@@ -20,6 +20,9 @@ struct CorpusFile {
   bool damaged = false; // decord_corrupted.mp4
 };
 
+// Names the parameter in test listings instead of dumping its bytes.
+void PrintTo(const CorpusFile& c, std::ostream* os) { *os << c.name; }
+
 class SharedMediaTest : public ::testing::TestWithParam<CorpusFile> {};
 
 TEST_P(SharedMediaTest, MatchesTheFfmpegCommandLine) {
