@@ -1,0 +1,153 @@
+// reel plan JOB.yaml [--db FILE] [--shard I/N] [--shards N] [--retry-failed] [--format F]
+// A dry run: what `reel run` would process or skip, and why. Opens the database read-only.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "jobs/cli/commands.h"
+#include "jobs/cli/table_output.h"
+#include "jobs/item_plan.h"
+#include "jobs/runner.h"
+#include "pipeline/probe.h"
+#include "storage/database.h"
+#include "storage/store.h"
+
+namespace reel::cli {
+namespace {
+
+struct PlanFlags {
+  std::string job_file;
+  std::optional<std::string> db;
+  std::optional<std::string> shard;
+  std::optional<int> shards;
+  bool retry_failed = false;
+  bool no_probe = false;
+  std::string format = "table";
+};
+
+int Plan(const PlanFlags& flags) {
+  Result<jobs::JobSpec> job = jobs::LoadJobFile(flags.job_file);
+  if (!job.ok()) {
+    std::fprintf(stderr, "%s\n", job.status().message().c_str());
+    return kExitUsage;
+  }
+  Result<jobs::ShardSpec> shard = jobs::ResolveShard(flags.shard, flags.shards);
+  if (!shard.ok()) {
+    std::fprintf(stderr, "reel plan: %s\n", shard.status().message().c_str());
+    return kExitUsage;
+  }
+  Result<OutputFormat> format = ParseOutputFormat(flags.format);
+  if (!format.ok()) {
+    std::fprintf(stderr, "reel plan: %s\n", format.status().message().c_str());
+    return kExitUsage;
+  }
+  std::vector<std::string> warnings;
+  Result<std::vector<jobs::InputFile>> inputs = jobs::ShardInputs(*job, *shard, &warnings);
+  for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!inputs.ok()) {
+    std::fprintf(stderr, "%s\n", inputs.status().message().c_str());
+    return kExitUsage;
+  }
+  const std::string database = jobs::DatabasePathFor(*job, flags.db, *shard);
+  std::optional<storage::Store> store;
+  int64_t job_id = 0;
+  struct stat st {};
+  if (stat(database.c_str(), &st) == 0) {
+    Result<storage::Database> db = storage::Database::OpenReadOnly(database);
+    if (!db.ok()) {
+      std::fprintf(stderr, "reel plan: %s\n", db.status().message().c_str());
+      return kExitFailed;
+    }
+    store.emplace(std::move(db).value());
+    Result<std::optional<storage::JobRecord>> found = store->FindJob(job->name);
+    if (!found.ok()) {
+      std::fprintf(stderr, "reel plan: %s\n", found.status().message().c_str());
+      return kExitFailed;
+    }
+    if (*found) job_id = (*found)->id;
+  }
+
+  storage::Table table;
+  table.columns = {"path", "kind", "action", "reason", "est_frames"};
+  int64_t to_process = 0, to_skip = 0, errors = 0, frames = 0, unknown_frames = 0;
+  for (const jobs::InputFile& input : *inputs) {
+    std::string settings = jobs::ItemSettingsHash(*job, input);
+    Result<jobs::ItemPlan> plan = jobs::PlanItem(store ? &*store : nullptr, job_id, input, settings,
+                                                 {.retry_failed = flags.retry_failed});
+    std::vector<storage::Value> row = {Text(input.path), Text(jobs::InputKindName(input.kind))};
+    if (!plan.ok()) {
+      ++errors;
+      row.push_back(Text("fail"));
+      row.push_back(Text(plan.status().message()));
+      row.push_back(storage::Value());
+      table.rows.push_back(std::move(row));
+      continue;
+    }
+    const bool process = plan->action == jobs::PlanAction::kProcess;
+    (process ? to_process : to_skip) += 1;
+    row.push_back(Text(process ? "process" : "skip"));
+    row.push_back(Text(plan->reason));
+    storage::Value estimate;
+    if (process) {
+      if (input.kind == jobs::InputKind::kImage) {
+        estimate = int64_t{1};
+      } else if (input.kind == jobs::InputKind::kVideo && !flags.no_probe) {
+        Result<pipeline::MediaInfo> media = pipeline::Probe(input.path, job->limits.media);
+        std::optional<int64_t> n;
+        if (media.ok()) n = jobs::EstimateFrames(job->sampling, *media);
+        if (n) {
+          estimate = *n;
+          frames += *n;
+        } else {
+          ++unknown_frames;
+        }
+      } else if (input.kind != jobs::InputKind::kVideo) {
+        estimate = int64_t{0};
+      }
+      if (std::holds_alternative<int64_t>(estimate) && input.kind == jobs::InputKind::kImage) {
+        frames += 1;
+      }
+    }
+    row.push_back(std::move(estimate));
+    table.rows.push_back(std::move(row));
+  }
+  WriteTable(std::cout, table, *format, {.max_cell_width = 70, .row_count = false});
+  std::cout.flush();
+  std::fprintf(stderr,
+               "reel plan: %s -> %s: %lld to process, %lld to skip%s; about %lld frames%s\n",
+               job->name.c_str(), database.c_str(), static_cast<long long>(to_process),
+               static_cast<long long>(to_skip),
+               errors ? (", " + std::to_string(errors) + " unreadable").c_str() : "",
+               static_cast<long long>(frames),
+               unknown_frames ? (" (+ " + std::to_string(unknown_frames) +
+                                 " videos whose count depends on the pictures)")
+                                    .c_str()
+                              : "");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<PlanFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Dry run: list what `reel run` would process or skip, and why (writes nothing)");
+  cmd->footer(
+      "Columns: path, kind, action (process / skip / fail), reason, est_frames (from a probe:\n"
+      "trimmed duration x fps, the count, or the timestamps; empty for keyframes and scene).\n"
+      "Exit status: 0 planned, 1 the database could not be read, 2 invalid job file.");
+  cmd->add_option("JOB", flags->job_file, "Job file (YAML)")->required();
+  cmd->add_option("--db", flags->db, "Database to compare with (default: the job's)");
+  cmd->add_option("--shard", flags->shard, "Plan only shard I of N, e.g. 0/4");
+  cmd->add_option("--shards", flags->shards, "Shard count with JOB_COMPLETION_INDEX")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--retry-failed", flags->retry_failed, "Plan as `reel run --retry-failed`");
+  cmd->add_flag("--no-probe", flags->no_probe, "Do not probe videos (no frame estimates)");
+  cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+      ->default_val("table");
+  cmd->callback([flags, &exit_code] { exit_code = Plan(*flags); });
+}
+
+}  // namespace reel::cli

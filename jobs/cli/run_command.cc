@@ -1,0 +1,160 @@
+// reel run JOB.yaml [--db FILE] [--workers N] [--wait] [--retry-failed] [--shard I/N]
+//                   [--shards N] [--log-format text|json] [--verbose]
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "jobs/cli/commands.h"
+#include "jobs/job_spec.h"
+#include "jobs/progress.h"
+#include "jobs/runner.h"
+#include "jobs/shard.h"
+
+namespace reel::cli {
+namespace {
+
+// The signal that asked the run to stop (0: none). Written only by the handler.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void OnStopSignal(int signal_number) {
+  if (g_stop_signal.load() != 0) _exit(128 + signal_number);  // second signal: leave at once
+  g_stop_signal.store(signal_number);
+}
+
+// Installs the SIGINT / SIGTERM handlers for the lifetime of the object (no SA_RESTART, so a
+// blocking flock wakes up) and restores the previous ones after.
+class StopSignalHandlers {
+ public:
+  StopSignalHandlers() {
+    struct sigaction action {};
+    action.sa_handler = OnStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignalHandlers() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignalHandlers(const StopSignalHandlers&) = delete;
+  StopSignalHandlers& operator=(const StopSignalHandlers&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+struct RunFlags {
+  std::string job_file;
+  std::optional<std::string> db;
+  int workers = 0;
+  bool wait = false;
+  bool retry_failed = false;
+  std::optional<std::string> shard;
+  std::optional<int> shards;
+  std::string log_format = "text";
+  bool verbose = false;
+};
+
+int Run(const RunFlags& flags) {
+  Result<jobs::JobSpec> job = jobs::LoadJobFile(flags.job_file);
+  if (!job.ok()) {
+    std::fprintf(stderr, "%s\n", job.status().message().c_str());
+    std::fprintf(stderr, "reel run: invalid job file; see docs/job-file.md\n");
+    return kExitUsage;
+  }
+  Result<jobs::ShardSpec> shard = jobs::ResolveShard(flags.shard, flags.shards);
+  if (!shard.ok()) {
+    std::fprintf(stderr, "reel run: %s\n", shard.status().message().c_str());
+    return kExitUsage;
+  }
+  jobs::ProgressReporter progress(jobs::ProgressReporter::ChooseStyle(flags.log_format, stderr),
+                                  stderr, flags.verbose);
+  for (const std::string& warning : job->warnings) progress.Warning(warning);
+
+  StopSignalHandlers handlers;
+  g_stop_signal.store(0);
+  jobs::RunOptions options;
+  options.database = jobs::DatabasePathFor(*job, flags.db, *shard);
+  options.workers = flags.workers;
+  options.wait_for_lock = flags.wait;
+  options.retry_failed = flags.retry_failed;
+  options.shard = *shard;
+  options.progress = &progress;
+  options.stop_signal = &g_stop_signal;
+  jobs::RunOutcome outcome = jobs::RunJob(*job, options);
+  switch (outcome.result) {
+    case jobs::RunResult::kSucceeded:
+      return kExitOk;
+    case jobs::RunResult::kSomeFailed:
+      return kExitFailed;
+    case jobs::RunResult::kInterrupted:
+      if (outcome.run_id == 0) progress.Info("interrupted while waiting for the lock");
+      return outcome.stop_signal == SIGTERM ? kExitSigterm
+             : outcome.stop_signal > 0      ? 128 + outcome.stop_signal
+                                            : kExitSigint;
+    case jobs::RunResult::kLockHeld:
+      std::fprintf(stderr,
+                   "reel run: %s\nreel run: another run is in progress; try again later, or "
+                   "pass --wait to queue behind it\n",
+                   outcome.message.c_str());
+      return kExitLocked;
+    case jobs::RunResult::kInvalidJob:
+      std::fprintf(stderr, "reel run: %s\n", outcome.message.c_str());
+      return kExitUsage;
+    case jobs::RunResult::kError:
+      break;
+  }
+  std::fprintf(stderr, "reel run: %s\n", outcome.message.c_str());
+  return kExitFailed;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Process a job: sample frames, thumbnails and text of every input into the database, "
+      "skipping what is already done");
+  cmd->footer(
+      "Exit status:\n"
+      "  0    every item done (or skipped as already done)\n"
+      "  1    finished, but some items failed (see `reel status`), or the database failed\n"
+      "  2    invalid job file or command line\n"
+      "  4    another `reel run` holds this database (its pid, host and start are printed)\n"
+      "  130  interrupted by SIGINT (Ctrl-C); 143 interrupted by SIGTERM\n"
+      "Safe to run from cron: one run per database at a time (lock file <db>.lock); kill it at\n"
+      "any moment and the next run carries on where it stopped. Shards: --shard I/N, or\n"
+      "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shards N or\n"
+      "REEL_SHARD_COUNT; each shard writes <db stem>.shard-I-of-N.db (merge with `reel merge`).\n"
+      "See docs/running.md.");
+  cmd->add_option("JOB", flags->job_file, "Job file (YAML)")->required();
+  cmd->add_option("--db", flags->db,
+                  "Database to write (default: the job's storage.database, beside the job file)");
+  cmd->add_option("-j,--workers", flags->workers,
+                  "Items processed at once (default: min(4, cores))")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--wait", flags->wait,
+                "If another run holds the database, wait for it instead of exiting with 4");
+  cmd->add_flag("--retry-failed", flags->retry_failed,
+                "Also retry items that failed before with the same content and settings");
+  cmd->add_option("--shard", flags->shard, "Process only shard I of N (0-based), e.g. 0/4");
+  cmd->add_option("--shards", flags->shards,
+                  "Shard count for JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--log-format", flags->log_format,
+                  "text: a progress line on a terminal, else only failures and a summary; "
+                  "json: one JSON object per event on stderr")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_val("text");
+  cmd->add_flag("-v,--verbose", flags->verbose,
+                "Without a terminal, also print every item's outcome and warnings");
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace reel::cli

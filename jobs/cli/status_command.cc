@@ -1,0 +1,129 @@
+// reel status [--db FILE] [--job JOB.yaml|NAME] [--format table|json]
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "jobs/cli/commands.h"
+#include "jobs/cli/database_option.h"
+#include "jobs/cli/table_output.h"
+#include "jobs/run_lock.h"
+#include "storage/database.h"
+#include "storage/store.h"
+
+namespace reel::cli {
+namespace {
+
+struct StatusFlags {
+  DatabaseChoice database;
+  std::string format = "table";
+  int runs = 5;
+  int failures = 10;
+};
+
+storage::Table RunsTable(const std::vector<storage::RunRecord>& runs) {
+  storage::Table table;
+  table.columns = {"run",   "job_id", "status", "started_at", "finished_at", "host",   "pid",
+                   "shard", "items",  "done",   "skipped",    "failed",      "frames", "message"};
+  for (const storage::RunRecord& r : runs) {
+    table.rows.push_back(
+        {r.id, r.job_id, Text(storage::RunStatusName(r.status)), Text(r.started_at),
+         r.finished_at ? storage::Value(*r.finished_at) : storage::Value(), Text(r.host), r.pid,
+         Text(std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)),
+         r.counters.items_seen, r.counters.items_done, r.counters.items_skipped,
+         r.counters.items_failed, r.counters.frames,
+         r.message ? storage::Value(*r.message) : storage::Value()});
+  }
+  return table;
+}
+
+storage::Table FailuresTable(const std::vector<storage::FailureRecord>& failures) {
+  storage::Table table;
+  table.columns = {"time", "job", "path", "stage", "error"};
+  for (const storage::FailureRecord& f : failures) {
+    table.rows.push_back({Text(f.time), Text(f.job), Text(f.path), Text(f.stage), Text(f.error)});
+  }
+  return table;
+}
+
+int RunStatus(const StatusFlags& flags) {
+  Result<ResolvedDatabase> resolved = ResolveDatabase(flags.database);
+  if (!resolved.ok()) {
+    std::fprintf(stderr, "reel status: %s\n", resolved.status().message().c_str());
+    return resolved.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  const std::string* path = &resolved->path;
+  Result<storage::Database> db = storage::Database::OpenReadOnly(*path);
+  if (!db.ok()) {
+    std::fprintf(stderr, "reel status: %s\n", db.status().message().c_str());
+    return kExitFailed;
+  }
+  storage::Store store(std::move(db).value());
+  Result<storage::StatusSummary> summary = store.Summarize(
+      {.job = resolved->job_name, .max_runs = flags.runs, .max_failures = flags.failures});
+  if (!summary.ok()) {
+    std::fprintf(stderr, "reel status: %s\n", summary.status().message().c_str());
+    return kExitFailed;
+  }
+  const storage::ItemStatusCounts& items = summary->items;
+  const int64_t total = items.pending + items.running + items.done + items.failed;
+  std::optional<jobs::LockOwner> holder;
+  if (jobs::RunLock::IsHeld(*path)) {
+    holder = jobs::RunLock::ReadOwner(*path).value_or(jobs::LockOwner{});
+  }
+
+  if (flags.format == "json") {
+    auto rows = [](const storage::Table& t) {
+      std::ostringstream out;
+      WriteTable(out, t, OutputFormat::kJson);
+      return nlohmann::json::parse(out.str());
+    };
+    nlohmann::json j = {
+        {"database", *path},
+        {"items",
+         {{"total", total},
+          {"pending", items.pending},
+          {"running", items.running},
+          {"done", items.done},
+          {"failed", items.failed}}},
+        {"runs", rows(RunsTable(summary->recent_runs))},
+        {"failures", rows(FailuresTable(summary->recent_failures))},
+        {"running_now", holder ? nlohmann::json(holder->Describe()) : nlohmann::json(nullptr)}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::cout << "Database: " << *path << "\n";
+  if (holder) std::cout << "Running now: " << holder->Describe() << "\n";
+  std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
+            << ", pending " << items.pending << ", running " << items.running << ")\n";
+  std::cout << "\nRecent runs (newest first):\n";
+  WriteTable(std::cout, RunsTable(summary->recent_runs), OutputFormat::kTable,
+             {.max_cell_width = 40, .row_count = false});
+  if (summary->recent_failures.empty()) {
+    std::cout << "\nNo failures.\n";
+  } else {
+    std::cout << "\nLatest failures (newest first; `reel run --retry-failed` retries them):\n";
+    WriteTable(std::cout, FailuresTable(summary->recent_failures), OutputFormat::kTable,
+               {.max_cell_width = 100, .row_count = false});
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<StatusFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "status", "Summarise a results database: recent runs, items by status, latest failures");
+  cmd->footer("Exit status: 0 ok, 1 no database or unreadable.");
+  AddDatabaseOptions(cmd, &flags->database);
+  cmd->add_option("--format", flags->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->default_val("table");
+  cmd->add_option("--runs", flags->runs, "How many recent runs to show")->default_val(5);
+  cmd->add_option("--failures", flags->failures, "How many failures to show")->default_val(10);
+  cmd->callback([flags, &exit_code] { exit_code = RunStatus(*flags); });
+}
+
+}  // namespace reel::cli

@@ -1,0 +1,110 @@
+#include "jobs/item_processor.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <exception>
+#include <set>
+#include <tuple>
+
+#include "jobs/stages/stages.h"
+
+namespace reel::jobs {
+namespace {
+
+// The message of a failure, making sure it names the file.
+Status NamingFile(const Status& status, const std::string& path) {
+  if (status.message().find(path) != std::string::npos) return status;
+  return status.WithPrefix(path);
+}
+
+std::string MediaJson(const std::vector<std::pair<std::string, std::string>>& facts) {
+  // Values are JSON texts already; later facts with the same key win.
+  std::vector<std::pair<std::string, std::string>> unique;
+  for (const auto& fact : facts) {
+    auto it = std::find_if(unique.begin(), unique.end(),
+                           [&](const auto& u) { return u.first == fact.first; });
+    if (it != unique.end()) {
+      it->second = fact.second;
+    } else {
+      unique.push_back(fact);
+    }
+  }
+  std::string json = "{";
+  for (size_t i = 0; i < unique.size(); ++i) {
+    if (i) json += ",";
+    json += "\"" + unique[i].first + "\":" + unique[i].second;
+  }
+  return json + "}";
+}
+
+}  // namespace
+
+bool IsTransient(const Status& status) {
+  return status.code() == ErrorCode::kUnavailable || status.code() == ErrorCode::kIoError;
+}
+
+ItemProcessor ItemProcessor::Default() {
+  ItemProcessor processor;
+  processor.AddFrameConsumer(MakeThumbnailConsumer());
+  std::vector<const FrameConsumer*> consumers;
+  for (const auto& consumer : processor.consumers_) consumers.push_back(consumer.get());
+  processor.AddStage(MakeProbeStage());
+  processor.AddStage(MakeVideoFramesStage(consumers));
+  processor.AddStage(MakeImageStage(consumers));
+  processor.AddStage(MakeSubtitleStage());
+  processor.AddStage(MakeDocumentStage());
+  return processor;
+}
+
+void ItemProcessor::AddFrameConsumer(std::unique_ptr<FrameConsumer> consumer) {
+  consumers_.push_back(std::move(consumer));
+}
+
+void ItemProcessor::AddStage(std::unique_ptr<ItemStage> stage) {
+  stages_.push_back(std::move(stage));
+}
+
+void ItemProcessor::AddStoredStage(std::unique_ptr<StoredItemStage> stage) {
+  stored_stages_.push_back(std::move(stage));
+}
+
+Result<ItemWork> ItemProcessor::Process(const JobSpec& job, const InputFile& input,
+                                        const std::atomic<bool>* cancel) const {
+  ItemWork work;
+  work.job = &job;
+  work.input = input;
+  work.cancel = cancel;
+  struct stat st {};
+  if (stat(input.path.c_str(), &st) == 0 && st.st_size > job.limits.max_file_bytes) {
+    return LimitExceeded(input.path + ": " + std::to_string(st.st_size) +
+                         " bytes is more than limits.max_file_size (" +
+                         std::to_string(job.limits.max_file_bytes) + ")");
+  }
+  try {
+    for (const auto& stage : stages_) {
+      if (work.cancelled()) return Cancelled(input.path + ": stopped by request");
+      if (!stage->AppliesTo(work)) continue;
+      Status status = stage->Run(work);
+      if (!status.ok()) {
+        if (work.cancelled()) return Cancelled(input.path + ": stopped by request");
+        return NamingFile(status, input.path);
+      }
+    }
+  } catch (const std::exception& e) {  // a bug or out of memory; never let it escape
+    return Internal(input.path + ": " + e.what());
+  }
+  // Subtitle files can repeat a cue; the store keys segments on (source, start, text).
+  std::set<std::tuple<std::string, double, std::string>> seen;
+  std::vector<storage::SegmentRecord> segments;
+  for (storage::SegmentRecord& segment : work.outputs.segments) {
+    if (seen.emplace(segment.source, segment.start_seconds, segment.text).second) {
+      segments.push_back(std::move(segment));
+    }
+  }
+  work.outputs.segments = std::move(segments);
+  work.outputs.media_json = MediaJson(work.media_facts);
+  return work;
+}
+
+}  // namespace reel::jobs

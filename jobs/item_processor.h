@@ -1,0 +1,55 @@
+// ItemProcessor: turns one input file into the outputs stored for it, by running the item
+// stages (jobs/item_stage.h) that apply to its kind. Reads files only; never touches the
+// database, so a failure or a cancellation leaves nothing half-written.
+//
+// Thread safety: Process() is const and may run on many threads at once (each call has its own
+// ItemWork). The processor owns its stages and consumers.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "jobs/item_stage.h"
+#include "jobs/job_spec.h"
+
+namespace reel::jobs {
+
+class ItemProcessor {
+ public:
+  // The built-in pipeline: probe, frames (thumbnail + dHash per frame), image, subtitles,
+  // documents. No stored-item stages yet.
+  static ItemProcessor Default();
+
+  ItemProcessor() = default;
+  ItemProcessor(ItemProcessor&&) = default;
+  ItemProcessor& operator=(ItemProcessor&&) = default;
+
+  // Hooks for the stages to come (and for tests).
+  void AddFrameConsumer(std::unique_ptr<FrameConsumer> consumer);  // before Add*Stage calls
+  void AddStage(std::unique_ptr<ItemStage> stage);
+  void AddStoredStage(std::unique_ptr<StoredItemStage> stage);
+  const std::vector<std::unique_ptr<StoredItemStage>>& stored_stages() const {
+    return stored_stages_;
+  }
+
+  // Runs the applicable stages in order. On success, work.outputs is ready for MarkItemDone:
+  // frames sorted by sample index, segments without duplicate (source, start, text), and
+  // media_json set from the stages' facts. Errors: the first failing stage's status, with a
+  // message that names the file (kCancelled when `cancel` became true); kLimitExceeded for a
+  // file larger than limits.max_file_size.
+  Result<ItemWork> Process(const JobSpec& job, const InputFile& input,
+                           const std::atomic<bool>* cancel = nullptr) const;
+
+ private:
+  std::vector<std::unique_ptr<FrameConsumer>> consumers_;
+  std::vector<std::unique_ptr<ItemStage>> stages_;
+  std::vector<std::unique_ptr<StoredItemStage>> stored_stages_;
+};
+
+// True for failures worth retrying (kUnavailable, kIoError): the file or the database may be
+// fine a moment later. Corrupt or unsupported data is never retried.
+bool IsTransient(const Status& status);
+
+}  // namespace reel::jobs

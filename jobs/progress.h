@@ -1,0 +1,76 @@
+// ProgressReporter: what a run tells the person or the log collector watching it, on stderr.
+//
+// Three styles:
+//   - kTerminal (stderr is a terminal, text format): one status line redrawn in place (items
+//     done/total, percent, rate, ETA, current file); failures and warnings printed above it.
+//   - kQuiet (text format, stderr is not a terminal: cron, CI): only failures, warnings with
+//     --verbose, and the final summary line.
+//   - kJson (--log-format json): one JSON object per line for every event (run_started,
+//     item_started, item_done, item_skipped, item_failed, warning, run_finished), each with
+//     "time" (ISO-8601 UTC) and "event"; the last line is the summary.
+//
+// Thread-safe: workers report concurrently; output is serialised by a mutex.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "storage/records.h"
+
+namespace reel::jobs {
+
+enum class ProgressStyle { kTerminal, kQuiet, kJson };
+
+struct RunSummary {
+  std::string job;
+  std::string database;
+  int64_t run_id = 0;
+  std::string status;  // succeeded / failed / interrupted
+  storage::RunCounters counters;
+  double seconds = 0;
+  std::string message;  // why it was interrupted, if it was
+};
+
+class ProgressReporter {
+ public:
+  // `out` is not owned (normally stderr). `verbose`: in kQuiet, also print each item's outcome.
+  ProgressReporter(ProgressStyle style, std::FILE* out, bool verbose = false);
+  ~ProgressReporter();
+
+  // The style for `--log-format` ("text" or "json") and whether `out` is a terminal.
+  static ProgressStyle ChooseStyle(const std::string& log_format, std::FILE* out);
+
+  void RunStarted(const std::string& job, const std::string& database, int64_t run_id,
+                  int64_t total_items, const std::string& shard);
+  void ItemStarted(const std::string& path);
+  void ItemSkipped(const std::string& path, const std::string& reason);
+  void ItemDone(const std::string& path, int64_t frames, int64_t segments, double seconds);
+  void ItemFailed(const std::string& path, const std::string& error, int attempts);
+  void Warning(const std::string& message);
+  void Info(const std::string& message);  // shown in every style (e.g. "waiting for the lock")
+  // Redraws the terminal line (rate and ETA move even when no item finishes).
+  void Tick();
+  void RunFinished(const RunSummary& summary);
+
+ private:
+  void DrawLocked();
+  void ClearLineLocked();
+  void EmitJsonLocked(const std::string& json_object);
+
+  const ProgressStyle style_;
+  std::FILE* const out_;
+  const bool verbose_;
+  std::mutex mutex_;
+  int64_t total_ = 0;
+  int64_t finished_ = 0;   // done + failed + skipped
+  int64_t processed_ = 0;  // done + failed (skips are instant and would inflate the rate)
+  std::string current_;
+  bool line_drawn_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+}  // namespace reel::jobs

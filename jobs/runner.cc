@@ -1,0 +1,479 @@
+#include "jobs/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "base/file_util.h"
+#include "jobs/item_plan.h"
+#include "jobs/item_processor.h"
+#include "storage/query.h"
+#include "storage/sha256.h"
+#include "storage/store.h"
+
+namespace reel::jobs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `write` again while the database is busy (another writer held it past the busy timeout).
+template <typename Fn>
+auto RetryBusy(Fn&& write) -> decltype(write()) {
+  for (int attempt = 0;; ++attempt) {
+    auto result = write();
+    if (result.ok() || result.status().code() != ErrorCode::kUnavailable || attempt >= 4) {
+      return result;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+  }
+}
+
+// Adapts a Status-returning write to RetryBusy.
+struct StatusResult {
+  Status s;
+  bool ok() const { return s.ok(); }
+  const Status& status() const { return s; }
+};
+
+Status RetryBusyStatus(const std::function<Status()>& write) {
+  return RetryBusy([&] { return StatusResult{write()}; }).s;
+}
+
+// Shared by the workers of one run.
+class Batch {
+ public:
+  Batch(const JobSpec& job, const RunOptions& options, const std::vector<InputFile>& inputs,
+        int64_t job_id, int64_t run_id)
+      : job_(job),
+        options_(options),
+        inputs_(inputs),
+        job_id_(job_id),
+        run_id_(run_id),
+        processor_(ItemProcessor::Default()) {}
+
+  // The body of one worker thread.
+  void Work() {
+    Result<storage::Store> store = storage::Store::Open(options_.database);
+    if (!store.ok()) {
+      Fatal(store.status().message());
+    } else {
+      while (!cancel_.load()) {
+        size_t index = next_.fetch_add(1);
+        if (index >= inputs_.size()) break;
+        HandleItem(*store, inputs_[index]);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++workers_finished_;
+    finished_cv_.notify_all();
+  }
+
+  // Waits for `workers` workers, turning a stop request into cancellation and keeping the run's
+  // counters and the progress line fresh.
+  void Supervise(storage::Store& store, int workers) {
+    auto last_update = Clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (workers_finished_ < workers) {
+      finished_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
+        cancel_.store(true);
+      }
+      if (Clock::now() - last_update > std::chrono::seconds(1)) {
+        storage::RunCounters counters = counters_;
+        lock.unlock();
+        Status updated = store.UpdateRunCounters(run_id_, counters);
+        (void)updated;  // best effort: the final FinishRun writes them again
+        options_.progress->Tick();
+        lock.lock();
+        last_update = Clock::now();
+      }
+    }
+  }
+
+  storage::RunCounters counters() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return counters_;
+  }
+  // Items skipped because they failed before with the same content and settings.
+  int64_t still_failed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return still_failed_;
+  }
+  bool cancelled() const { return cancel_.load(); }
+  const std::string& fatal_error() const { return fatal_error_; }
+
+ private:
+  void Fatal(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fatal_error_.empty()) fatal_error_ = message;
+    cancel_.store(true);
+  }
+
+  void CountSkipped(bool failed_before) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.items_skipped;
+    if (failed_before) ++still_failed_;
+  }
+  void CountFailed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.items_failed;
+  }
+  void CountDone(const storage::ItemOutputs& outputs) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.items_done;
+    counters_.frames += static_cast<int64_t>(outputs.frames.size());
+    counters_.segments += static_cast<int64_t>(outputs.segments.size());
+  }
+
+  void LogEvent(storage::Store& store, std::optional<int64_t> item_id, storage::EventLevel level,
+                const std::string& message) {
+    Status logged = RetryBusyStatus([&] {
+      return store.LogEvent(
+          {.run_id = run_id_, .item_id = item_id, .level = level, .message = message});
+    });
+    (void)logged;  // the event log is best effort; the item's own row holds its outcome
+  }
+
+  // Records a failure: the item row (created if needed) says failed with `error`.
+  void Fail(storage::Store& store, std::optional<int64_t> item_id, const ItemPlan* plan,
+            const InputFile& input, const std::string& error, int attempts) {
+    if (!item_id) {
+      storage::ItemRecord record;
+      record.job_id = job_id_;
+      record.path = input.path;
+      record.kind = ToItemKind(input.kind);
+      record.settings_hash = ItemSettingsHash(job_, input);
+      if (plan != nullptr) {
+        record.content_hash = plan->content_hash;
+        record.size_bytes = plan->facts.size_bytes;
+        record.mtime_ns = plan->facts.mtime_ns;
+        record.inode = plan->facts.inode;
+      }
+      Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
+      if (id.ok()) item_id = *id;
+    }
+    if (item_id) {
+      Status marked = RetryBusyStatus([&] { return store.MarkItemFailed(*item_id, error); });
+      if (!marked.ok()) {
+        options_.progress->Warning(input.path +
+                                   ": could not record the failure: " + marked.message());
+      }
+    }
+    LogEvent(store, item_id, storage::EventLevel::kError, error);
+    CountFailed();
+    options_.progress->ItemFailed(input.path, error, attempts);
+  }
+
+  void HandleItem(storage::Store& store, const InputFile& input) {
+    const std::string settings_hash = ItemSettingsHash(job_, input);
+    Result<ItemPlan> planned = RetryBusy([&] {
+      return PlanItem(&store, job_id_, input, settings_hash,
+                      {.retry_failed = options_.retry_failed}, &cancel_);
+    });
+    if (!planned.ok()) {
+      if (cancel_.load()) return;
+      Fail(store, std::nullopt, nullptr, input, planned.status().message(), 0);
+      return;
+    }
+    const ItemPlan& plan = *planned;
+    storage::ItemRecord record;
+    record.job_id = job_id_;
+    record.path = input.path;
+    record.kind = ToItemKind(input.kind);
+    record.content_hash = plan.content_hash;
+    record.size_bytes = plan.facts.size_bytes;
+    record.mtime_ns = plan.facts.mtime_ns;
+    record.inode = plan.facts.inode;
+    record.settings_hash = plan.settings_hash;
+
+    if (plan.action == PlanAction::kSkip) {
+      if (plan.facts_changed) {  // touched but unchanged: remember the new facts, keep status
+        Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
+        if (!id.ok()) options_.progress->Warning(id.status().message());
+      }
+      CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
+      options_.progress->ItemSkipped(input.path, plan.reason);
+      return;
+    }
+
+    options_.progress->ItemStarted(input.path);
+    Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
+    if (!id.ok()) {
+      Fail(store, std::nullopt, &plan, input, id.status().message(), 0);
+      return;
+    }
+    const int64_t item_id = *id;
+    const int max_attempts = 1 + std::max(0, job_.limits.item_retries);
+    Status last;
+    for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+      if (cancel_.load()) {
+        Abandon(store, item_id);
+        return;
+      }
+      Status running = RetryBusyStatus([&] { return store.MarkItemRunning(item_id, run_id_); });
+      if (!running.ok()) {
+        last = running;
+        break;
+      }
+      auto started = Clock::now();
+      Result<ItemWork> work = processor_.Process(job_, input, &cancel_);
+      if (work.ok()) {
+        last = RetryBusyStatus([&] { return store.MarkItemDone(item_id, work->outputs); });
+        if (last.ok()) {
+          for (const auto& stage : processor_.stored_stages()) {
+            Status s = stage->Run(store, item_id, run_id_, *work);
+            if (!s.ok()) work->warnings.push_back(s.message());
+          }
+          for (const std::string& warning : work->warnings) {
+            LogEvent(store, item_id, storage::EventLevel::kWarning, warning);
+            options_.progress->Warning(warning);
+          }
+          CountDone(work->outputs);
+          double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+          options_.progress->ItemDone(input.path, static_cast<int64_t>(work->outputs.frames.size()),
+                                      static_cast<int64_t>(work->outputs.segments.size()), seconds);
+          return;
+        }
+      } else {
+        last = work.status();
+      }
+      if (cancel_.load()) {
+        Abandon(store, item_id);
+        return;
+      }
+      if (!IsTransient(last) || attempt == max_attempts) break;
+      options_.progress->Warning(input.path + ": attempt " + std::to_string(attempt) +
+                                 " failed, retrying: " + last.message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+    }
+    std::string error = last.message();
+    if (error.find(input.path) == std::string::npos) error = input.path + ": " + error;
+    Fail(store, item_id, &plan, input, error, max_attempts);
+  }
+
+  // A stopped item goes back to 'pending' (it was never half-stored: outputs are written only
+  // by MarkItemDone). If even this fails, the next run still redoes it ('running' counts as
+  // to-do).
+  void Abandon(storage::Store& store, int64_t item_id) {
+    Status reset = store.database().Execute(
+        "UPDATE items SET status = 'pending' WHERE status = 'running' AND id = " +
+        std::to_string(item_id));
+    (void)reset;
+  }
+
+  const JobSpec& job_;
+  const RunOptions& options_;
+  const std::vector<InputFile>& inputs_;
+  const int64_t job_id_;
+  const int64_t run_id_;
+  const ItemProcessor processor_;
+
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> cancel_{false};
+  std::mutex mutex_;
+  std::condition_variable finished_cv_;
+  int workers_finished_ = 0;
+  storage::RunCounters counters_;
+  int64_t still_failed_ = 0;
+  std::string fatal_error_;
+};
+
+// Runs a crash left 'running' (we hold the lock, so no live run can own them) become
+// 'interrupted'.
+void MarkAbandonedRuns(storage::Store& store, const std::string& database,
+                       ProgressReporter& progress) {
+  Result<storage::Table> running = storage::Query(
+      database, "SELECT id, pid, host, started_at FROM runs WHERE status = 'running'");
+  if (!running.ok() || running->rows.empty()) return;
+  Status marked = RetryBusyStatus([&] {
+    return store.database().Execute(
+        "UPDATE runs SET status = 'interrupted', "
+        "finished_at = coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
+        "message = coalesce(message, 'the process ended without finishing the run "
+        "(killed or crashed); found by a later run') "
+        "WHERE status = 'running'");
+  });
+  if (!marked.ok()) return;
+  for (const auto& row : running->rows) {
+    progress.Warning("run " + storage::FormatValue(row[0]) + " (pid " +
+                     storage::FormatValue(row[1]) + " on " + storage::FormatValue(row[2]) +
+                     ", started " + storage::FormatValue(row[3]) +
+                     ") did not finish; marked interrupted. Its unfinished items are redone.");
+  }
+}
+
+int DefaultWorkers() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(cores, 1u, 4u));
+}
+
+}  // namespace
+
+std::string DatabasePathFor(const JobSpec& job, const std::optional<std::string>& db_flag,
+                            const ShardSpec& shard) {
+  if (db_flag) return *db_flag;
+  return ShardDatabasePath(ResolveJobPath(job.base_dir, job.storage.database), shard);
+}
+
+Result<std::vector<InputFile>> ShardInputs(const JobSpec& job, const ShardSpec& shard,
+                                           std::vector<std::string>* warnings) {
+  REEL_ASSIGN_OR_RETURN(std::vector<InputFile> inputs, ExpandInputs(job, warnings));
+  if (!shard.sharded()) return inputs;
+  std::vector<InputFile> mine;
+  for (InputFile& input : inputs) {
+    if (InShard(shard, job.base_dir, input.path)) mine.push_back(std::move(input));
+  }
+  return mine;
+}
+
+RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
+  RunOutcome outcome;
+  ProgressReporter& progress = *options.progress;
+  auto stop_requested = [&] {
+    return options.stop_signal != nullptr && options.stop_signal->load() != 0;
+  };
+  const auto started = Clock::now();
+
+  std::filesystem::path parent = std::filesystem::path(options.database).parent_path();
+  if (!parent.empty()) {
+    Status made = MakeDirectories(parent.string());
+    if (!made.ok()) {
+      outcome.message = made.message();
+      return outcome;
+    }
+  }
+
+  Result<RunLock> lock = [&]() -> Result<RunLock> {
+    if (!options.wait_for_lock) return RunLock::TryAcquire(options.database, &outcome.lock_owner);
+    return RunLock::Acquire(
+        options.database,
+        [&](const LockOwner& owner) {
+          progress.Info("waiting for the run holding " + options.database + " (" +
+                        owner.Describe() + ")");
+        },
+        stop_requested);
+  }();
+  if (!lock.ok()) {
+    outcome.message = lock.status().message();
+    if (lock.status().code() == ErrorCode::kUnavailable) {
+      outcome.result = RunResult::kLockHeld;
+    } else if (lock.status().code() == ErrorCode::kCancelled) {
+      outcome.result = RunResult::kInterrupted;
+      outcome.stop_signal = options.stop_signal ? options.stop_signal->load() : 0;
+    }
+    return outcome;
+  }
+
+  std::vector<std::string> warnings;
+  Result<std::vector<InputFile>> inputs = ShardInputs(job, options.shard, &warnings);
+  if (!inputs.ok()) {
+    outcome.result = RunResult::kInvalidJob;
+    outcome.message = inputs.status().message();
+    return outcome;
+  }
+
+  Result<storage::Store> store = storage::Store::Open(options.database);
+  if (!store.ok()) {
+    outcome.message = store.status().message();
+    return outcome;
+  }
+  MarkAbandonedRuns(*store, options.database, progress);
+
+  const std::string spec_text = RenderResolvedJob(job);
+  const std::string spec_hash = storage::Sha256Hex(spec_text);
+  Result<int64_t> job_id = RetryBusy([&] {
+    return store->UpsertJob({.name = job.name, .spec_text = spec_text, .spec_hash = spec_hash});
+  });
+  if (!job_id.ok()) {
+    outcome.message = job_id.status().message();
+    return outcome;
+  }
+  storage::RunRecord run_request;
+  run_request.job_id = *job_id;
+  run_request.spec_hash = spec_hash;
+  run_request.shard_index = options.shard.index;
+  run_request.shard_count = options.shard.count;
+  Result<storage::RunRecord> run = RetryBusy([&] { return store->BeginRun(run_request); });
+  if (!run.ok()) {
+    outcome.message = run.status().message();
+    return outcome;
+  }
+  outcome.run_id = run->id;
+
+  progress.RunStarted(job.name, options.database, run->id, static_cast<int64_t>(inputs->size()),
+                      options.shard.sharded() ? options.shard.ToString() : "");
+  for (const std::string& warning : warnings) progress.Warning(warning);
+  Status logged = store->LogEvent(
+      {.run_id = run->id,
+       .level = storage::EventLevel::kInfo,
+       .message = "run started: " + std::to_string(inputs->size()) + " items" +
+                  (options.shard.sharded() ? ", shard " + options.shard.ToString() : "")});
+  (void)logged;
+
+  Batch batch(job, options, *inputs, *job_id, run->id);
+  const int workers = std::max(1, std::min(options.workers > 0 ? options.workers : DefaultWorkers(),
+                                           static_cast<int>(std::max<size_t>(1, inputs->size()))));
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(workers);
+    for (int i = 0; i < workers; ++i) threads.emplace_back([&batch] { batch.Work(); });
+    batch.Supervise(*store, workers);
+  }  // joined
+
+  outcome.counters = batch.counters();
+  outcome.counters.items_seen = static_cast<int64_t>(inputs->size());
+  storage::RunStatus status = storage::RunStatus::kSucceeded;
+  std::optional<std::string> message;
+  if (!batch.fatal_error().empty()) {
+    status = storage::RunStatus::kFailed;
+    message = batch.fatal_error();
+    outcome.result = RunResult::kError;
+    outcome.message = batch.fatal_error();
+  } else if (stop_requested()) {
+    status = storage::RunStatus::kInterrupted;
+    outcome.stop_signal = options.stop_signal->load();
+    message = "interrupted by signal " + std::to_string(outcome.stop_signal) +
+              (outcome.stop_signal == 2    ? " (SIGINT)"
+               : outcome.stop_signal == 15 ? " (SIGTERM)"
+                                           : "");
+    outcome.result = RunResult::kInterrupted;
+    outcome.message = *message;
+  } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0) {
+    // Failures skipped as "failed before" still leave the job incomplete: exit 1 until they
+    // are fixed or retried, so cron keeps reporting them.
+    status = storage::RunStatus::kFailed;
+    std::string text;
+    if (outcome.counters.items_failed > 0) {
+      text = std::to_string(outcome.counters.items_failed) + " items failed";
+    }
+    if (batch.still_failed() > 0) {
+      text += (text.empty() ? "" : ", ") + std::to_string(batch.still_failed()) +
+              " items failed before and were not retried (--retry-failed)";
+    }
+    message = text;
+    outcome.result = RunResult::kSomeFailed;
+  } else {
+    outcome.result = RunResult::kSucceeded;
+  }
+  Status finished =
+      RetryBusyStatus([&] { return store->FinishRun(run->id, status, outcome.counters, message); });
+  if (!finished.ok()) {
+    progress.Warning("could not record the end of run " + std::to_string(run->id) + ": " +
+                     finished.message());
+  }
+  RunSummary summary;
+  summary.job = job.name;
+  summary.database = options.database;
+  summary.run_id = run->id;
+  summary.status = storage::RunStatusName(status);
+  summary.counters = outcome.counters;
+  summary.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  summary.message = message.value_or("");
+  progress.RunFinished(summary);
+  return outcome;
+}
+
+}  // namespace reel::jobs

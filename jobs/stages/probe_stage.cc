@@ -1,0 +1,55 @@
+#include <nlohmann/json.hpp>
+
+#include "jobs/stages/stages.h"
+#include "pipeline/probe.h"
+
+namespace reel::jobs {
+namespace {
+
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+class ProbeStage final : public ItemStage {
+ public:
+  const char* name() const override { return "probe"; }
+  bool AppliesTo(const ItemWork& work) const override {
+    return work.input.kind == InputKind::kVideo;
+  }
+  Status Run(ItemWork& work) const override {
+    REEL_ASSIGN_OR_RETURN(pipeline::MediaInfo info,
+                          pipeline::Probe(work.input.path, work.job->limits.media));
+    nlohmann::json streams = nlohmann::json::array();
+    for (const pipeline::StreamInfo& s : info.streams) {
+      nlohmann::json j = {{"index", s.index},
+                          {"type", pipeline::StreamTypeName(s.type)},
+                          {"codec", s.codec},
+                          {"duration_seconds", s.duration_s}};
+      if (!s.language.empty()) j["language"] = s.language;
+      streams.push_back(std::move(j));
+    }
+    work.media_facts.emplace_back("duration_seconds", Dump(info.duration_s));
+    work.media_facts.emplace_back("format", Dump(info.format));
+    work.media_facts.emplace_back("streams", Dump(streams));
+    if (info.best_video) {
+      const pipeline::StreamInfo& v = info.streams[*info.best_video];
+      nlohmann::json video = {{"index", v.index},
+                              {"codec", v.codec},
+                              {"width", v.display_width},
+                              {"height", v.display_height},
+                              {"fps", v.fps},
+                              {"frames", v.frames},
+                              {"rotation", v.rotation},
+                              {"pixel_format", v.pixel_format}};
+      work.media_facts.emplace_back("video", Dump(video));
+    }
+    work.media = std::move(info);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ItemStage> MakeProbeStage() { return std::make_unique<ProbeStage>(); }
+
+}  // namespace reel::jobs

@@ -1,0 +1,41 @@
+// The built-in item stages and frame consumers (see jobs/item_stage.h for the contracts).
+// Each is stateless and thread-safe; one file per stage.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "jobs/item_stage.h"
+
+namespace reel::jobs {
+
+// Thumbnail (JPEG, long side kThumbnailLongSide) and 64-bit dHash of every frame.
+std::unique_ptr<FrameConsumer> MakeThumbnailConsumer();
+
+// Videos: probes the file into ItemWork::media and the "duration_seconds", "format", "video",
+// "streams" media facts.
+std::unique_ptr<ItemStage> MakeProbeStage();
+
+// Videos: samples frames with the job's sampling, resize and decode limits, passing each to
+// `consumers` (not owned; they must outlive the stage).
+std::unique_ptr<ItemStage> MakeVideoFramesStage(std::vector<const FrameConsumer*> consumers);
+
+// Images: one frame (sample 0, time 0), resized by the job's rule for still images.
+std::unique_ptr<ItemStage> MakeImageStage(std::vector<const FrameConsumer*> consumers);
+
+// Videos: text subtitle streams ("subtitle:N") and side-car files ("sidecar:NAME"); a broken
+// stream or side-car is a warning, not a failure. Subtitle items (.srt/.vtt inputs): their cues
+// ("sidecar:NAME"); an unreadable file fails the item.
+std::unique_ptr<ItemStage> MakeSubtitleStage();
+
+// Documents (.txt/.md): chunks of paragraphs as segments with source "document", whose
+// start_seconds and end_seconds hold the chunk's 0-based ordinal (documents have no clock).
+std::unique_ptr<ItemStage> MakeDocumentStage();
+
+// The side-car subtitles of a video: files in the same directory named `<stem>.srt`,
+// `<stem>.vtt` or `<stem>.<anything>.srt|vtt` (e.g. clip.en.srt), sorted by name.
+std::vector<std::string> FindSidecarSubtitles(const std::string& video_path);
+
+}  // namespace reel::jobs

@@ -1,0 +1,119 @@
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+#include "jobs/stages/stages.h"
+#include "pipeline/subtitles.h"
+
+namespace reel::jobs {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+void AppendSegments(const std::vector<pipeline::TextSegment>& cues, const std::string& source,
+                    std::vector<storage::SegmentRecord>* out) {
+  for (const pipeline::TextSegment& cue : cues) {
+    if (cue.text.empty()) continue;
+    storage::SegmentRecord segment;
+    segment.source = source;
+    segment.start_seconds = cue.start_s;
+    segment.end_seconds = cue.end_s;
+    segment.text = cue.text;
+    if (!cue.language.empty()) segment.language = cue.language;
+    out->push_back(std::move(segment));
+  }
+}
+
+// "stream:3" -> "subtitle:3".
+std::string StreamSource(const std::string& source) {
+  const std::string prefix = "stream:";
+  if (source.starts_with(prefix)) return "subtitle:" + source.substr(prefix.size());
+  return source;
+}
+
+class SubtitleStage final : public ItemStage {
+ public:
+  const char* name() const override { return "subtitles"; }
+  bool AppliesTo(const ItemWork& work) const override {
+    return work.input.kind == InputKind::kVideo || work.input.kind == InputKind::kSubtitle;
+  }
+  Status Run(ItemWork& work) const override {
+    std::vector<storage::SegmentRecord>& segments = work.outputs.segments;
+    const std::string& path = work.input.path;
+    if (work.input.kind == InputKind::kSubtitle) {
+      REEL_ASSIGN_OR_RETURN(std::vector<pipeline::TextSegment> cues,
+                            pipeline::ReadSubtitleFile(path));
+      AppendSegments(cues, "sidecar:" + std::filesystem::path(path).filename().string(), &segments);
+      work.media_facts.emplace_back("cues", std::to_string(cues.size()));
+      if (!cues.empty()) {
+        double end = 0;
+        for (const auto& cue : cues) end = std::max(end, cue.end_s);
+        work.media_facts.emplace_back("duration_seconds", std::to_string(end));
+      }
+      return Status::Ok();
+    }
+    // A video: its own text streams, then the side-car files beside it.
+    bool has_text_stream = false;
+    if (work.media) {
+      for (const pipeline::StreamInfo& s : work.media->streams) {
+        has_text_stream |= s.type == pipeline::StreamType::kSubtitle;
+      }
+    }
+    if (has_text_stream || !work.media) {
+      Result<std::vector<pipeline::TextSegment>> cues = pipeline::ExtractSubtitleStreams(path);
+      if (cues.ok()) {
+        for (const pipeline::TextSegment& cue : *cues) {
+          AppendSegments({cue}, StreamSource(cue.source), &segments);
+        }
+      } else {
+        work.warnings.push_back(path + ": subtitle streams skipped: " + cues.status().message());
+      }
+    }
+    for (const std::string& sidecar : FindSidecarSubtitles(path)) {
+      if (work.cancelled()) return Cancelled(path + ": stopped by request");
+      Result<std::vector<pipeline::TextSegment>> cues = pipeline::ReadSubtitleFile(sidecar);
+      if (!cues.ok()) {
+        work.warnings.push_back(path + ": side-car subtitles skipped: " + cues.status().message());
+        continue;
+      }
+      AppendSegments(*cues, "sidecar:" + std::filesystem::path(sidecar).filename().string(),
+                     &segments);
+    }
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> FindSidecarSubtitles(const std::string& video_path) {
+  std::vector<std::string> found;
+  std::filesystem::path video(video_path);
+  const std::string stem = video.stem().string();
+  std::filesystem::path dir = video.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  if (error) return found;
+  for (const auto& entry : it) {
+    std::error_code type_error;
+    if (!entry.is_regular_file(type_error)) continue;
+    const std::string name = entry.path().filename().string();
+    const std::string ext = Lower(entry.path().extension().string());
+    if (ext != ".srt" && ext != ".vtt") continue;
+    const std::string base = name.substr(0, name.size() - ext.size());
+    if (base == stem || base.starts_with(stem + ".")) {
+      found.push_back((video.parent_path() / name).string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::unique_ptr<ItemStage> MakeSubtitleStage() { return std::make_unique<SubtitleStage>(); }
+
+}  // namespace reel::jobs

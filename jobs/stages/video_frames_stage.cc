@@ -1,0 +1,70 @@
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "jobs/stages/stages.h"
+#include "pipeline/frame_sampler.h"
+
+namespace reel::jobs {
+namespace {
+
+class VideoFramesStage final : public ItemStage {
+ public:
+  explicit VideoFramesStage(std::vector<const FrameConsumer*> consumers)
+      : consumers_(std::move(consumers)) {}
+  const char* name() const override { return "frames"; }
+  bool AppliesTo(const ItemWork& work) const override {
+    return work.input.kind == InputKind::kVideo;
+  }
+  Status Run(ItemWork& work) const override {
+    pipeline::SampleOptions options;
+    options.sampling = work.job->sampling;
+    options.resize = work.job->resize.frames;
+    options.limits = work.job->limits.media;
+    std::vector<storage::FrameRecord>& frames = work.outputs.frames;
+    auto sink = [&](pipeline::SampledFrame&& frame) -> Status {
+      if (work.cancelled()) return Cancelled(work.input.path + ": stopped by request");
+      storage::FrameRecord record;
+      record.sample_index = frame.index;
+      record.source_frame = frame.source_frame;
+      record.pts_seconds = frame.pts_s;
+      record.time_seconds = frame.time_s;
+      record.width = frame.image.width;
+      record.height = frame.image.height;
+      for (const FrameConsumer* consumer : consumers_) {
+        REEL_RETURN_IF_ERROR(consumer->Consume(work, frame.image, record));
+      }
+      frames.push_back(std::move(record));
+      return Status::Ok();
+    };
+    REEL_ASSIGN_OR_RETURN(pipeline::SampleReport report,
+                          pipeline::SampleVideo(work.input.path, options, sink));
+    std::sort(frames.begin(), frames.end(),
+              [](const auto& a, const auto& b) { return a.sample_index < b.sample_index; });
+    nlohmann::json sample = {{"requested", report.requested},
+                             {"returned", report.returned},
+                             {"missing", report.missing.size()},
+                             {"decode_errors", report.decode_errors},
+                             {"width", report.width},
+                             {"height", report.height}};
+    work.media_facts.emplace_back("sample", sample.dump());
+    if (report.partial()) {
+      work.warnings.push_back(
+          work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +
+          std::to_string(report.requested) + " chosen frames could not be decoded, " +
+          std::to_string(report.decode_errors) + " decoding errors");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<const FrameConsumer*> consumers_;
+};
+
+}  // namespace
+
+std::unique_ptr<ItemStage> MakeVideoFramesStage(std::vector<const FrameConsumer*> consumers) {
+  return std::make_unique<VideoFramesStage>(std::move(consumers));
+}
+
+}  // namespace reel::jobs
