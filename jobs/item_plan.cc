@@ -57,8 +57,11 @@ Result<std::string> HashFile(const std::string& path, const std::atomic<bool>* c
 }
 
 std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
-  std::string key = std::string(kItemOutputsVersion) + "\nkind=" + InputKindName(input.kind) +
-                    "\n" + FrameSettingsKey(job);
+  std::string key = std::string(kItemOutputsVersion) + "\nkind=" + InputKindName(input.kind);
+  // Text items do not depend on frame settings: changing the sampling redoes videos only.
+  if (input.kind == InputKind::kVideo || input.kind == InputKind::kImage) {
+    key += "\n" + FrameSettingsKey(job);
+  }
   if (input.kind == InputKind::kImage) {
     key += "\nimage_max_pixels=" + std::to_string(job.resize.image_max_pixels);
   }

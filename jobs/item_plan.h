@@ -42,7 +42,8 @@ Result<FileFacts> StatFile(const std::string& path);
 Result<std::string> HashFile(const std::string& path, const std::atomic<bool>* cancel = nullptr);
 
 // The hash of everything besides the file's bytes that shapes an item's outputs:
-// kItemOutputsVersion, the item's kind, FrameSettingsKey(job), and for a video the names and
+// kItemOutputsVersion, the item's kind, FrameSettingsKey(job) for videos and images (documents
+// and subtitle files do not depend on it), and for a video the names and
 // SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
 std::string ItemSettingsHash(const JobSpec& job, const InputFile& input);
 

@@ -1,0 +1,284 @@
+// End-to-end tests of `reel validate`, `reel run` (skipping, bad inputs, locking, signals) and
+// sharding with `reel merge`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <map>
+#include <set>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace reel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A job directory with `videos` copies of a small clip, a side-car .srt for the first one, and
+// a Markdown document.
+std::string MakeJobDir(const std::string& test, int videos, const std::string& sampling,
+                       const std::string& clip) {
+  std::string dir = ScratchDir(test);
+  for (int i = 0; i < videos; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "media/v%02d.mp4", i);
+    fs::create_directories(dir + "/media");
+    fs::copy_file(clip, dir + "/" + name, fs::copy_options::overwrite_existing);
+  }
+  WriteText(dir + "/media/v00.srt",
+            "1\n00:00:00,500 --> 00:00:01,500\nA penguin waddles in\n\n"
+            "2\n00:00:01,500 --> 00:00:02,500\nIt slides away\n");
+  WriteText(dir + "/media/notes.md",
+            "# Notes\n\nThe penguin is a bird.\n\n## More\n\nAnother paragraph.\n");
+  WriteText(dir + "/job.yaml", "name: " + test + "\ninputs:\n  - media/*.mp4\n  - media/*.md\n" +
+                                   "sampling:\n" + sampling + "storage:\n  database: out.db\n");
+  return dir;
+}
+
+std::map<std::string, nlohmann::json> ItemsByPath(const std::string& db) {
+  std::map<std::string, nlohmann::json> items;
+  for (const auto& row :
+       QueryJson(db,
+                 "SELECT path, status, attempts, content_hash, settings_hash, mtime_ns, "
+                 "started_at, finished_at, error FROM items")) {
+    items[row["path"].get<std::string>()] = row;
+  }
+  return items;
+}
+
+TEST(ValidateCommandTest, ReportsLineAndColumnAndExitsTwo) {
+  std::string dir = ScratchDir("validate_errors");
+  fs::copy_file(SmallClip(), dir + "/clip.mp4");
+  struct Case {
+    std::string text;
+    std::string expected;
+  } cases[] = {
+      {"name: v\ninputs: [clip.mp4]\nsampeling:\n  fps: 1\n",
+       "bad.yaml:3:1: unknown key 'sampeling' (did you mean 'sampling'?)"},
+      {"name: v\ninputs: [clip.mp4]\nsampling:\n  fps: -1\n",
+       "bad.yaml:4:8: 'sampling.fps' must be greater than 0"},
+      {"name: v\ninputs: [clip.mp4\nsampling: {fps: 1}\n", "bad.yaml:3:9: YAML syntax error"},
+      {"inputs: [clip.mp4]\n", "bad.yaml:1:1: missing required key 'name'"},
+  };
+  for (const Case& c : cases) {
+    WriteText(dir + "/bad.yaml", c.text);
+    CommandResult r = Reel("validate bad.yaml", dir);
+    EXPECT_EQ(r.exit_code, 2) << c.text;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << "nothing is printed for an invalid job";
+  }
+  // A missing input is an error too; a valid file prints the resolved job.
+  WriteText(dir + "/bad.yaml", "name: v\ninputs: [nope.mp4]\n");
+  CommandResult missing = Reel("validate bad.yaml", dir);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope.mp4"), std::string::npos) << missing.err;
+  WriteText(dir + "/good.yaml", "name: v\ninputs: [clip.mp4]\n");
+  CommandResult good = Reel("validate good.yaml", dir);
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("policy: fps"), std::string::npos) << good.out;
+  // `reel run` refuses an invalid job with the same exit code and message.
+  WriteText(dir + "/bad.yaml", cases[1].text);
+  CommandResult run = Reel("run bad.yaml", dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("bad.yaml:4:8:"), std::string::npos) << run.err;
+}
+
+TEST(RunCommandTest, RerunSkipsFinishedWorkAndRedoesChangedSettings) {
+  std::string dir = MakeJobDir("rerun", 3, "  policy: fps\n  fps: 1\n", SmallClip());
+  const std::string db = dir + "/out.db";
+  CommandResult first = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  nlohmann::json summary = LastJsonLine(first.err);
+  EXPECT_EQ(summary["event"], "run_finished");
+  EXPECT_EQ(summary["done"], 4);
+  auto before = ItemsByPath(db);
+  ASSERT_EQ(before.size(), 4u);
+  for (const auto& [path, item] : before) EXPECT_EQ(item["status"], "done") << path;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'sidecar:v00.srt'"), 2);
+
+  // The plan agrees: nothing to do.
+  CommandResult plan = Reel("plan job.yaml --format json", dir);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  for (const auto& row : nlohmann::json::parse(plan.out)) EXPECT_EQ(row["action"], "skip");
+
+  CommandResult second = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(LastJsonLine(second.err)["done"], 0);
+  EXPECT_EQ(LastJsonLine(second.err)["skipped"], 4);
+  EXPECT_EQ(ItemsByPath(db), before) << "a rerun changes no item row";
+
+  // Touching a file (same bytes, new mtime) re-hashes it but does not redo it.
+  const std::string touched = dir + "/media/v01.mp4";
+  struct timespec times[2] = {{1700000000, 0}, {1700000000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, touched.c_str(), times, 0), 0);
+  CommandResult third = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_EQ(LastJsonLine(third.err)["done"], 0);
+  auto after_touch = ItemsByPath(db);
+  EXPECT_EQ(after_touch[touched]["attempts"], before[touched]["attempts"]);
+  EXPECT_EQ(after_touch[touched]["finished_at"], before[touched]["finished_at"]);
+  EXPECT_EQ(after_touch[touched]["mtime_ns"], int64_t{1700000000} * 1000000000);
+
+  // New sampling settings redo the videos (not the document) with the new frame count.
+  const int64_t frames_before = QueryInt(db, "SELECT count(*) FROM frames");
+  std::string job = ReadText(dir + "/job.yaml");
+  job.replace(job.find("fps: 1"), 6, "fps: 2");
+  WriteText(dir + "/job.yaml", job);
+  CommandResult fourth = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(fourth.exit_code, 0) << fourth.err;
+  EXPECT_EQ(LastJsonLine(fourth.err)["done"], 3);
+  EXPECT_EQ(LastJsonLine(fourth.err)["skipped"], 1);
+  auto after_change = ItemsByPath(db);
+  EXPECT_EQ(after_change[dir + "/media/notes.md"], before[dir + "/media/notes.md"]);
+  EXPECT_EQ(after_change[touched]["attempts"], 1) << "a settings change resets the attempts";
+  EXPECT_NE(after_change[touched]["settings_hash"], before[touched]["settings_hash"]);
+  EXPECT_GT(QueryInt(db, "SELECT count(*) FROM frames"), frames_before);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) - count(DISTINCT item_id || '/' || sample_index) "
+                     "FROM frames"),
+            0);
+}
+
+TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
+  std::string dir = ScratchDir("bad_inputs");
+  fs::create_directories(dir + "/media");
+  fs::copy_file(SmallClip(), dir + "/media/good.mp4");
+  WriteText(dir + "/media/zero.mp4", "");
+  std::string noise(6000, '\0');
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 7919 + 13) % 251);
+  WriteText(dir + "/media/random.mp4", noise);
+  WriteText(dir + "/media/text.mp4", "this is not a video, just some text\n");
+  std::string clip = ReadText(SmallClip());
+  WriteText(dir + "/media/truncated.mp4", clip.substr(0, clip.size() / 2));
+  WriteText(dir + "/job.yaml", "name: bad\ninputs: [media]\n");
+  CommandResult r = Reel("run job.yaml", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto items = ItemsByPath(dir + "/bad.db");
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_EQ(items[dir + "/media/good.mp4"]["status"], "done");
+  for (const char* bad : {"zero.mp4", "random.mp4", "text.mp4", "truncated.mp4"}) {
+    const std::string path = dir + "/media/" + bad;
+    EXPECT_EQ(items[path]["status"], "failed") << bad;
+    EXPECT_NE(items[path]["error"].get<std::string>().find(path), std::string::npos)
+        << items[path]["error"];
+    EXPECT_NE(r.err.find(path), std::string::npos) << "stderr names " << bad;
+  }
+  EXPECT_NE(r.err.find("4 failed"), std::string::npos) << r.err;
+  // Failed items are not retried unless asked; the exit code stays 1 while they fail.
+  CommandResult again = Reel("run job.yaml --log-format json", dir);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(LastJsonLine(again.err)["skipped"], 5);
+  CommandResult retry = Reel("run job.yaml --retry-failed --log-format json", dir);
+  EXPECT_EQ(retry.exit_code, 1);
+  EXPECT_EQ(LastJsonLine(retry.err)["failed"], 4);
+  EXPECT_EQ(QueryInt(dir + "/bad.db", "SELECT attempts FROM items WHERE path LIKE '%zero.mp4'"), 2);
+}
+
+// A job that takes a second or two: 12 copies of a 6 s 640x360 clip at 4 fps.
+std::string SlowJobDir(const std::string& test) {
+  return MakeJobDir(test, 12, "  policy: fps\n  fps: 4\n", SmallClip(6, "640x360"));
+}
+
+// Waits until the run started by `process` holds the lock (its pid is in the lock file).
+bool WaitForLock(const std::string& db, pid_t pid) {
+  return WaitFor([&] { return ReadText(db + ".lock").starts_with(std::to_string(pid) + " "); },
+                 std::chrono::seconds(10));
+}
+
+TEST(RunCommandTest, SecondRunExitsFourNamingTheHolderAndWaitQueues) {
+  std::string dir = SlowJobDir("concurrent");
+  const std::string db = dir + "/out.db";
+  ReelProcess first({"run", dir + "/job.yaml", "--workers", "1"}, dir + "/first.err");
+  ASSERT_TRUE(WaitForLock(db, first.pid()));
+  CommandResult second = Reel("run job.yaml", dir);
+  EXPECT_EQ(second.exit_code, 4) << second.err;
+  EXPECT_NE(second.err.find("pid " + std::to_string(first.pid())), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("--wait"), std::string::npos) << second.err;
+  // reel status names the running process too.
+  CommandResult status = Reel("status --db out.db", dir);
+  EXPECT_NE(status.out.find("Running now: pid " + std::to_string(first.pid())), std::string::npos)
+      << status.out;
+
+  CommandResult waited = Reel("run job.yaml --wait --log-format json", dir);
+  EXPECT_EQ(first.Wait(), 0) << ReadText(dir + "/first.err");
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_NE(waited.err.find("waiting for"), std::string::npos) << waited.err;
+  nlohmann::json summary = LastJsonLine(waited.err);
+  EXPECT_EQ(summary["done"], 0) << "the first run did everything";
+  EXPECT_EQ(summary["skipped"], 13);
+}
+
+TEST(RunCommandTest, SigtermStopsCleanlyWith143AndMarksTheRunInterrupted) {
+  std::string dir = SlowJobDir("sigterm");
+  const std::string db = dir + "/out.db";
+  ReelProcess run({"run", dir + "/job.yaml", "--workers", "2", "--log-format", "json"},
+                  dir + "/run.err");
+  ASSERT_TRUE(WaitForLock(db, run.pid()));
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadText(dir + "/run.err").find("item_done") != std::string::npos; },
+              std::chrono::seconds(10)));
+  run.Signal(SIGTERM);
+  EXPECT_EQ(run.Wait(), 143) << ReadText(dir + "/run.err");
+  nlohmann::json last = LastJsonLine(ReadText(dir + "/run.err"));
+  EXPECT_EQ(last["status"], "interrupted");
+  nlohmann::json runs = QueryJson(db, "SELECT status, message FROM runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "interrupted");
+  EXPECT_NE(runs[0]["message"].get<std::string>().find("SIGTERM"), std::string::npos);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE status = 'running'"), 0);
+  const int64_t done = QueryInt(db, "SELECT count(*) FROM items WHERE status = 'done'");
+  EXPECT_LT(done, 13) << "stopped before the end";
+  // The next run finishes the job without redoing what was done.
+  CommandResult rest = Reel("run job.yaml --log-format json", dir);
+  EXPECT_EQ(rest.exit_code, 0) << rest.err;
+  EXPECT_EQ(LastJsonLine(rest.err)["skipped"], done);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE status = 'done'"), 13);
+}
+
+TEST(RunCommandTest, ShardsMergeIntoTheSameResultAsOneRun) {
+  std::string dir = MakeJobDir("shards", 6, "  policy: count\n  count: 3\n", SmallClip());
+  CommandResult full = Reel("run job.yaml --db full.db", dir);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  CommandResult s0 = Reel("run job.yaml --shard 0/2", dir);
+  ASSERT_EQ(s0.exit_code, 0) << s0.err;
+  // The second shard comes from the environment, as in a Slurm array.
+  CommandResult s1 =
+      RunCommand("cd " + ShellQuote(dir) + " && SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " +
+                 ShellQuote(ReelPath()) + " run job.yaml");
+  ASSERT_EQ(s1.exit_code, 0) << s1.err;
+  const std::string shard0 = dir + "/out.shard-0-of-2.db", shard1 = dir + "/out.shard-1-of-2.db";
+  ASSERT_TRUE(fs::exists(shard0));
+  ASSERT_TRUE(fs::exists(shard1));
+  const int64_t n0 = QueryInt(shard0, "SELECT count(*) FROM items");
+  const int64_t n1 = QueryInt(shard1, "SELECT count(*) FROM items");
+  EXPECT_EQ(n0 + n1, 7) << "the shards split the inputs";
+  EXPECT_GT(n0, 0);
+  EXPECT_GT(n1, 0);
+
+  CommandResult merged = Reel("merge merged.db out.shard-0-of-2.db out.shard-1-of-2.db", dir);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  CommandResult again = Reel("merge merged.db out.shard-0-of-2.db out.shard-1-of-2.db", dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const std::string items_sql = "SELECT path, status, kind, content_hash FROM items ORDER BY path";
+  const std::string frames_sql =
+      "SELECT i.path, f.sample_index, f.time_seconds, f.phash, f.thumbnail_hash FROM frames f "
+      "JOIN items i ON i.id = f.item_id ORDER BY i.path, f.sample_index";
+  const std::string segments_sql =
+      "SELECT i.path, s.source, s.start_seconds, s.text FROM segments s JOIN items i ON "
+      "i.id = s.item_id ORDER BY 1, 2, 3";
+  EXPECT_EQ(QueryJson(dir + "/merged.db", items_sql), QueryJson(dir + "/full.db", items_sql));
+  EXPECT_EQ(QueryJson(dir + "/merged.db", frames_sql), QueryJson(dir + "/full.db", frames_sql));
+  EXPECT_EQ(QueryJson(dir + "/merged.db", segments_sql), QueryJson(dir + "/full.db", segments_sql));
+  EXPECT_EQ(QueryInt(dir + "/merged.db", "SELECT count(*) FROM items"), 7);
+  EXPECT_EQ(QueryInt(dir + "/merged.db", "SELECT count(*) FROM frames"), 18);
+  EXPECT_EQ(QueryInt(dir + "/merged.db", "SELECT count(*) FROM runs"), 2);
+
+  // Bad shard specifications are usage errors.
+  EXPECT_EQ(Reel("run job.yaml --shard 2/2", dir).exit_code, 2);
+  EXPECT_EQ(RunCommand("cd " + ShellQuote(dir) + " && JOB_COMPLETION_INDEX=0 " +
+                       ShellQuote(ReelPath()) + " run job.yaml")
+                .exit_code,
+            2);
+}
+
+}  // namespace
+}  // namespace reel::testing
