@@ -1,0 +1,197 @@
+// End-to-end tests of the reporting commands: query (every format), status, results, search,
+// and how they pick the database.
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace reel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class QueryCommandTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(ScratchDir("query_commands"));
+    const std::string& d = *dir_;
+    fs::create_directories(d + "/media");
+    fs::copy_file(SmallClip(), d + "/media/walk.mp4");
+    fs::copy_file(SmallClip(), d + "/media/other.mp4");
+    WriteText(d + "/media/walk.srt",
+              "1\n00:00:01,250 --> 00:00:02,000\nThe emperor penguin walks\n");
+    WriteText(d + "/media/notes.txt",
+              "# Seals\n\nFirst paragraph about seals.\n\n# Penguins\n\nA penguin colony.\n");
+    WriteText(d + "/media/broken.mp4", "not a video");
+    WriteText(d + "/job.yaml",
+              "name: zoo\ninputs: [media]\nsampling:\n  policy: count\n  count: 2\n");
+    CommandResult run = Reel("run job.yaml", d);
+    ASSERT_EQ(run.exit_code, 1) << run.err;  // broken.mp4 fails
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string Dir() { return *dir_; }
+  static std::string Db() { return *dir_ + "/zoo.db"; }
+  static CommandResult Q(const std::string& args) { return Reel(args, Dir()); }
+
+  static std::string* dir_;
+};
+std::string* QueryCommandTest::dir_ = nullptr;
+
+TEST_F(QueryCommandTest, TableIsAlignedAndCutsLongCells) {
+  CommandResult r =
+      Q("query --db zoo.db \"SELECT 1234 AS n, printf('%.100c', 'x') AS long, "
+        "'a' || char(10) || 'b' AS two_lines\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, rule, row, count;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  std::getline(lines, row);
+  std::getline(lines, count);
+  EXPECT_EQ(header.substr(0, 8), "   n  lo") << "numbers are right-aligned under their header";
+  EXPECT_EQ(rule.substr(0, 7), "----  -");
+  EXPECT_EQ(row.substr(0, 6), "1234  ");
+  EXPECT_NE(row.find(std::string(59, 'x') + "\xE2\x80\xA6"), std::string::npos) << row;
+  EXPECT_EQ(row.find(std::string(60, 'x')), std::string::npos) << "cut to 60 characters";
+  EXPECT_NE(row.find("a\xE2\x8F\x8E"
+                     "b"),
+            std::string::npos)
+      << "line breaks are shown as ⏎";
+  EXPECT_EQ(count, "(1 row)");
+  // --width 0 never cuts.
+  CommandResult wide = Q("query --db zoo.db \"SELECT printf('%.100c', 'x')\" --width 0");
+  EXPECT_NE(wide.out.find(std::string(100, 'x')), std::string::npos);
+}
+
+TEST_F(QueryCommandTest, CsvFollowsRfc4180) {
+  CommandResult r = Q("query --db zoo.db " +
+                      ShellQuote("SELECT 'a,b' AS x, 'say \"hi\"' AS y, 'l1' || char(10) || 'l2' "
+                                 "AS z, NULL AS n, 1.5 AS r") +
+                      " --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "x,y,z,n,r\r\n\"a,b\",\"say \"\"hi\"\"\",\"l1\nl2\",,1.5\r\n");
+}
+
+TEST_F(QueryCommandTest, JsonAndJsonlKeepTypes) {
+  const std::string sql = "SELECT path, kind, status, attempts, error FROM items ORDER BY path";
+  CommandResult json = Q("query --db zoo.db \"" + sql + "\" --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json rows = nlohmann::json::parse(json.out);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 5u);  // walk.srt is an item of its own too
+  EXPECT_TRUE(rows[0]["attempts"].is_number_integer());
+  EXPECT_TRUE(rows[1]["error"].is_null());
+  EXPECT_EQ(rows[0]["status"], "failed");  // broken.mp4 sorts first
+
+  CommandResult jsonl = Q("query --db zoo.db \"" + sql + "\" --format jsonl");
+  ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
+  std::istringstream lines(jsonl.out);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(nlohmann::json::parse(line), rows[n]) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, rows.size());
+}
+
+TEST_F(QueryCommandTest, RefusesWritesAndBadSql) {
+  CommandResult write = Q("query --db zoo.db \"DELETE FROM items\"");
+  EXPECT_EQ(write.exit_code, 2) << write.err;
+  EXPECT_EQ(QueryInt(Db(), "SELECT count(*) FROM items"), 5) << "nothing was deleted";
+  EXPECT_EQ(Q("query --db zoo.db \"SELEC 1\"").exit_code, 2);
+}
+
+TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
+  EXPECT_EQ(Q("query --job job.yaml \"SELECT count(*) AS n FROM items\" --format jsonl").out,
+            "{\"n\":5}\n");
+  CommandResult none = Q("query \"SELECT 1\"");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no database at reel.db"), std::string::npos) << none.err;
+  CommandResult env =
+      RunCommand("cd " + ShellQuote(Dir()) + " && REEL_DB=zoo.db " + ShellQuote(ReelPath()) +
+                 " query \"SELECT 1 AS one\" --format csv");
+  EXPECT_EQ(env.out, "one\r\n1\r\n") << env.err;
+}
+
+TEST_F(QueryCommandTest, StatusShowsRunsCountsAndFailures) {
+  CommandResult text = Q("status --db zoo.db");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Items: 5 (done 4, failed 1, pending 0, running 0)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Recent runs"), std::string::npos);
+  EXPECT_NE(text.out.find("media/broken.mp4: not a readable media file"), std::string::npos)
+      << text.out;
+  CommandResult json = Q("status --job job.yaml --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["items"]["done"], 4);
+  EXPECT_EQ(j["items"]["failed"], 1);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  EXPECT_EQ(j["runs"][0]["status"], "failed");
+  EXPECT_EQ(j["runs"][0]["frames"], 4);  // 2 + 2 from the videos, none from the text
+  EXPECT_EQ(j["failures"].size(), 1u);
+  EXPECT_TRUE(j["running_now"].is_null());
+}
+
+TEST_F(QueryCommandTest, ResultsListItemsWithFramesDurationsAndSegments) {
+  CommandResult r = Q("results --db zoo.db --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 5u);
+  std::map<std::string, nlohmann::json> by_path;
+  for (const auto& row : rows) by_path[fs::path(row["path"].get<std::string>()).filename()] = row;
+  EXPECT_EQ(by_path["walk.mp4"]["frames"], 2);
+  EXPECT_EQ(by_path["walk.mp4"]["segments"], 1);
+  EXPECT_DOUBLE_EQ(by_path["walk.mp4"]["duration_seconds"].get<double>(), 3.0);
+  EXPECT_EQ(by_path["notes.txt"]["segments"], 2);
+  EXPECT_EQ(by_path["broken.mp4"]["status"], "failed");
+  EXPECT_EQ(by_path["walk.srt"]["kind"], "subtitle");
+  EXPECT_EQ(by_path["walk.srt"]["segments"], 1);
+  // Filters: another job's name matches nothing; no answers for a prompt yet.
+  EXPECT_EQ(Q("results --db zoo.db --job other --format json").out, "[]\n");
+  CommandResult failed = Q("results --db zoo.db --job zoo --status failed --format jsonl");
+  EXPECT_EQ(std::count(failed.out.begin(), failed.out.end(), '\n'), 1);
+  EXPECT_NE(failed.out.find("broken.mp4"), std::string::npos);
+  EXPECT_EQ(Q("results --db zoo.db --prompt summary --format json").out, "[]\n");
+  CommandResult csv = Q("results --db zoo.db --format csv");
+  EXPECT_EQ(csv.out.substr(0, csv.out.find("\r\n")),
+            "job,item_id,path,kind,status,frames,duration_seconds,segments,answers,attempts,"
+            "error");
+}
+
+TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
+  CommandResult r = Q("search --db zoo.db penguin --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json hits = nlohmann::json::parse(r.out);
+  ASSERT_EQ(hits.size(), 3u);  // walk.mp4's side-car, walk.srt itself, notes.txt
+  bool subtitle = false, document = false;
+  for (const auto& hit : hits) {
+    const std::string path = hit["path"];
+    if (path.ends_with("walk.mp4")) {
+      subtitle = true;
+      EXPECT_EQ(hit["source"], "sidecar:walk.srt");
+      EXPECT_DOUBLE_EQ(hit["start_seconds"].get<double>(), 1.25);
+      EXPECT_EQ(hit["where"], "0:00:01.250-0:00:02.000");
+      EXPECT_EQ(hit["snippet"], "The emperor [penguin] walks");
+    } else if (path.ends_with("notes.txt")) {
+      document = true;
+      EXPECT_EQ(hit["where"], "chunk 1");
+    }
+    EXPECT_EQ(hit["job"], "zoo");
+  }
+  EXPECT_TRUE(subtitle);
+  EXPECT_TRUE(document);
+  EXPECT_EQ(hits[0]["rank"], 1);
+  // Every word must occur; a query without hits is not an error.
+  CommandResult both = Q("search --db zoo.db \"emperor penguin\" --format jsonl");
+  EXPECT_EQ(std::count(both.out.begin(), both.out.end(), '\n'), 2);
+  CommandResult none = Q("search --db zoo.db walrus");
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_NE(none.out.find("(0 rows)"), std::string::npos) << none.out;
+  EXPECT_EQ(Q("search --db zoo.db \"  \"").exit_code, 2);
+  CommandResult table = Q("search --db zoo.db penguin");
+  EXPECT_NE(table.out.find("[penguin]"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace reel::testing
