@@ -118,6 +118,18 @@ class ReelProcess {
     status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return status_;
   }
+  // Whether the process is still running (reaps it if it has ended).
+  bool Running() {
+    if (reaped_) return false;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == 0) return true;
+    if (r == pid_) {
+      reaped_ = true;
+      status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return false;
+  }
 
  private:
   pid_t pid_ = -1;

@@ -2,6 +2,8 @@
 // complete with no duplicate rows, an intact database, and no finished item redone.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -45,18 +47,40 @@ TEST(CrashTest, KilledRunsResumeWithoutDuplicatesOrRedoneWork) {
             "name: crash\ninputs: [media/*.mp4]\nsampling:\n  policy: fps\n  fps: 4\n");
   const std::string db = dir + "/crash.db";
 
-  // An uninterrupted run takes about 1.5 s on 2 cores; each killed run gets 10-170 ms, so the
-  // 14 kills land at different stages (start-up, planning, sampling, storing an item) while
-  // the job creeps forward. The seed is fixed so a failure reproduces.
+  // Calibrate: how long one uninterrupted run of the whole job takes here and now (sanitizers and
+  // a loaded machine slow it down several times), in a separate database.
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult calibration =
+      Reel("run job.yaml --workers 2 --db " + dir + "/calibration.db", dir);
+  ASSERT_EQ(calibration.exit_code, 0) << calibration.err;
+  const double full_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  // Each killed run is killed a random moment after it has registered itself (its row in `runs`)
+  // and before it could have finished about one item's worth of work, so the 14 kills land at
+  // different stages (planning, sampling, storing an item) while the job creeps forward. The seed
+  // is fixed so a failure reproduces.
   std::mt19937 rng(20240501);
-  std::uniform_int_distribution<int> jitter(0, 160);
+  std::uniform_real_distribution<double> fraction(0.0, 1.0);
   std::map<std::string, std::string> done_before;
   int kills_during_work = 0;
   const int kPoints = 14;
   for (int point = 0; point < kPoints; ++point) {
-    const int delay_ms = 10 + jitter(rng);
-    ReelProcess run({"run", dir + "/job.yaml", "--workers", "2"}, dir + "/run.err");
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    const std::string err_path = dir + "/run.err";
+    ReelProcess run({"run", dir + "/job.yaml", "--workers", "2", "--log-format", "json"}, err_path);
+    // Wait (at most the calibrated run time) for the run to register (`run_started` comes right
+    // after its row in `runs` is written), then a random share of one item's time. Point 0 is
+    // killed at once, before anything is written.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int>(full_ms) + 1000);
+    while (point > 0 && std::chrono::steady_clock::now() < deadline && run.Running()) {
+      std::ifstream err(err_path);
+      std::string text((std::istreambuf_iterator<char>(err)), {});
+      if (text.find("\"run_started\"") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(static_cast<int>(fraction(rng) * full_ms / kVideos * 1000)));
     run.Signal(SIGKILL);
     int code = run.Wait();
     if (code == 128 + SIGKILL) ++kills_during_work;

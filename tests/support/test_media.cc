@@ -37,7 +37,10 @@ std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_ar
 }
 
 std::string ScratchDir(const std::string& test_name) {
-  fs::path dir = fs::path(REEL_BINARY_DIR) / "test-scratch" / test_name;
+  // One folder per test process: ctest runs each test case as its own process, in parallel, so
+  // two cases of one suite must never share (and wipe) each other's folder.
+  fs::path dir = fs::path(REEL_BINARY_DIR) / "test-scratch" /
+                 (test_name + "." + std::to_string(::getpid()));
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);

@@ -12,7 +12,7 @@ namespace reel::testing {
 // Fails the calling test (ADD_FAILURE) and returns "" if ffmpeg fails.
 std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_args);
 
-// A directory for the calling test's scratch files, created fresh.
+// A directory for the calling test's scratch files, created fresh, unique to this process.
 std::string ScratchDir(const std::string& test_name);
 
 // The shared real-media corpus (../shared/media beside the project root), or "" if absent.
