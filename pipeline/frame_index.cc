@@ -107,6 +107,12 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   UniquePacket packet(av_packet_alloc());
   if (!packet) return Internal(path + ": out of memory");
   std::vector<int64_t> durations;
+  int64_t offset = 0, last_dts = 0, timeline_end = 0;
+  // Half a second, or eight frames if that is longer, in stream time base.
+  const double frame_s = index.avg_fps > 0 ? 1.0 / index.avg_fps : 0.04;
+  const int64_t jump_threshold = static_cast<int64_t>(
+      std::max(0.5, 8 * frame_s) * stream->time_base.den / std::max(1, stream->time_base.num));
+  bool seen_any = false;
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
@@ -126,6 +132,22 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       }
       p.pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       p.dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : p.pts;
+      p.raw_pts = p.pts;
+      if (index.has_timestamps) {
+        // Decode times never go backwards within a recording: a jump back starts a new segment,
+        // placed right after everything seen so far. Small steps back are demuxers' guessed
+        // decode times around B-frames (Matroska), not new recordings.
+        if (seen_any && p.dts + offset < last_dts - jump_threshold) {
+          offset = timeline_end - p.pts;
+          index.segment_offsets.push_back(offset);
+        }
+        p.segment = static_cast<int>(index.segment_offsets.size()) - 1;
+        p.pts += offset;
+        p.dts += offset;
+        last_dts = p.dts;
+        timeline_end = std::max(timeline_end, p.pts + std::max<int64_t>(packet->duration, 1));
+        seen_any = true;
+      }
       index.packets.push_back(p);
       durations.push_back(packet->duration);
     }
@@ -139,6 +161,8 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       index.packets[i].pts = static_cast<int64_t>(
           static_cast<double>(i) / fps * index.time_base_den / index.time_base_num + 0.5);
       index.packets[i].dts = index.packets[i].pts;
+      index.packets[i].raw_pts = index.packets[i].pts;
+      index.packets[i].segment = 0;
     }
   }
 

@@ -13,8 +13,10 @@
 namespace reel::pipeline {
 
 struct IndexedPacket {
-  int64_t pts = 0;          // presentation timestamp, stream time base
-  int64_t dts = 0;          // decode timestamp (pts when the container gives none)
+  int64_t pts = 0;          // presentation timestamp on the continuous timeline, stream time base
+  int64_t dts = 0;          // decode timestamp (pts when the container gives none), continuous
+  int64_t raw_pts = 0;      // the timestamp as the container stores it (what the decoder returns)
+  int segment = 0;          // timestamp segment (a new one starts where timestamps jump back)
   bool keyframe = false;    // a random-access point
   bool discarded = false;   // an edit list hides it: decoded (others may reference it), not shown
   int frame = -1;           // its presentation index, or -1 when discarded
@@ -37,6 +39,9 @@ struct FrameIndex {
   std::vector<IndexedFrame> frames;    // presentation order (ascending pts)
   int discarded_packets = 0;           // packets an edit list hides
   int corrupt_packets = 0;             // packets the demuxer flagged as corrupt
+  // Where the container's timestamps jump backwards (concatenated recordings), a new segment
+  // starts and is moved to follow the previous one: segment_offsets[s] is added to raw times.
+  std::vector<int64_t> segment_offsets = {0};
   int64_t declared_frames = 0;         // the container's frame count (0 if it gives none)
   std::string read_error;              // why reading stopped before a clean end of file, if so
   // The file ends early: reading failed, or fewer frames were found than the container lists.

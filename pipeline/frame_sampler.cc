@@ -24,23 +24,52 @@ using internal::Deadline;
 // Seek instead of reading through when the next needed packet is this many packets ahead.
 constexpr int kSeekGapPackets = 96;
 
-struct PtsDts {
-  int64_t pts, dts;
-  bool operator==(const PtsDts&) const = default;
-};
-struct PtsDtsHash {
-  size_t operator()(const PtsDts& k) const {
-    return std::hash<int64_t>()(k.pts) * 31 + std::hash<int64_t>()(k.dts);
+// The demuxer the decoder reads from. Starting over opens the file afresh: some files (Matroska
+// without cues, raw streams) cannot seek back to their start, and a fresh context always can.
+class Demuxer {
+ public:
+  Demuxer(const std::string& path, int stream_index, const Deadline& deadline)
+      : path_(path), stream_index_(stream_index), deadline_(deadline) {}
+
+  Status Open() {
+    REEL_ASSIGN_OR_RETURN(format_, internal::OpenInput(path_, deadline_));
+    if (stream_index_ >= static_cast<int>(format_->nb_streams)) {
+      return CorruptData(path_ + ": the video stream disappeared on reopening");
+    }
+    for (unsigned i = 0; i < format_->nb_streams; ++i) {
+      format_->streams[i]->discard =
+          static_cast<int>(i) == stream_index_ ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+    }
+    fresh_ = true;
+    return Status::Ok();
   }
+  // Back to the first packet; free when nothing has been read yet.
+  Status Restart() { return fresh_ ? Status::Ok() : Open(); }
+  int Read(AVPacket* packet) {
+    fresh_ = false;
+    return av_read_frame(format_.get(), packet);
+  }
+  int Seek(int64_t ts) {
+    fresh_ = false;
+    return av_seek_frame(format_.get(), stream_index_, ts, AVSEEK_FLAG_BACKWARD);
+  }
+
+ private:
+  const std::string& path_;
+  int stream_index_;
+  const Deadline& deadline_;
+  internal::UniqueFormatContext format_;
+  bool fresh_ = false;
 };
+
 
 class VideoDecoder {
  public:
-  VideoDecoder(const std::string& path, AVFormatContext* format, AVCodecContext* codec,
+  VideoDecoder(const std::string& path, Demuxer& demuxer, AVCodecContext* codec,
                const FrameIndex& index, const MediaLimits& limits, const Deadline& deadline,
                internal::FrameConverter& converter, SampleReport& report)
       : path_(path),
-        format_(format),
+        demuxer_(demuxer),
         codec_(codec),
         index_(index),
         limits_(limits),
@@ -48,8 +77,7 @@ class VideoDecoder {
         converter_(converter),
         report_(report) {
     for (size_t i = 0; i < index.packets.size(); ++i) {
-      packet_by_ts_.emplace(PtsDts{index.packets[i].pts, index.packets[i].dts},
-                            static_cast<int>(i));
+      packets_by_pts_.emplace(index.packets[i].raw_pts, static_cast<int>(i));
     }
     // Decoders known to skip exactly the pictures no other picture references.
     switch (codec->codec_id) {
@@ -105,7 +133,7 @@ class VideoDecoder {
     bool done = false;
     while (!done) {
       if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
-      int rc = av_read_frame(format_, packet.get());
+      int rc = demuxer_.Read(packet.get());
       if (rc < 0) break;  // EOF or an unreadable tail
       if (packet->stream_index != index_.stream_index) {
         av_packet_unref(packet.get());
@@ -122,7 +150,7 @@ class VideoDecoder {
         sought_ = -1;
         if (d > target_packet) {
           seek_failed_ = true;
-          REEL_RETURN_IF_ERROR(internal::RewindToStart(format_, index_.stream_index, path_));
+          REEL_RETURN_IF_ERROR(demuxer_.Restart());
           position = 0;
           continue;
         }
@@ -137,6 +165,7 @@ class VideoDecoder {
       bool skip_nonref = skip_nonref_ok_ && !all_frames && !target[d];
       codec_->skip_frame = skip_nonref ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
       sent_.insert(d);
+      segment_ = index_.packets[d].segment;
       REEL_RETURN_IF_ERROR(Send(packet.get(), handler));
       if (d >= last_needed) done = true;
       if (!done) {
@@ -156,6 +185,7 @@ class VideoDecoder {
   void Reset() {
     avcodec_flush_buffers(codec_);
     sent_.clear();
+    segment_ = 0;
   }
 
  private:
@@ -192,17 +222,32 @@ class VideoDecoder {
     return k;
   }
 
-  // The decode index of a packet just read, or -1 if it is not in the index.
+  // The decode index of a packet just read, or -1 if it is not in the index. Packets are known
+  // by their presentation time; decode times are only a tie-breaker, since some demuxers
+  // (Matroska) leave them out after a seek.
   int Identify(const AVPacket* packet, int expected) const {
-    if (expected < static_cast<int>(index_.packets.size())) {
-      const IndexedPacket& e = index_.packets[expected];
-      int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
-      int64_t dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : pts;
-      if (e.pts == pts && e.dts == dts) return expected;
-      auto it = packet_by_ts_.find(PtsDts{pts, dts});
-      if (it != packet_by_ts_.end()) return it->second;
+    int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+    if (pts == AV_NOPTS_VALUE) return -1;
+    if (expected < static_cast<int>(index_.packets.size()) &&
+        index_.packets[expected].raw_pts == pts) {
+      return expected;
     }
-    return -1;
+    // Several packets can share a raw time (timestamps that restart mid-file): take the first at
+    // or after where reading should be, preferring one whose decode time matches too.
+    auto [first, last] = packets_by_pts_.equal_range(pts);
+    int best = -1;
+    for (auto it = first; it != last; ++it) {
+      const int i = it->second;
+      const bool dts_matches =
+          packet->dts == AV_NOPTS_VALUE ||
+          index_.packets[i].dts - index_.segment_offsets[index_.packets[i].segment] == packet->dts;
+      if (!dts_matches) continue;
+      if (best < 0 || (i >= expected && (best < expected || i < best)) ||
+          (i < expected && best < expected && i > best)) {
+        best = i;
+      }
+    }
+    return best;
   }
 
   // Seeks to `next` when it is far ahead of `current` and has not been sought already (a demuxer
@@ -220,18 +265,18 @@ class VideoDecoder {
   Status SeekToPacket(int d) {
     if (d <= 0) {
       ++report_.seeks;
-      return internal::RewindToStart(format_, index_.stream_index, path_);
+      return demuxer_.Restart();
     }
     // Demuxer indexes hold decode times (MP4) or presentation times (Matroska); the smaller of
     // the two with BACKWARD lands on this keyframe or an earlier one.
     const IndexedPacket& p = index_.packets[d];
     int64_t ts = std::min(p.pts, p.dts);
-    int rc = av_seek_frame(format_, index_.stream_index, ts, AVSEEK_FLAG_BACKWARD);
+    int rc = demuxer_.Seek(ts);
     ++report_.seeks;
     if (rc < 0) {
       // Some demuxers cannot seek: read through from the start instead, once.
       seek_failed_ = true;
-      return internal::RewindToStart(format_, index_.stream_index, path_);
+      return demuxer_.Restart();
     }
     return Status::Ok();
   }
@@ -290,12 +335,20 @@ class VideoDecoder {
     }
   }
 
+  // The frame a decoded picture with raw time `pts` is: in the segment of the packet last sent,
+  // or the one before (pictures still in the decoder's reorder buffer at a boundary).
   int FrameOf(int64_t pts) const {
     if (pts == AV_NOPTS_VALUE) return -1;
-    auto it = std::lower_bound(index_.frames.begin(), index_.frames.end(), pts,
-                               [](const IndexedFrame& f, int64_t v) { return f.pts < v; });
-    if (it == index_.frames.end() || it->pts != pts) return -1;
-    return static_cast<int>(it - index_.frames.begin());
+    for (int segment = segment_; segment >= 0 && segment >= segment_ - 1; --segment) {
+      int64_t t = pts + index_.segment_offsets[segment];
+      auto it = std::lower_bound(index_.frames.begin(), index_.frames.end(), t,
+                                 [](const IndexedFrame& f, int64_t v) { return f.pts < v; });
+      if (it != index_.frames.end() && it->pts == t &&
+          index_.packets[it->packet].segment == segment) {
+        return static_cast<int>(it - index_.frames.begin());
+      }
+    }
+    return -1;
   }
 
   Status CheckErrorRate() const {
@@ -312,7 +365,7 @@ class VideoDecoder {
   // Streams without timestamps: decode from the start and count output pictures.
   Status DecodeSequentially(int last_needed, const FrameHandler& handler,
                             const std::vector<int>& frames) {
-    REEL_RETURN_IF_ERROR(internal::RewindToStart(format_, index_.stream_index, path_));
+    REEL_RETURN_IF_ERROR(demuxer_.Restart());
     internal::UniquePacket packet(av_packet_alloc());
     int counted = 0;
     FrameHandler counting = [&](int, const AVFrame* picture) {
@@ -327,7 +380,7 @@ class VideoDecoder {
     int sent = 0;
     while (sent <= last_needed) {
       if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
-      int rc = av_read_frame(format_, packet.get());
+      int rc = demuxer_.Read(packet.get());
       if (rc < 0) break;
       PacketUnref unref(packet.get());
       if (packet->stream_index != index_.stream_index) continue;
@@ -362,20 +415,21 @@ class VideoDecoder {
   }
 
   const std::string& path_;
-  AVFormatContext* format_;
+  Demuxer& demuxer_;
   AVCodecContext* codec_;
   const FrameIndex& index_;
   const MediaLimits& limits_;
   const Deadline& deadline_;
   internal::FrameConverter& converter_;
   SampleReport& report_;
-  std::unordered_map<PtsDts, int, PtsDtsHash> packet_by_ts_;
+  std::unordered_multimap<int64_t, int> packets_by_pts_;
   std::unordered_set<int> sent_;
   internal::UniqueFrame frame_;
   bool skip_nonref_ok_ = false;
   bool seek_failed_ = false;
   int last_seek_target_ = -1;  // the packet of the last seek, never sought twice
   int sought_ = -1;            // set until the first packet after a seek is identified
+  int segment_ = 0;            // timestamp segment of the packet last sent to the decoder
 };
 
 SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int frame, Image image,
@@ -440,7 +494,11 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
                         internal::OpenDecoder(stream, limits.decoder_threads, path));
   internal::FrameConverter converter(target, report.rotation);
-  VideoDecoder decoder(path, format.get(), codec.get(), index, limits, deadline, converter, report);
+  // The index pass read the whole file; decoding starts from a fresh context.
+  format.reset();
+  Demuxer demuxer(path, stream_index, deadline);
+  REEL_RETURN_IF_ERROR(demuxer.Open());
+  VideoDecoder decoder(path, demuxer, codec.get(), index, limits, deadline, converter, report);
 
   std::vector<int> targets;
   const SamplingOptions& sampling = options.sampling;

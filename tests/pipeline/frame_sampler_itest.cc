@@ -338,6 +338,31 @@ TEST(FrameSamplerTest, EditListsAndNonZeroStarts) {
   ExpectPixelsMatch(s);
 }
 
+TEST(FrameSamplerTest, TimestampsThatRestartMidFileContinueTheTimeline) {
+  // Two MPEG-TS recordings joined byte for byte: the second's timestamps start over.
+  std::string part = GeneratedMedia(
+      "counter_part.ts", CounterClipArgs(60, 160, 120, "25") +
+                             " -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p -f mpegts");
+  std::string joined = reel::testing::ScratchDir("Joined") + "/joined.ts";
+  ASSERT_EQ(reel::testing::RunCommand("cat " + part + " " + part + " > " + joined).exit_code, 0);
+  auto index = BuildFrameIndex(joined);
+  ASSERT_TRUE(index.ok());
+  ASSERT_EQ(index->size(), 120);
+  EXPECT_EQ(index->segment_offsets.size(), 2u);
+  EXPECT_NEAR(index->time_s(60), 60 / 25.0, 0.05);
+  SampleOptions o = Options(SamplingPolicy::kFps);
+  o.sampling.fps = 5;
+  Sampled s = Sample(joined, o);
+  ASSERT_GT(s.frames.size(), 20u);
+  for (const SampledFrame& f : s.frames) {
+    EXPECT_EQ(DecodeCounter(f.image.pixels.data(), f.image.width, f.image.height,
+                            static_cast<int>(f.image.stride())),
+              f.source_frame % 60)
+        << "source frame " << f.source_frame;
+  }
+  EXPECT_FALSE(s.report.partial());
+}
+
 TEST(FrameSamplerTest, SceneChangesAreFoundAtTheCuts) {
   // Four 2-second shots of different content at 25 fps: cuts at frames 0, 50, 100, 150.
   std::string path = GeneratedMedia(

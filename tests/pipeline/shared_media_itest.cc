@@ -25,11 +25,25 @@ void PrintTo(const CorpusFile& c, std::ostream* os) { *os << c.name; }
 
 class SharedMediaTest : public ::testing::TestWithParam<CorpusFile> {};
 
+void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c);
+
 TEST_P(SharedMediaTest, MatchesTheFfmpegCommandLine) {
   std::string dir = reel::testing::SharedMediaDir();
   if (dir.empty()) GTEST_SKIP() << "../shared/media is not present";
-  const CorpusFile& c = GetParam();
-  std::string path = dir + "/" + c.name;
+  ExpectMatchesFfmpeg(dir + "/" + GetParam().name, GetParam());
+}
+
+// Real camera clips from a Debian package (fetched by scripts/fetch-real-media).
+TEST(RealMediaTest, MatchesTheFfmpegCommandLine) {
+  for (const CorpusFile& c : {CorpusFile{"real-small.mp4", 166}, CorpusFile{"real-small.mkv", 147}}) {
+    std::string path = reel::testing::RealMedia(c.name);
+    if (path.empty()) GTEST_SKIP() << "cannot fetch the real clips (offline?)";
+    SCOPED_TRACE(c.name);
+    ExpectMatchesFfmpeg(path, c);
+  }
+}
+
+void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c) {
   auto info = Probe(path);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   ASSERT_TRUE(info->best_video.has_value());

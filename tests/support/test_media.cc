@@ -47,6 +47,18 @@ std::string ScratchDir(const std::string& test_name) {
   return dir.string();
 }
 
+std::string RealMedia(const std::string& name) {
+  fs::path dir = fs::path(REEL_BINARY_DIR) / "real-media";
+  if (!fs::exists(dir / name)) {
+    // flock keeps parallel test processes from fetching at once.
+    RunCommand("mkdir -p " + ShellQuote(dir.string()) + " && flock " +
+               ShellQuote((dir / ".lock").string()) + " bash " +
+               ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-real-media") + " " +
+               ShellQuote(dir.string()));
+  }
+  return fs::exists(dir / name) ? (dir / name).string() : "";
+}
+
 std::string SharedMediaDir() {
   fs::path dir = fs::path(REEL_SOURCE_DIR).parent_path() / "shared" / "media";
   if (fs::is_directory(dir)) return dir.string();

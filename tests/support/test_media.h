@@ -19,6 +19,11 @@ std::string ScratchDir(const std::string& test_name);
 // Tests that use it call GTEST_SKIP() when this is empty.
 std::string SharedMediaDir();
 
+// A small real clip copied out of a Debian package by scripts/fetch-real-media ("real-small.mp4":
+// H.264 + AAC camera footage; "real-small.mkv": MPEG-4 part 2 in Matroska without a usable seek
+// index), fetched once into the build tree; "" when it cannot be had (offline).
+std::string RealMedia(const std::string& name);
+
 // Ffmpeg arguments for a clip whose every frame shows its own frame number as a pattern of
 // black/white blocks (see DecodeCounter). `frames` frames of `width`x`height` at `fps`.
 std::string CounterClipArgs(int frames, int width, int height, const std::string& fps);
