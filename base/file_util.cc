@@ -1,11 +1,11 @@
 #include "base/file_util.h"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace reel {
 
@@ -49,7 +49,8 @@ Status MakeDirectories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) return IoError(path + ": cannot create directory: " + ec.message());
-  if (!std::filesystem::is_directory(path)) return IoError(path + ": exists and is not a directory");
+  if (!std::filesystem::is_directory(path))
+    return IoError(path + ": exists and is not a directory");
   return Status::Ok();
 }
 

@@ -4,16 +4,26 @@ namespace reel {
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kIoError: return "I/O error";
-    case ErrorCode::kCorruptData: return "corrupt data";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kLimitExceeded: return "limit exceeded";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kIoError:
+      return "I/O error";
+    case ErrorCode::kCorruptData:
+      return "corrupt data";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kLimitExceeded:
+      return "limit exceeded";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

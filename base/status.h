@@ -15,15 +15,15 @@ namespace reel {
 
 enum class ErrorCode {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is wrong (bad option, malformed job file)
-  kNotFound,           // a path, stream or row that does not exist
-  kIoError,            // the operating system failed a read or write
-  kCorruptData,        // the bytes are not a valid file of the expected kind
-  kUnsupported,        // valid, but Reel cannot handle it (codec, pixel format)
-  kLimitExceeded,      // a configured limit was hit (time, size, error rate, dimensions)
-  kCancelled,          // stopped on request (signal, interrupt)
-  kUnavailable,        // a transient condition; retrying may succeed
-  kInternal,           // a bug in Reel
+  kInvalidArgument,  // the caller's input is wrong (bad option, malformed job file)
+  kNotFound,         // a path, stream or row that does not exist
+  kIoError,          // the operating system failed a read or write
+  kCorruptData,      // the bytes are not a valid file of the expected kind
+  kUnsupported,      // valid, but Reel cannot handle it (codec, pixel format)
+  kLimitExceeded,    // a configured limit was hit (time, size, error rate, dimensions)
+  kCancelled,        // stopped on request (signal, interrupt)
+  kUnavailable,      // a transient condition; retrying may succeed
+  kInternal,         // a bug in Reel
 };
 
 const char* ErrorCodeName(ErrorCode code);
@@ -64,7 +64,7 @@ inline Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).ok() && "Result built from an OK status");
   }
@@ -94,9 +94,9 @@ class [[nodiscard]] Result {
 #define REEL_CONCAT_(a, b) REEL_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define REEL_RETURN_IF_ERROR(expr)             \
-  do {                                         \
-    ::reel::Status reel_status_ = (expr);      \
+#define REEL_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::reel::Status reel_status_ = (expr);        \
     if (!reel_status_.ok()) return reel_status_; \
   } while (0)
 

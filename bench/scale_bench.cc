@@ -387,7 +387,8 @@ ItemOutputs MakeOutputs(int i, const RecordConfig& config, const std::string& ti
     segment.start_seconds = s * 3.0;
     segment.end_seconds = s * 3.0 + 2.5;
     segment.text = "Clip " + std::to_string(i) + ", line " + std::to_string(s) + ":";
-    for (int w = 0; w < 12; ++w) segment.text += std::string(" ") + kWords[SplitMix64(state) % kWordCount];
+    for (int w = 0; w < 12; ++w)
+      segment.text += std::string(" ") + kWords[SplitMix64(state) % kWordCount];
     segment.language = "en";
     outputs.segments.push_back(std::move(segment));
   }
@@ -527,15 +528,15 @@ class RawRecorder final : public Recorder {
         h,
         "INSERT INTO segments(item_id, source, start_seconds, end_seconds, text, text_hash, "
         "language) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    insert_pending_ = Prepare(
-        h,
-        "INSERT INTO items(job_id, path, kind, content_hash, size_bytes, mtime_ns, inode, "
-        "settings_hash) VALUES (?1, ?2, 'video', ?3, ?4, ?5, ?6, ?7)");
-    mark_running_ = Prepare(
-        h,
-        "UPDATE items SET status = 'running', attempts = attempts + 1, last_run_id = ?2, "
-        "started_at = strftime('%Y-%m-%dT%H:%M:%fZ','now'), finished_at = NULL, "
-        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?1");
+    insert_pending_ =
+        Prepare(h,
+                "INSERT INTO items(job_id, path, kind, content_hash, size_bytes, mtime_ns, inode, "
+                "settings_hash) VALUES (?1, ?2, 'video', ?3, ?4, ?5, ?6, ?7)");
+    mark_running_ =
+        Prepare(h,
+                "UPDATE items SET status = 'running', attempts = attempts + 1, last_run_id = ?2, "
+                "started_at = strftime('%Y-%m-%dT%H:%M:%fZ','now'), finished_at = NULL, "
+                "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?1");
     mark_done_ = Prepare(
         h,
         "UPDATE items SET status = 'done', error = NULL, media_json = coalesce(?2, media_json), "
@@ -695,7 +696,8 @@ RowCounts CountRows(const fs::path& path) {
   c.frames = QueryInt(db.get(), "SELECT count(*) FROM frames");
   c.segments = QueryInt(db.get(), "SELECT count(*) FROM segments");
   c.blobs = QueryInt(db.get(), "SELECT count(*) FROM blobs");
-  c.fts = QueryInt(db.get(), "SELECT count(*) FROM segments_fts WHERE segments_fts MATCH 'penguin'");
+  c.fts =
+      QueryInt(db.get(), "SELECT count(*) FROM segments_fts WHERE segments_fts MATCH 'penguin'");
   return c;
 }
 
@@ -711,9 +713,10 @@ fs::path BenchRecording(const fs::path& work, const RecordConfig& config,
   const std::string title_card = MakeThumbnail(42);
   const double items = config.items;
   const double frames = double{1} * config.items * config.frames;
-  std::printf("\n== Recording: %d items x %d frames (~3 KB thumbnail + phash each) + %d segments"
-              " per item\n",
-              config.items, config.frames, config.segments);
+  std::printf(
+      "\n== Recording: %d items x %d frames (~3 KB thumbnail + phash each) + %d segments"
+      " per item\n",
+      config.items, config.frames, config.segments);
   std::fflush(stdout);
 
   const fs::path reel_db = work / "record_reel.db";
@@ -746,30 +749,34 @@ fs::path BenchRecording(const fs::path& work, const RecordConfig& config,
   const RecordTiming& raw = raw_rec.timing();
   const RecordTiming& raw1 = raw1_rec.timing();
   const RecordTiming& raw3 = raw3_rec.timing();
-  std::printf("  (the variants write in turns, %d items at a time, each into its own file;"
-              " generating the input took %.2f s, not timed)\n",
-              kBlock, generate_s);
-  std::printf("  Reel Store, runner's calls        %s, %.0f frames/s  [upsert %.2f s, running"
-              " %.2f s, done %.2f s]  %.0f MB\n",
-              Rate(items, reel.total_s, "items").c_str(), frames / reel.total_s, reel.upsert_s,
-              reel.running_s, reel.done_s, reel.db_mb);
-  std::printf("  baseline: raw sqlite3, 1 txn/item %s, %.0f frames/s  [of which SHA-256 keys"
-              " %.2f s]  %.0f MB\n",
-              Rate(items, raw.total_s, "items").c_str(), frames / raw.total_s, raw.hashing_s,
-              raw.db_mb);
-  std::printf("  reference: raw sqlite3, 1 txn     %s, %.0f frames/s  [of which SHA-256 keys"
-              " %.2f s]  %.0f MB with its WAL\n",
-              Rate(items, raw1.total_s, "items").c_str(), frames / raw1.total_s, raw1.hashing_s,
-              raw1.db_mb);
-  std::printf("  split: raw, runner's 3 txn/item   %s, %.0f frames/s  [insert %.2f s, running"
-              " %.2f s, done %.2f s]\n",
-              Rate(items, raw3.total_s, "items").c_str(), frames / raw3.total_s, raw3.upsert_s,
-              raw3.running_s, raw3.done_s);
-  std::printf("  Reel's extra time over the baseline: %.2f s = %.2f s from committing three times"
-              " per item (raw 3 txn - raw 1 txn/item) + %.2f s in the API (Reel - raw 3 txn:"
-              " statements prepared per call, ...)\n",
-              reel.total_s - raw.total_s, raw3.total_s - raw.total_s,
-              reel.total_s - raw3.total_s);
+  std::printf(
+      "  (the variants write in turns, %d items at a time, each into its own file;"
+      " generating the input took %.2f s, not timed)\n",
+      kBlock, generate_s);
+  std::printf(
+      "  Reel Store, runner's calls        %s, %.0f frames/s  [upsert %.2f s, running"
+      " %.2f s, done %.2f s]  %.0f MB\n",
+      Rate(items, reel.total_s, "items").c_str(), frames / reel.total_s, reel.upsert_s,
+      reel.running_s, reel.done_s, reel.db_mb);
+  std::printf(
+      "  baseline: raw sqlite3, 1 txn/item %s, %.0f frames/s  [of which SHA-256 keys"
+      " %.2f s]  %.0f MB\n",
+      Rate(items, raw.total_s, "items").c_str(), frames / raw.total_s, raw.hashing_s, raw.db_mb);
+  std::printf(
+      "  reference: raw sqlite3, 1 txn     %s, %.0f frames/s  [of which SHA-256 keys"
+      " %.2f s]  %.0f MB with its WAL\n",
+      Rate(items, raw1.total_s, "items").c_str(), frames / raw1.total_s, raw1.hashing_s,
+      raw1.db_mb);
+  std::printf(
+      "  split: raw, runner's 3 txn/item   %s, %.0f frames/s  [insert %.2f s, running"
+      " %.2f s, done %.2f s]\n",
+      Rate(items, raw3.total_s, "items").c_str(), frames / raw3.total_s, raw3.upsert_s,
+      raw3.running_s, raw3.done_s);
+  std::printf(
+      "  Reel's extra time over the baseline: %.2f s = %.2f s from committing three times"
+      " per item (raw 3 txn - raw 1 txn/item) + %.2f s in the API (Reel - raw 3 txn:"
+      " statements prepared per call, ...)\n",
+      reel.total_s - raw.total_s, raw3.total_s - raw.total_s, reel.total_s - raw3.total_s);
   std::printf("  Reel takes %.2fx the time of raw 1 txn/item, %.2fx that of raw 1 txn in all\n",
               reel.total_s / raw.total_s, reel.total_s / raw1.total_s);
 
@@ -796,10 +803,10 @@ fs::path BenchRecording(const fs::path& work, const RecordConfig& config,
                 items / raw1.total_s, frames / raw1.total_s);
   g_rows.push_back({"record (reference point)", figure, base, raw1.total_s / reel.total_s});
 
-  g_rows.push_back({"record (split: the runner's 3 commits)", figure,
-                    "raw sqlite3 runner's 3 txn/item: " +
-                        Format("%.0f items/s", items / raw3.total_s),
-                    raw3.total_s / reel.total_s});
+  g_rows.push_back(
+      {"record (split: the runner's 3 commits)", figure,
+       "raw sqlite3 runner's 3 txn/item: " + Format("%.0f items/s", items / raw3.total_s),
+       raw3.total_s / reel.total_s});
   for (const fs::path& path : {raw_db, raw1_db, raw3_db}) {
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
   }
@@ -846,7 +853,8 @@ void BenchUpToDate(const fs::path& db_path, const RecordConfig& config,
       UniqueDb db = OpenRaw(db_path, true);
       Clock::time_point start = Clock::now();
       UniqueStmt stmt = Prepare(
-          db.get(), (std::string("SELECT ") + kItemColumns + " FROM items WHERE job_id = ?1").c_str());
+          db.get(),
+          (std::string("SELECT ") + kItemColumns + " FROM items WHERE job_id = ?1").c_str());
       sqlite3_bind_int64(stmt.get(), 1, job_id);
       std::unordered_map<std::string, ItemRecord> by_path;
       by_path.reserve(current.size());
@@ -869,10 +877,9 @@ void BenchUpToDate(const fs::path& db_path, const RecordConfig& config,
     {
       UniqueDb db = OpenRaw(db_path, true);
       Clock::time_point start = Clock::now();
-      UniqueStmt stmt = Prepare(
-          db.get(),
-          (std::string("SELECT ") + kItemColumns + " FROM items WHERE job_id = ?1 AND path = ?2")
-              .c_str());
+      UniqueStmt stmt = Prepare(db.get(), (std::string("SELECT ") + kItemColumns +
+                                           " FROM items WHERE job_id = ?1 AND path = ?2")
+                                              .c_str());
       int up_to_date = 0;
       for (const ItemRecord& item : current) {
         sqlite3_bind_int64(stmt.get(), 1, job_id);
@@ -962,9 +969,10 @@ struct Tree {
 };
 
 Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
-  std::printf("\n== Planning: %d small files, job input `tree/**/*.txt` (warm page cache, one "
-              "thread each side; median of %d)\n",
-              files, reps);
+  std::printf(
+      "\n== Planning: %d small files, job input `tree/**/*.txt` (warm page cache, one "
+      "thread each side; median of %d)\n",
+      files, reps);
   Tree t;
   t.work = work;
   t.files = files;
@@ -979,8 +987,7 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
 
   std::vector<reel::jobs::InputFile> inputs;
   auto expand = [&] {
-    reel::jobs::JobSpec job =
-        OrDie(reel::jobs::LoadJobFile(t.job_file.string()), "LoadJobFile");
+    reel::jobs::JobSpec job = OrDie(reel::jobs::LoadJobFile(t.job_file.string()), "LoadJobFile");
     std::vector<std::string> warnings;
     inputs = OrDie(reel::jobs::ExpandInputs(job, &warnings), "ExpandInputs");
   };
@@ -1004,7 +1011,13 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
   std::printf("  stat    StatFile (size/mtime/ino) %s | find -printf           %s   ratio %.2f\n",
               Rate(n, stat_s, "files").c_str(), Rate(n, fstat_s, "files").c_str(),
               fstat_s / stat_s);
-  auto [expand_stat_s, fstat2_s] = Alternate(reps, [&] { expand(); stat_all(); }, printf_cmd);
+  auto [expand_stat_s, fstat2_s] = Alternate(
+      reps,
+      [&] {
+        expand();
+        stat_all();
+      },
+      printf_cmd);
   std::printf("  expand + stat                     %s | find -printf           %s   ratio %.2f\n",
               Rate(n, expand_stat_s, "files").c_str(), Rate(n, fstat2_s, "files").c_str(),
               fstat2_s / expand_stat_s);
@@ -1021,7 +1034,13 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
   };
   const std::string sha_cmd = "find " + dir + " -type f -print0 | xargs -0 sha256sum >/dev/null";
   auto [hash_s, shasum_s] = Alternate(reps, hash_all, sha_cmd);
-  auto [expand_hash_s, shasum2_s] = Alternate(reps, [&] { expand(); hash_all(); }, sha_cmd);
+  auto [expand_hash_s, shasum2_s] = Alternate(
+      reps,
+      [&] {
+        expand();
+        hash_all();
+      },
+      sha_cmd);
   t.find_hash_s = std::min(shasum_s, shasum2_s);
   std::printf("  hash    HashFile (SHA-256)         %s | find|xargs sha256sum   %s   ratio %.2f\n",
               Rate(n, hash_s, "files").c_str(), Rate(n, shasum_s, "files").c_str(),
@@ -1059,9 +1078,10 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
         "sha256sum " + Quote(big.string()));
     if (got != expected) Die("HashFile and sha256sum disagree on " + big.string());
     const double mb = hash_mib * 1.048576;
-    std::printf("  hash one %d MiB file: HashFile %.3f s (%.0f MB/s) | sha256sum %.3f s (%.0f MB/s)"
-                "   ratio %.2f\n",
-                hash_mib, big_s, mb / big_s, big_base_s, mb / big_base_s, big_base_s / big_s);
+    std::printf(
+        "  hash one %d MiB file: HashFile %.3f s (%.0f MB/s) | sha256sum %.3f s (%.0f MB/s)"
+        "   ratio %.2f\n",
+        hash_mib, big_s, mb / big_s, big_base_s, mb / big_base_s, big_base_s / big_s);
     g_rows.push_back({"hash throughput, 1 large file", Format("%.0f MB/s", mb / big_s),
                       "sha256sum: " + Format("%.0f MB/s", mb / big_base_s), big_base_s / big_s});
     fs::remove(big);
@@ -1073,9 +1093,10 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
 // End to end through the `reel` binary.
 
 void BenchCli(const Tree& t, const fs::path& reel) {
-  std::printf("\n== End to end: reel plan / run over %d .txt documents (prepare only: no model "
-              "endpoint)\n",
-              t.files);
+  std::printf(
+      "\n== End to end: reel plan / run over %d .txt documents (prepare only: no model "
+      "endpoint)\n",
+      t.files);
   std::string help = OutputOf(Quote(reel.string()) + " --help 2>&1");
   bool has_run = help.find("\n  run ") != std::string::npos;
   bool has_plan = help.find("\n  plan ") != std::string::npos;
@@ -1115,9 +1136,8 @@ void BenchCli(const Tree& t, const fs::path& reel) {
     }
     std::printf("  %-38s %s | find|xargs sha256sum %s   ratio %.2f\n", step.name,
                 Rate(n, s, "files").c_str(), Rate(n, base, "files").c_str(), base / s);
-    g_rows.push_back(
-        {step.name, Rate(n, s, "files"), "find|xargs -0 sha256sum: " + Rate(n, base, "files"),
-         base / s});
+    g_rows.push_back({step.name, Rate(n, s, "files"),
+                      "find|xargs -0 sha256sum: " + Rate(n, base, "files"), base / s});
   }
   // The runs must have done what they claim.
   UniqueDb h = OpenRaw(db, true);

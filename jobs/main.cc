@@ -4,8 +4,9 @@
 #include "jobs/cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"reel: sample videos and documents into contexts for a multimodal model, and keep "
-               "everything in SQLite"};
+  CLI::App app{
+      "reel: sample videos and documents into contexts for a multimodal model, and keep "
+      "everything in SQLite"};
   app.set_version_flag("--version", "reel 0.1.0");
   app.require_subcommand(1);
   int exit_code = reel::cli::kExitOk;

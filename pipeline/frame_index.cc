@@ -19,20 +19,18 @@ int FrameIndex::FrameAt(double t) const {
   if (frames.empty()) return -1;
   int64_t first = frames.front().pts;
   // The last frame whose start is <= t.
-  auto it = std::upper_bound(frames.begin(), frames.end(), t,
-                             [&](double value, const IndexedFrame& f) {
-                               return value < PtsToSeconds(f.pts - first);
-                             });
+  auto it = std::upper_bound(
+      frames.begin(), frames.end(), t,
+      [&](double value, const IndexedFrame& f) { return value < PtsToSeconds(f.pts - first); });
   if (it == frames.begin()) return 0;
   return static_cast<int>(it - frames.begin()) - 1;
 }
 
 int FrameIndex::FirstFrameAtOrAfter(double t) const {
   int64_t first = frames.empty() ? 0 : frames.front().pts;
-  auto it = std::lower_bound(frames.begin(), frames.end(), t,
-                             [&](const IndexedFrame& f, double value) {
-                               return PtsToSeconds(f.pts - first) < value;
-                             });
+  auto it = std::lower_bound(
+      frames.begin(), frames.end(), t,
+      [&](const IndexedFrame& f, double value) { return PtsToSeconds(f.pts - first) < value; });
   return static_cast<int>(it - frames.begin());
 }
 
@@ -100,8 +98,8 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   index.declared_frames = stream->nb_frames > 0 ? stream->nb_frames : 0;
 
   for (unsigned i = 0; i < format->nb_streams; ++i) {
-    format->streams[i]->discard = static_cast<int>(i) == stream_index ? AVDISCARD_DEFAULT
-                                                                      : AVDISCARD_ALL;
+    format->streams[i]->discard =
+        static_cast<int>(i) == stream_index ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
   }
 
   UniquePacket packet(av_packet_alloc());
@@ -174,9 +172,8 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       order.push_back(static_cast<int>(i));
     }
   }
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return index.packets[a].pts < index.packets[b].pts;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return index.packets[a].pts < index.packets[b].pts; });
   // Two packets claiming one presentation time cannot both be told apart when decoded: keep the
   // first in decode order, the other is treated as not presented.
   for (int packet_index : order) {

@@ -13,19 +13,19 @@
 namespace reel::pipeline {
 
 struct IndexedPacket {
-  int64_t pts = 0;          // presentation timestamp on the continuous timeline, stream time base
-  int64_t dts = 0;          // decode timestamp (pts when the container gives none), continuous
-  int64_t raw_pts = 0;      // the timestamp as the container stores it (what the decoder returns)
-  int segment = 0;          // timestamp segment (a new one starts where timestamps jump back)
-  bool keyframe = false;    // a random-access point
-  bool discarded = false;   // an edit list hides it: decoded (others may reference it), not shown
-  int frame = -1;           // its presentation index, or -1 when discarded
+  int64_t pts = 0;         // presentation timestamp on the continuous timeline, stream time base
+  int64_t dts = 0;         // decode timestamp (pts when the container gives none), continuous
+  int64_t raw_pts = 0;     // the timestamp as the container stores it (what the decoder returns)
+  int segment = 0;         // timestamp segment (a new one starts where timestamps jump back)
+  bool keyframe = false;   // a random-access point
+  bool discarded = false;  // an edit list hides it: decoded (others may reference it), not shown
+  int frame = -1;          // its presentation index, or -1 when discarded
 };
 
 struct IndexedFrame {
-  int64_t pts = 0;          // presentation timestamp, stream time base
-  int64_t duration = 0;     // packet duration, stream time base (0 if unknown)
-  int packet = 0;           // index into FrameIndex::packets (decode order)
+  int64_t pts = 0;       // presentation timestamp, stream time base
+  int64_t duration = 0;  // packet duration, stream time base (0 if unknown)
+  int packet = 0;        // index into FrameIndex::packets (decode order)
   bool keyframe = false;
 };
 
@@ -42,8 +42,8 @@ struct FrameIndex {
   // Where the container's timestamps jump backwards (concatenated recordings), a new segment
   // starts and is moved to follow the previous one: segment_offsets[s] is added to raw times.
   std::vector<int64_t> segment_offsets = {0};
-  int64_t declared_frames = 0;         // the container's frame count (0 if it gives none)
-  std::string read_error;              // why reading stopped before a clean end of file, if so
+  int64_t declared_frames = 0;  // the container's frame count (0 if it gives none)
+  std::string read_error;       // why reading stopped before a clean end of file, if so
   // The file ends early: reading failed, or fewer frames were found than the container lists.
   bool truncated() const {
     return !read_error.empty() ||

@@ -62,7 +62,6 @@ class Demuxer {
   bool fresh_ = false;
 };
 
-
 class VideoDecoder {
  public:
   VideoDecoder(const std::string& path, Demuxer& demuxer, AVCodecContext* codec,
@@ -511,20 +510,20 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     std::vector<char> seen(index.size(), 0);
     const bool deliver_now = !sampling.max_frames.has_value();
     int delivered = 0;
-    REEL_RETURN_IF_ERROR(decoder.Decode(all, /*all_frames=*/true,
-                                        [&](int f, const AVFrame* picture) -> Status {
-      if (f < first || f >= last || seen[f]) return Status::Ok();
-      seen[f] = 1;
-      ++report.scene_frames_scored;
-      REEL_RETURN_IF_ERROR(
-          converter.Thumbnail(picture, SceneDetector::kSide, thumbnail.data(), path));
-      if (!detector.Feed(thumbnail.data(), index.time_s(f))) return Status::Ok();
-      targets.push_back(f);
-      if (!deliver_now) return Status::Ok();
-      REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
-      ++report.returned;
-      return sink(MakeSampledFrame(index, delivered++, f, std::move(image), picture));
-    }));
+    REEL_RETURN_IF_ERROR(
+        decoder.Decode(all, /*all_frames=*/true, [&](int f, const AVFrame* picture) -> Status {
+          if (f < first || f >= last || seen[f]) return Status::Ok();
+          seen[f] = 1;
+          ++report.scene_frames_scored;
+          REEL_RETURN_IF_ERROR(
+              converter.Thumbnail(picture, SceneDetector::kSide, thumbnail.data(), path));
+          if (!detector.Feed(thumbnail.data(), index.time_s(f))) return Status::Ok();
+          targets.push_back(f);
+          if (!deliver_now) return Status::Ok();
+          REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
+          ++report.returned;
+          return sink(MakeSampledFrame(index, delivered++, f, std::move(image), picture));
+        }));
     report.requested = static_cast<int>(targets.size());
     if (deliver_now) {
       if (report.returned == 0) return CorruptData(path + ": no frame could be decoded");
@@ -571,8 +570,8 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   }
   if (report.returned == 0) {
     return CorruptData(path + ": none of the " + std::to_string(targets.size()) +
-                       " chosen frames could be decoded (" +
-                       std::to_string(report.decode_errors) + " decoding errors)");
+                       " chosen frames could be decoded (" + std::to_string(report.decode_errors) +
+                       " decoding errors)");
   }
   return report;
 }

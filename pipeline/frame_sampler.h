@@ -14,13 +14,13 @@
 namespace reel::pipeline {
 
 struct SampledFrame {
-  int index = 0;          // 0-based position in the sample
-  int source_frame = 0;   // 0-based index in the stream's presentation order
-  double pts_s = 0;       // the frame's presentation timestamp, seconds (as ffprobe's pts_time)
-  double time_s = 0;      // seconds from the first presented frame
+  int index = 0;         // 0-based position in the sample
+  int source_frame = 0;  // 0-based index in the stream's presentation order
+  double pts_s = 0;      // the frame's presentation timestamp, seconds (as ffprobe's pts_time)
+  double time_s = 0;     // seconds from the first presented frame
   bool keyframe = false;
-  bool damaged = false;   // the decoder flagged the picture as corrupt (concealed errors)
-  Image image;            // upright RGB at the target size
+  bool damaged = false;  // the decoder flagged the picture as corrupt (concealed errors)
+  Image image;           // upright RGB at the target size
 };
 
 struct SampleOptions {
@@ -33,22 +33,22 @@ struct SampleOptions {
 // What a sampling run did, for reports and for "partial result" marking.
 struct SampleReport {
   int stream_index = -1;
-  int source_frames = 0;       // frames in the index
+  int source_frames = 0;  // frames in the index
   double source_fps = 0;
-  int source_width = 0;        // upright size before resizing
+  int source_width = 0;  // upright size before resizing
   int source_height = 0;
-  int width = 0;               // output size
+  int width = 0;  // output size
   int height = 0;
   int rotation = 0;
-  int requested = 0;           // frames the policy chose (scene: cuts found)
-  int scene_frames_scored = 0; // scene: frames scored by the detector
-  int returned = 0;            // frames delivered to the callback
-  int packets_decoded = 0;     // packets sent to the decoder
-  int decode_errors = 0;       // packets the decoder rejected, and pictures it flagged damaged
-  bool truncated = false;      // the file ends before the container says it should
-  std::string truncation;      // what was found, e.g. "50 of the 100 frames listed, then EOF"
+  int requested = 0;            // frames the policy chose (scene: cuts found)
+  int scene_frames_scored = 0;  // scene: frames scored by the detector
+  int returned = 0;             // frames delivered to the callback
+  int packets_decoded = 0;      // packets sent to the decoder
+  int decode_errors = 0;        // packets the decoder rejected, and pictures it flagged damaged
+  bool truncated = false;       // the file ends before the container says it should
+  std::string truncation;       // what was found, e.g. "50 of the 100 frames listed, then EOF"
   int seeks = 0;
-  std::vector<int> missing;    // chosen source frames that could not be decoded
+  std::vector<int> missing;  // chosen source frames that could not be decoded
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
 };
 

@@ -18,27 +18,27 @@ enum class FactSource { kStream, kContainer, kPacketIndex, kUnknown };
 const char* FactSourceName(FactSource source);
 
 struct StreamInfo {
-  int index = 0;                 // the container's stream index
+  int index = 0;  // the container's stream index
   StreamType type = StreamType::kUnknown;
-  std::string codec;             // FFmpeg codec name, e.g. "h264", "mov_text"
-  std::string language;          // from the stream's metadata, if any
-  double start_s = 0;            // first timestamp of the stream
-  double duration_s = 0;         // 0 if unknown
+  std::string codec;      // FFmpeg codec name, e.g. "h264", "mov_text"
+  std::string language;   // from the stream's metadata, if any
+  double start_s = 0;     // first timestamp of the stream
+  double duration_s = 0;  // 0 if unknown
   FactSource duration_source = FactSource::kUnknown;
   int64_t bit_rate = 0;
 
   // Video only.
-  int width = 0;                 // coded size, before rotation
+  int width = 0;  // coded size, before rotation
   int height = 0;
-  int display_width = 0;         // upright size, after rotation
+  int display_width = 0;  // upright size, after rotation
   int display_height = 0;
-  double fps = 0;                // average frame rate (frames / second); 0 if unknown
-  int rotation = 0;              // clockwise degrees to turn the picture upright: 0/90/180/270
-  int64_t frames = 0;            // number of frames; 0 if unknown
+  double fps = 0;      // average frame rate (frames / second); 0 if unknown
+  int rotation = 0;    // clockwise degrees to turn the picture upright: 0/90/180/270
+  int64_t frames = 0;  // number of frames; 0 if unknown
   FactSource frames_source = FactSource::kUnknown;
-  std::string pixel_format;      // e.g. "yuv420p10le"
-  bool full_range = false;       // JPEG (full) rather than MPEG (limited) colour range
-  bool attached_picture = false; // cover art, not a real video stream
+  std::string pixel_format;       // e.g. "yuv420p10le"
+  bool full_range = false;        // JPEG (full) rather than MPEG (limited) colour range
+  bool attached_picture = false;  // cover art, not a real video stream
 
   // Audio only.
   int sample_rate = 0;
@@ -47,10 +47,10 @@ struct StreamInfo {
 
 struct MediaInfo {
   std::string path;
-  std::string format;            // FFmpeg demuxer name(s), e.g. "mov,mp4,m4a,3gp,3g2,mj2"
+  std::string format;  // FFmpeg demuxer name(s), e.g. "mov,mp4,m4a,3gp,3g2,mj2"
   std::string format_long;
   double start_s = 0;
-  double duration_s = 0;         // the longest of the container's and the streams' durations
+  double duration_s = 0;  // the longest of the container's and the streams' durations
   int64_t size_bytes = 0;
   int64_t bit_rate = 0;
   std::vector<StreamInfo> streams;

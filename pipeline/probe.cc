@@ -13,12 +13,18 @@ using internal::Deadline;
 
 StreamType TypeOf(const AVStream* stream) {
   switch (stream->codecpar->codec_type) {
-    case AVMEDIA_TYPE_VIDEO: return StreamType::kVideo;
-    case AVMEDIA_TYPE_AUDIO: return StreamType::kAudio;
-    case AVMEDIA_TYPE_SUBTITLE: return StreamType::kSubtitle;
-    case AVMEDIA_TYPE_DATA: return StreamType::kData;
-    case AVMEDIA_TYPE_ATTACHMENT: return StreamType::kAttachment;
-    default: return StreamType::kUnknown;
+    case AVMEDIA_TYPE_VIDEO:
+      return StreamType::kVideo;
+    case AVMEDIA_TYPE_AUDIO:
+      return StreamType::kAudio;
+    case AVMEDIA_TYPE_SUBTITLE:
+      return StreamType::kSubtitle;
+    case AVMEDIA_TYPE_DATA:
+      return StreamType::kData;
+    case AVMEDIA_TYPE_ATTACHMENT:
+      return StreamType::kAttachment;
+    default:
+      return StreamType::kUnknown;
   }
 }
 
@@ -119,7 +125,8 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
     if (s.type == StreamType::kVideo) {
       s.width = par->width;
       s.height = par->height;
-      if (s.width <= 0 || s.height <= 0 || s.width > limits.max_side || s.height > limits.max_side ||
+      if (s.width <= 0 || s.height <= 0 || s.width > limits.max_side ||
+          s.height > limits.max_side ||
           static_cast<int64_t>(s.width) * s.height > limits.max_pixels) {
         if (s.width > 0 && s.height > 0) {
           return LimitExceeded(path + ": video stream " + std::to_string(i) + " is " +
@@ -137,9 +144,8 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       s.attached_picture = (stream->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0;
       const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(par->format));
       s.pixel_format = desc ? desc->name : "";
-      s.full_range = par->color_range == AVCOL_RANGE_JPEG ||
-                     par->format == AV_PIX_FMT_YUVJ420P || par->format == AV_PIX_FMT_YUVJ422P ||
-                     par->format == AV_PIX_FMT_YUVJ444P;
+      s.full_range = par->color_range == AVCOL_RANGE_JPEG || par->format == AV_PIX_FMT_YUVJ420P ||
+                     par->format == AV_PIX_FMT_YUVJ422P || par->format == AV_PIX_FMT_YUVJ444P;
       // The packet index is the truth; a container's nb_frames is only believed when the index
       // agrees with it.
       int64_t indexed = IndexEntryFrames(format.get(), stream);
@@ -175,7 +181,8 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
   }
 
   info.duration_s = container_duration;
-  for (const StreamInfo& s : info.streams) info.duration_s = std::max(info.duration_s, s.duration_s);
+  for (const StreamInfo& s : info.streams)
+    info.duration_s = std::max(info.duration_s, s.duration_s);
 
   int best = av_find_best_stream(format.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (best >= 0 && !info.streams[best].attached_picture) {

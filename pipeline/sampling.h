@@ -22,16 +22,16 @@ Result<SamplingPolicy> ParseSamplingPolicy(const std::string& name);
 
 struct SamplingOptions {
   SamplingPolicy policy = SamplingPolicy::kFps;
-  double fps = 1.0;                  // kFps: M3's greedy rule (M3-REFERENCE)
-  double fps_epsilon = 1e-4;         // kFps: the rule's tolerance, seconds
-  bool fps_keep_last = true;         // kFps: keep the last frame (current vLLM and SGLang)
-  int count = 8;                     // kCount: frames spread evenly, first and last included
-  std::vector<double> timestamps;    // kTimestamps
-  double scene_threshold = 0.3;      // kScene: content-change score in [0, 1] that cuts a shot
-  double scene_min_shot_s = 1.0;     // kScene: no cut closer than this to the previous one
-  std::optional<double> start_s;     // trim: first time considered
-  std::optional<double> end_s;       // trim: last time considered (exclusive)
-  std::optional<int> max_frames;     // cap: thin the selection evenly, keeping first and last
+  double fps = 1.0;                // kFps: M3's greedy rule (M3-REFERENCE)
+  double fps_epsilon = 1e-4;       // kFps: the rule's tolerance, seconds
+  bool fps_keep_last = true;       // kFps: keep the last frame (current vLLM and SGLang)
+  int count = 8;                   // kCount: frames spread evenly, first and last included
+  std::vector<double> timestamps;  // kTimestamps
+  double scene_threshold = 0.3;    // kScene: content-change score in [0, 1] that cuts a shot
+  double scene_min_shot_s = 1.0;   // kScene: no cut closer than this to the previous one
+  std::optional<double> start_s;   // trim: first time considered
+  std::optional<double> end_s;     // trim: last time considered (exclusive)
+  std::optional<int> max_frames;   // cap: thin the selection evenly, keeping first and last
 };
 
 // Validates the options (positive rates and counts, start < end, ...).

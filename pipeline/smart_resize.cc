@@ -66,8 +66,10 @@ Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options) {
 
 Result<Size> TargetSize(Size source, const ResizeOptions& options) {
   switch (options.mode) {
-    case ResizeMode::kSmart: return SmartResize(source, options.smart);
-    case ResizeMode::kLongSide: return LongSideResize(source, options.long_side);
+    case ResizeMode::kSmart:
+      return SmartResize(source, options.smart);
+    case ResizeMode::kLongSide:
+      return LongSideResize(source, options.long_side);
     case ResizeMode::kNone:
       if (source.width <= 0 || source.height <= 0) return InvalidArgument("empty image");
       return source;

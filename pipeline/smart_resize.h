@@ -15,10 +15,10 @@ struct Size {
 // multiple of `factor` (halves to even, like Python's round), then scaled down with floor if the
 // area exceeds `max_pixels`, or up with ceil if below `min_pixels`.
 struct SmartResizeOptions {
-  int factor = 28;                 // patch 14 x merge 2
-  int64_t min_pixels = 3136;       // video frames: 56 * 56
-  int64_t max_pixels = 602112;     // video frames: 768 * 28 * 28; still images use 451584
-  double max_aspect_ratio = 200;   // long side / short side above this is an error
+  int factor = 28;                // patch 14 x merge 2
+  int64_t min_pixels = 3136;      // video frames: 56 * 56
+  int64_t max_pixels = 602112;    // video frames: 768 * 28 * 28; still images use 451584
+  double max_aspect_ratio = 200;  // long side / short side above this is an error
 };
 
 inline constexpr int64_t kVideoMaxPixels = 602112;
@@ -30,7 +30,7 @@ Result<Size> SmartResize(Size source, const SmartResizeOptions& options = {});
 // max_long_side / long side (Python rounding); then round each side up to a multiple of `factor`.
 struct LongSideResizeOptions {
   int factor = 28;
-  int max_long_side = 672;         // `detail` option values: 504, 672, 1008, 2016
+  int max_long_side = 672;  // `detail` option values: 504, 672, 1008, 2016
 };
 
 Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options = {});

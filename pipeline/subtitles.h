@@ -9,12 +9,12 @@
 namespace reel::pipeline {
 
 struct TextSegment {
-  double start_s = 0;     // seconds on the media's timeline
-  double end_s = 0;       // seconds; >= start_s
-  std::string text;       // plain UTF-8: markup (ASS overrides, <i>, {\an8}) removed, lines
-                          // joined with '\n'
-  std::string source;     // "stream:N" for a container stream, or the side-car file's path
-  std::string language;   // from the stream's metadata or the file name (clip.en.srt), if any
+  double start_s = 0;    // seconds on the media's timeline
+  double end_s = 0;      // seconds; >= start_s
+  std::string text;      // plain UTF-8: markup (ASS overrides, <i>, {\an8}) removed, lines
+                         // joined with '\n'
+  std::string source;    // "stream:N" for a container stream, or the side-car file's path
+  std::string language;  // from the stream's metadata or the file name (clip.en.srt), if any
 };
 
 // Parses SubRip (.srt) text. Tolerates a BOM, CRLF, missing blank lines and numbering.

@@ -8,12 +8,12 @@ namespace reel::cli {
 
 // Exit codes shared by every command (documented in the README).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;    // the command failed, or some inputs did
-inline constexpr int kExitUsage = 2;     // bad command line or invalid job file
-inline constexpr int kExitPartial = 3;   // a result was produced but is incomplete
-inline constexpr int kExitLocked = 4;    // reel run: another run holds the database's lock
-inline constexpr int kExitSigint = 130;  // reel run: interrupted by SIGINT (128 + 2)
-inline constexpr int kExitSigterm = 143; // reel run: interrupted by SIGTERM (128 + 15)
+inline constexpr int kExitFailed = 1;     // the command failed, or some inputs did
+inline constexpr int kExitUsage = 2;      // bad command line or invalid job file
+inline constexpr int kExitPartial = 3;    // a result was produced but is incomplete
+inline constexpr int kExitLocked = 4;     // reel run: another run holds the database's lock
+inline constexpr int kExitSigint = 130;   // reel run: interrupted by SIGINT (128 + 2)
+inline constexpr int kExitSigterm = 143;  // reel run: interrupted by SIGTERM (128 + 15)
 
 void AddProbeCommand(CLI::App& app, int& exit_code);
 void AddFramesCommand(CLI::App& app, int& exit_code);

@@ -41,8 +41,7 @@ Result<pipeline::SampleOptions> ToSampleOptions(const FramesOptions& o) {
   int policies = (o.fps ? 1 : 0) + (o.count ? 1 : 0) + (o.keyframes ? 1 : 0) + (o.scene ? 1 : 0) +
                  (o.timestamps.empty() ? 0 : 1);
   if (policies > 1) {
-    return InvalidArgument(
-        "choose one of --fps, --count, --keyframes, --scene, --timestamps");
+    return InvalidArgument("choose one of --fps, --count, --keyframes, --scene, --timestamps");
   }
   if (o.count) {
     s.policy = pipeline::SamplingPolicy::kCount;
@@ -102,10 +101,10 @@ int Run(const FramesOptions& o) {
     std::snprintf(name, sizeof(name), "frame_%06d.%s", frame.index, extension.c_str());
     std::string path = (std::filesystem::path(o.out_dir) / name).string();
     REEL_RETURN_IF_ERROR(pipeline::WriteImageFile(path, frame.image, o.quality));
-    nlohmann::json j = {{"index", frame.index},         {"source_frame", frame.source_frame},
-                        {"pts_s", frame.pts_s},         {"time_s", frame.time_s},
-                        {"width", frame.image.width},   {"height", frame.image.height},
-                        {"keyframe", frame.keyframe},   {"file", name}};
+    nlohmann::json j = {{"index", frame.index},       {"source_frame", frame.source_frame},
+                        {"pts_s", frame.pts_s},       {"time_s", frame.time_s},
+                        {"width", frame.image.width}, {"height", frame.image.height},
+                        {"keyframe", frame.keyframe}, {"file", name}};
     if (frame.damaged) j["damaged"] = true;
     frames.push_back(std::move(j));
     return Status::Ok();
@@ -115,10 +114,11 @@ int Run(const FramesOptions& o) {
     std::fprintf(stderr, "reel frames: %s\n", report.status().message().c_str());
     return kExitFailed;
   }
-  std::sort(frames.begin(), frames.end(),
-            [](const nlohmann::json& a, const nlohmann::json& b) { return a["index"] < b["index"]; });
-  Status written = WriteFileAtomically(
-      (std::filesystem::path(o.out_dir) / "frames.json").string(), frames.dump(2) + "\n");
+  std::sort(frames.begin(), frames.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["index"] < b["index"];
+  });
+  Status written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "frames.json").string(),
+                                       frames.dump(2) + "\n");
   const pipeline::SampleReport& r = *report;
   nlohmann::json summary = {
       {"path", o.file},

@@ -42,9 +42,14 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
     streams.push_back(std::move(j));
   }
   nlohmann::json out = {
-      {"path", info.path},         {"format", info.format},     {"format_long", info.format_long},
-      {"duration_s", info.duration_s}, {"start_s", info.start_s}, {"size_bytes", info.size_bytes},
-      {"bit_rate", info.bit_rate}, {"streams", std::move(streams)},
+      {"path", info.path},
+      {"format", info.format},
+      {"format_long", info.format_long},
+      {"duration_s", info.duration_s},
+      {"start_s", info.start_s},
+      {"size_bytes", info.size_bytes},
+      {"bit_rate", info.bit_rate},
+      {"streams", std::move(streams)},
   };
   out["best_video_stream"] =
       info.best_video ? nlohmann::json(*info.best_video) : nlohmann::json(nullptr);

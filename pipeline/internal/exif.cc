@@ -82,16 +82,35 @@ Image ApplyExifOrientation(const Image& image, int orientation) {
     for (int x = 0; x < w; ++x) {
       int ox = x, oy = y;
       switch (orientation) {
-        case 2: ox = w - 1 - x; break;                      // mirror
-        case 3: ox = w - 1 - x; oy = h - 1 - y; break;      // rotate 180
-        case 4: oy = h - 1 - y; break;                      // flip
-        case 5: ox = y; oy = x; break;                      // transpose
-        case 6: ox = h - 1 - y; oy = x; break;              // rotate 90 clockwise
-        case 7: ox = h - 1 - y; oy = w - 1 - x; break;      // transverse
-        case 8: ox = y; oy = w - 1 - x; break;              // rotate 270 clockwise
+        case 2:
+          ox = w - 1 - x;
+          break;  // mirror
+        case 3:
+          ox = w - 1 - x;
+          oy = h - 1 - y;
+          break;  // rotate 180
+        case 4:
+          oy = h - 1 - y;
+          break;  // flip
+        case 5:
+          ox = y;
+          oy = x;
+          break;  // transpose
+        case 6:
+          ox = h - 1 - y;
+          oy = x;
+          break;  // rotate 90 clockwise
+        case 7:
+          ox = h - 1 - y;
+          oy = w - 1 - x;
+          break;  // transverse
+        case 8:
+          ox = y;
+          oy = w - 1 - x;
+          break;  // rotate 270 clockwise
       }
-      std::memcpy(out.row(oy) + static_cast<size_t>(ox) * c, image.row(y) + static_cast<size_t>(x) * c,
-                  c);
+      std::memcpy(out.row(oy) + static_cast<size_t>(ox) * c,
+                  image.row(y) + static_cast<size_t>(x) * c, c);
     }
   }
   return out;

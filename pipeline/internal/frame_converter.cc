@@ -20,14 +20,20 @@ bool IsFullRange(const AVFrame* frame) {
 // BT.601 below.
 int Matrix(const AVFrame* frame) {
   switch (frame->colorspace) {
-    case AVCOL_SPC_BT709: return SWS_CS_ITU709;
-    case AVCOL_SPC_FCC: return SWS_CS_FCC;
-    case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_BT709:
+      return SWS_CS_ITU709;
+    case AVCOL_SPC_FCC:
+      return SWS_CS_FCC;
+    case AVCOL_SPC_SMPTE240M:
+      return SWS_CS_SMPTE240M;
     case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
+    case AVCOL_SPC_BT2020_CL:
+      return SWS_CS_BT2020;
     case AVCOL_SPC_BT470BG:
-    case AVCOL_SPC_SMPTE170M: return SWS_CS_ITU601;
-    default: return (frame->width >= 1280 || frame->height > 576) ? SWS_CS_ITU709 : SWS_CS_ITU601;
+    case AVCOL_SPC_SMPTE170M:
+      return SWS_CS_ITU601;
+    default:
+      return (frame->width >= 1280 || frame->height > 576) ? SWS_CS_ITU709 : SWS_CS_ITU601;
   }
 }
 
@@ -72,7 +78,8 @@ Status FrameConverter::Thumbnail(const AVFrame* frame, int side, uint8_t* out,
   REEL_RETURN_IF_ERROR(Prepare(gray_, frame, side, side, AV_PIX_FMT_GRAY8, SWS_AREA, path));
   uint8_t* planes[4] = {out, nullptr, nullptr, nullptr};
   int strides[4] = {side, 0, 0, 0};
-  if (sws_scale(gray_.get(), frame->data, frame->linesize, 0, frame->height, planes, strides) <= 0) {
+  if (sws_scale(gray_.get(), frame->data, frame->linesize, 0, frame->height, planes, strides) <=
+      0) {
     return CorruptData(path + ": thumbnail conversion failed");
   }
   return Status::Ok();
@@ -87,10 +94,22 @@ Image Rotate(const Image& image, int degrees) {
     for (int x = 0; x < w; ++x) {
       int ox, oy;
       switch (degrees) {
-        case 90: ox = h - 1 - y; oy = x; break;
-        case 180: ox = w - 1 - x; oy = h - 1 - y; break;
-        case 270: ox = y; oy = w - 1 - x; break;
-        default: ox = x; oy = y; break;
+        case 90:
+          ox = h - 1 - y;
+          oy = x;
+          break;
+        case 180:
+          ox = w - 1 - x;
+          oy = h - 1 - y;
+          break;
+        case 270:
+          ox = y;
+          oy = w - 1 - x;
+          break;
+        default:
+          ox = x;
+          oy = y;
+          break;
       }
       uint8_t* dst = out.row(oy) + static_cast<size_t>(ox) * c;
       for (int k = 0; k < c; ++k) dst[k] = src[x * c + k];

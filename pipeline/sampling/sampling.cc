@@ -7,11 +7,16 @@ namespace reel::pipeline {
 
 const char* SamplingPolicyName(SamplingPolicy policy) {
   switch (policy) {
-    case SamplingPolicy::kFps: return "fps";
-    case SamplingPolicy::kCount: return "count";
-    case SamplingPolicy::kKeyframes: return "keyframes";
-    case SamplingPolicy::kScene: return "scene";
-    case SamplingPolicy::kTimestamps: return "timestamps";
+    case SamplingPolicy::kFps:
+      return "fps";
+    case SamplingPolicy::kCount:
+      return "count";
+    case SamplingPolicy::kKeyframes:
+      return "keyframes";
+    case SamplingPolicy::kScene:
+      return "scene";
+    case SamplingPolicy::kTimestamps:
+      return "timestamps";
   }
   return "unknown";
 }

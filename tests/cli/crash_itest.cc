@@ -50,8 +50,7 @@ TEST(CrashTest, KilledRunsResumeWithoutDuplicatesOrRedoneWork) {
   // Calibrate: how long one uninterrupted run of the whole job takes here and now (sanitizers and
   // a loaded machine slow it down several times), in a separate database.
   const auto t0 = std::chrono::steady_clock::now();
-  CommandResult calibration =
-      Reel("run job.yaml --workers 2 --db " + dir + "/calibration.db", dir);
+  CommandResult calibration = Reel("run job.yaml --workers 2 --db " + dir + "/calibration.db", dir);
   ASSERT_EQ(calibration.exit_code, 0) << calibration.err;
   const double full_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

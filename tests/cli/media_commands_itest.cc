@@ -89,11 +89,11 @@ TEST(FramesCommandTest, PolicyOptionsAndFormats) {
     std::string args;
     size_t frames;
   };
-  for (const Case& c : {Case{"--fps 2", 9}, Case{"--keyframes", 1},
-                        Case{"--timestamps 0.5,1.5,3.9", 3}, Case{"--scene 0.3", 1},
-                        Case{"--fps 30 --start 1 --end 2", 30}, Case{"--fps 30 --max-frames 4", 4},
-                        Case{"--count 2 --format png --long-side 336", 2},
-                        Case{"--count 2 --max-pixels 50176", 2}}) {
+  for (const Case& c :
+       {Case{"--fps 2", 9}, Case{"--keyframes", 1}, Case{"--timestamps 0.5,1.5,3.9", 3},
+        Case{"--scene 0.3", 1}, Case{"--fps 30 --start 1 --end 2", 30},
+        Case{"--fps 30 --max-frames 4", 4}, Case{"--count 2 --format png --long-side 336", 2},
+        Case{"--count 2 --max-pixels 50176", 2}}) {
     std::string dir = base + "/" + std::to_string(std::hash<std::string>()(c.args));
     auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir));
     ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
@@ -141,10 +141,10 @@ TEST(FramesCommandTest, ErrorsAndExitCodes) {
 TEST(FramesCommandTest, HelpListsEveryOption) {
   auto r = RunCommand(Reel("frames --help"));
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* option : {"--fps", "--count", "--keyframes", "--scene", "--timestamps",
-                             "--start", "--end", "--max-frames", "--max-pixels", "--min-pixels",
-                             "--format", "-o", "--long-side", "--time-limit",
-                             "--max-error-rate", "Exit status"}) {
+  for (const char* option :
+       {"--fps", "--count", "--keyframes", "--scene", "--timestamps", "--start", "--end",
+        "--max-frames", "--max-pixels", "--min-pixels", "--format", "-o", "--long-side",
+        "--time-limit", "--max-error-rate", "Exit status"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
   r = RunCommand(Reel("probe --help"));

@@ -74,8 +74,7 @@ TEST(BadInputTest, UnreadableFilesFailWithTheFileNameAndReason) {
     ASSERT_FALSE(info.ok()) << c.path;
     EXPECT_EQ(info.status().code(), c.code) << info.status().ToString();
     EXPECT_EQ(info.status().message().rfind(c.path, 0), 0u) << info.status().message();
-    EXPECT_NE(info.status().message().find(c.reason), std::string::npos)
-        << info.status().message();
+    EXPECT_NE(info.status().message().find(c.reason), std::string::npos) << info.status().message();
     auto sampled = SampleCount(c.path, 4);
     ASSERT_FALSE(sampled.ok()) << c.path;
     EXPECT_EQ(sampled.status().message().rfind(c.path, 0), 0u) << sampled.status().message();
@@ -91,9 +90,10 @@ TEST(BadInputTest, NoVideoStreamIsAClearError) {
 
 TEST(BadInputTest, TruncatedFileGivesWhatCanBeDecoded) {
   // moov at the front so the index survives; the media data is cut in half.
-  std::string good = ReadAll(GeneratedMedia(
-      "trunc_source.mp4", "-f lavfi -i testsrc2=s=160x120:r=25:d=4 -c:v libx264 -pix_fmt yuv420p "
-                          "-movflags +faststart"));
+  std::string good = ReadAll(
+      GeneratedMedia("trunc_source.mp4",
+                     "-f lavfi -i testsrc2=s=160x120:r=25:d=4 -c:v libx264 -pix_fmt yuv420p "
+                     "-movflags +faststart"));
   std::string path = Write(ScratchDir("Truncated"), "half.mp4", good.substr(0, good.size() / 2));
   int delivered = 0;
   auto r = SampleCount(path, 10, &delivered);
@@ -155,8 +155,8 @@ TEST(BadInputTest, ErrorRateCapFailsBadlyDamagedFiles) {
 }
 
 TEST(BadInputTest, AbsurdDimensionsAreRefusedBeforeDecoding) {
-  std::string path = GeneratedMedia("wide.mkv",
-                                    "-f lavfi -i color=s=17000x16:r=1 -frames:v 1 -c:v ffv1");
+  std::string path =
+      GeneratedMedia("wide.mkv", "-f lavfi -i color=s=17000x16:r=1 -frames:v 1 -c:v ffv1");
   auto info = Probe(path);
   ASSERT_FALSE(info.ok());
   EXPECT_EQ(info.status().code(), ErrorCode::kLimitExceeded);
@@ -166,9 +166,9 @@ TEST(BadInputTest, AbsurdDimensionsAreRefusedBeforeDecoding) {
 }
 
 TEST(BadInputTest, TimeLimitStopsWork) {
-  std::string path = GeneratedMedia(
-      "long_for_limit.mp4",
-      "-f lavfi -i testsrc2=s=320x240:r=25:d=20 -c:v libx264 -pix_fmt yuv420p");
+  std::string path =
+      GeneratedMedia("long_for_limit.mp4",
+                     "-f lavfi -i testsrc2=s=320x240:r=25:d=20 -c:v libx264 -pix_fmt yuv420p");
   MediaLimits limits;
   limits.time_limit_s = 1e-4;
   auto r = SampleCount(path, 50, nullptr, limits);

@@ -22,10 +22,10 @@ using reel::testing::DecodeCounter;
 using reel::testing::GeneratedMedia;
 
 struct Clip {
-  std::string name;      // file name in the test-media cache (extension picks the container)
-  int frames;            // frames generated
-  std::string fps;       // frame rate given to the generator
-  std::string encode;    // encoder arguments
+  std::string name;    // file name in the test-media cache (extension picks the container)
+  int frames;          // frames generated
+  std::string fps;     // frame rate given to the generator
+  std::string encode;  // encoder arguments
   int width = 160;
   int height = 120;
 };
@@ -34,7 +34,8 @@ struct Clip {
 void PrintTo(const Clip& c, std::ostream* os) { *os << c.name; }
 
 std::string MakeClip(const Clip& c) {
-  return GeneratedMedia(c.name, CounterClipArgs(c.frames, c.width, c.height, c.fps) + " " + c.encode);
+  return GeneratedMedia(c.name,
+                        CounterClipArgs(c.frames, c.width, c.height, c.fps) + " " + c.encode);
 }
 
 struct Sampled {
@@ -91,7 +92,8 @@ const Clip kCodecClips[] = {
     {"counter_hevc.mp4", 120, "25",
      "-c:v libx265 -x265-params bframes=4:keyint=48:min-keyint=48:scenecut=0:log-level=error "
      "-tag:v hvc1 -pix_fmt yuv420p"},
-    {"counter_vp9.webm", 120, "25", "-c:v libvpx-vp9 -g 40 -deadline realtime -cpu-used 8 -b:v 200k"},
+    {"counter_vp9.webm", 120, "25",
+     "-c:v libvpx-vp9 -g 40 -deadline realtime -cpu-used 8 -b:v 200k"},
     {"counter_av1.mkv", 48, "24", "-c:v libaom-av1 -cpu-used 8 -g 24 -b:v 200k"},
     {"counter_mpeg4.mp4", 120, "25", "-c:v mpeg4 -bf 2 -g 50 -q:v 3"},
     {"counter_mpeg4.avi", 120, "25", "-c:v mpeg4 -g 50 -q:v 3"},
@@ -239,8 +241,9 @@ TEST(FrameSamplerTest, VariableFrameRateUsesPresentationTimes) {
   std::string args = CounterClipArgs(100, 160, 120, "25");
   args.insert(args.rfind("\""), ",settb=1/1000,setpts='N*40+floor(N/2)*20'");
   std::string path = GeneratedMedia(
-      "counter_vfr.mkv", args + " -fps_mode passthrough -enc_time_base:v 1/1000 -c:v libx264 "
-                                "-bf 2 -g 30 -pix_fmt yuv420p");
+      "counter_vfr.mkv", args +
+                             " -fps_mode passthrough -enc_time_base:v 1/1000 -c:v libx264 "
+                             "-bf 2 -g 30 -pix_fmt yuv420p");
   auto pts_ms = [](int n) { return n * 40 + (n / 2) * 20; };
   auto index = BuildFrameIndex(path);
   ASSERT_TRUE(index.ok());
@@ -273,23 +276,22 @@ TEST(FrameSamplerTest, RotatedVideosComeOutUpright) {
     int tag;            // the "rotate" tag given to the muxer
     std::string paint;  // the transform that makes FFmpeg's auto-rotated output upright
   };
-  for (const Case& c : {Case{90, "transpose=clock"}, Case{270, "transpose=cclock"},
-                        Case{180, "hflip,vflip"}}) {
+  for (const Case& c :
+       {Case{90, "transpose=clock"}, Case{270, "transpose=cclock"}, Case{180, "hflip,vflip"}}) {
     std::string args = CounterClipArgs(30, 160, 96, "30");
     args.insert(args.rfind("\""), "," + c.paint);
     std::string plain = GeneratedMedia("counter_paint" + std::to_string(c.tag) + ".mp4",
                                        args + " -c:v libx264 -pix_fmt yuv420p");
-    std::string path = GeneratedMedia("counter_rot" + std::to_string(c.tag) + ".mp4",
-                                      "-i " + plain + " -c copy -metadata:s:v:0 rotate=" +
-                                          std::to_string(c.tag));
+    std::string path =
+        GeneratedMedia("counter_rot" + std::to_string(c.tag) + ".mp4",
+                       "-i " + plain + " -c copy -metadata:s:v:0 rotate=" + std::to_string(c.tag));
     // FFmpeg's reference: the first frame, auto-rotated.
     auto ref = reel::testing::RunCommand("ffmpeg -loglevel error -i " + path +
                                          " -frames:v 1 -f rawvideo -pix_fmt rgb24 -");
     ASSERT_EQ(ref.exit_code, 0) << ref.err;
     ASSERT_EQ(ref.out.size(), 160u * 96u * 3u) << "FFmpeg's upright frame is 160x96";
-    ASSERT_EQ(DecodeCounter(reinterpret_cast<const unsigned char*>(ref.out.data()), 160, 96,
-                            160 * 3),
-              0)
+    ASSERT_EQ(
+        DecodeCounter(reinterpret_cast<const unsigned char*>(ref.out.data()), 160, 96, 160 * 3), 0)
         << "the test's painting does not match FFmpeg's rotation for tag " << c.tag;
 
     auto info = Probe(path);
@@ -321,8 +323,9 @@ TEST(FrameSamplerTest, EditListsAndNonZeroStarts) {
   o.sampling.count = 5;
   Sampled s = Sample(cut, o);
   ASSERT_EQ(s.frames.size(), 5u);
-  int offset = DecodeCounter(s.frames[0].image.pixels.data(), s.frames[0].image.width,
-                             s.frames[0].image.height, static_cast<int>(s.frames[0].image.stride()));
+  int offset =
+      DecodeCounter(s.frames[0].image.pixels.data(), s.frames[0].image.width,
+                    s.frames[0].image.height, static_cast<int>(s.frames[0].image.stride()));
   EXPECT_EQ(offset, 45);  // 1.5 s at 30 fps
   ExpectPixelsMatch(s, offset);
 
@@ -340,9 +343,9 @@ TEST(FrameSamplerTest, EditListsAndNonZeroStarts) {
 
 TEST(FrameSamplerTest, TimestampsThatRestartMidFileContinueTheTimeline) {
   // Two MPEG-TS recordings joined byte for byte: the second's timestamps start over.
-  std::string part = GeneratedMedia(
-      "counter_part.ts", CounterClipArgs(60, 160, 120, "25") +
-                             " -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p -f mpegts");
+  std::string part =
+      GeneratedMedia("counter_part.ts", CounterClipArgs(60, 160, 120, "25") +
+                                            " -c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p -f mpegts");
   std::string joined = reel::testing::ScratchDir("Joined") + "/joined.ts";
   ASSERT_EQ(reel::testing::RunCommand("cat " + part + " " + part + " > " + joined).exit_code, 0);
   auto index = BuildFrameIndex(joined);

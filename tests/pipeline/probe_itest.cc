@@ -77,11 +77,11 @@ TEST(ProbeTest, RawStreamsGetDurationFromThePacketIndex) {
 }
 
 TEST(ProbeTest, NonZeroStartAndRotation) {
-  std::string base = GeneratedMedia(
-      "plain.mp4", "-f lavfi -i testsrc2=s=64x48:r=10 -frames:v 20 -c:v libx264");
-  std::string path = GeneratedMedia(
-      "shifted_rotated.mp4",
-      "-i " + base + " -c copy -output_ts_offset 8.5 -metadata:s:v:0 rotate=90");
+  std::string base =
+      GeneratedMedia("plain.mp4", "-f lavfi -i testsrc2=s=64x48:r=10 -frames:v 20 -c:v libx264");
+  std::string path =
+      GeneratedMedia("shifted_rotated.mp4",
+                     "-i " + base + " -c copy -output_ts_offset 8.5 -metadata:s:v:0 rotate=90");
   auto info = Probe(path);
   ASSERT_TRUE(info.ok());
   const StreamInfo& v = info->streams[0];

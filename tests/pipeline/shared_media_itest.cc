@@ -16,8 +16,8 @@ namespace {
 
 struct CorpusFile {
   std::string name;
-  int frames;           // frames the packet index must find
-  bool damaged = false; // decord_corrupted.mp4
+  int frames;            // frames the packet index must find
+  bool damaged = false;  // decord_corrupted.mp4
 };
 
 // Names the parameter in test listings instead of dumping its bytes.
@@ -35,7 +35,8 @@ TEST_P(SharedMediaTest, MatchesTheFfmpegCommandLine) {
 
 // Real camera clips from a Debian package (fetched by scripts/fetch-real-media).
 TEST(RealMediaTest, MatchesTheFfmpegCommandLine) {
-  for (const CorpusFile& c : {CorpusFile{"real-small.mp4", 166}, CorpusFile{"real-small.mkv", 147}}) {
+  for (const CorpusFile& c :
+       {CorpusFile{"real-small.mp4", 166}, CorpusFile{"real-small.mkv", 147}}) {
     std::string path = reel::testing::RealMedia(c.name);
     if (path.empty()) GTEST_SKIP() << "cannot fetch the real clips (offline?)";
     SCOPED_TRACE(c.name);
@@ -68,8 +69,8 @@ void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c) {
   const Image& mine = frames.front().image;
   ASSERT_EQ(frames.front().source_frame, 0);
 
-  auto ref = reel::testing::RunCommand("ffmpeg -loglevel error -i " + path + " -map 0:" +
-                                       std::to_string(*info->best_video) +
+  auto ref = reel::testing::RunCommand("ffmpeg -loglevel error -i " + path +
+                                       " -map 0:" + std::to_string(*info->best_video) +
                                        " -frames:v 1 -f rawvideo -pix_fmt rgb24 -");
   ASSERT_EQ(ref.exit_code, 0) << ref.err;
   ASSERT_EQ(ref.out.size(), mine.pixels.size())
@@ -87,12 +88,18 @@ void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c) {
 }
 
 const CorpusFile kCorpus[] = {
-    {"nasa_13013.mp4", 390},           {"nasa_13013_rotated.mp4", 17},
-    {"test_non_zero_start.mp4", 12},   {"discard_first_keyframe.mp4", 25},
-    {"av1_video.mkv", 125},            {"h265_video.mp4", 10},
-    {"bt601_full_range.mp4", 60},      {"h264_10bits.mp4", 30},
-    {"decord_corrupted.mp4", 50, true}, {"decord_unordered.mov", 4},
-    {"decord_video_90.mov", 3},        {"decord_video_270.mov", 3},
+    {"nasa_13013.mp4", 390},
+    {"nasa_13013_rotated.mp4", 17},
+    {"test_non_zero_start.mp4", 12},
+    {"discard_first_keyframe.mp4", 25},
+    {"av1_video.mkv", 125},
+    {"h265_video.mp4", 10},
+    {"bt601_full_range.mp4", 60},
+    {"h264_10bits.mp4", 30},
+    {"decord_corrupted.mp4", 50, true},
+    {"decord_unordered.mov", 4},
+    {"decord_video_90.mov", 3},
+    {"decord_video_270.mov", 3},
 };
 
 INSTANTIATE_TEST_SUITE_P(Corpus, SharedMediaTest, ::testing::ValuesIn(kCorpus),

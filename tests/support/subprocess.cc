@@ -35,8 +35,8 @@ CommandResult RunCommand(const std::string& command) {
                              std::to_string(reinterpret_cast<uintptr_t>(&command))))
                          .string();
   std::string out_path = stem + ".out", err_path = stem + ".err";
-  std::string full = "(" + command + ") >" + ShellQuote(out_path) + " 2>" + ShellQuote(err_path) +
-                     " </dev/null";
+  std::string full =
+      "(" + command + ") >" + ShellQuote(out_path) + " 2>" + ShellQuote(err_path) + " </dev/null";
   int status = std::system(full.c_str());
   CommandResult result;
   if (WIFEXITED(status)) {

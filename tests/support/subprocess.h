@@ -6,9 +6,9 @@
 namespace reel::testing {
 
 struct CommandResult {
-  int exit_code = -1;   // the process's exit status, or 128+signal
-  std::string out;      // standard output
-  std::string err;      // standard error
+  int exit_code = -1;  // the process's exit status, or 128+signal
+  std::string out;     // standard output
+  std::string err;     // standard error
 };
 
 // Runs `command` through /bin/sh, capturing stdout and stderr.

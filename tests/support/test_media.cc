@@ -39,8 +39,8 @@ std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_ar
 std::string ScratchDir(const std::string& test_name) {
   // One folder per test process: ctest runs each test case as its own process, in parallel, so
   // two cases of one suite must never share (and wipe) each other's folder.
-  fs::path dir = fs::path(REEL_BINARY_DIR) / "test-scratch" /
-                 (test_name + "." + std::to_string(::getpid()));
+  fs::path dir =
+      fs::path(REEL_BINARY_DIR) / "test-scratch" / (test_name + "." + std::to_string(::getpid()));
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
@@ -71,8 +71,8 @@ std::string SharedMediaDir() {
 std::string CounterClipArgs(int frames, int width, int height, const std::string& fps) {
   std::string b = "(4*floor(4*Y/H)+floor(4*X/W))";
   std::string k = "(" + b + "-1-gte(" + b + ",4))";
-  std::string lum = "if(eq(" + b + ",0),235,if(eq(" + b + ",3),16,16+219*mod(floor(N/pow(2," + k +
-                    ")),2)))";
+  std::string lum =
+      "if(eq(" + b + ",0),235,if(eq(" + b + ",3),16,16+219*mod(floor(N/pow(2," + k + ")),2)))";
   // Painted at 8x8 (geq is slow per pixel), then scaled up without filtering.
   return "-f lavfi -i color=c=black:s=8x8:r=" + fps + " -frames:v " + std::to_string(frames) +
          " -vf \"geq=lum='" + lum + "':cb=128:cr=128,scale=" + std::to_string(width) + "x" +

@@ -7,9 +7,10 @@
 namespace reel::testing {
 
 // Returns the path of a clip named after `name` (e.g. "counter_b.mp4", with a hash of the
-// arguments added to the stem) inside the build tree's test-media cache, generating it first with `ffmpeg -y -hide_banner -loglevel error <ffmpeg_args> <path>` if it is
-// missing. Generation goes through a temporary file and a rename, so parallel tests are safe.
-// Fails the calling test (ADD_FAILURE) and returns "" if ffmpeg fails.
+// arguments added to the stem) inside the build tree's test-media cache, generating it first with
+// `ffmpeg -y -hide_banner -loglevel error <ffmpeg_args> <path>` if it is missing. Generation goes
+// through a temporary file and a rename, so parallel tests are safe. Fails the calling test
+// (ADD_FAILURE) and returns "" if ffmpeg fails.
 std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_args);
 
 // A directory for the calling test's scratch files, created fresh, unique to this process.
