@@ -116,7 +116,7 @@ class VideoDecoder {
     }
     if (last_needed < 0) return Status::Ok();
 
-    if (!index_.has_timestamps) return DecodeSequentially(last_needed, handler, frames);
+    if (!index_.has_timestamps) return DecodeSequentially(last_needed, handler);
 
     int first_needed = FirstNeeded(needed, 0);
     if (first_needed > kSeekGapPackets && !seek_failed_) {
@@ -304,6 +304,8 @@ class VideoDecoder {
     return Status::Ok();
   }
 
+  // Hands every picture the decoder has ready to `handler`. Pictures are known by their
+  // presentation time or, for streams without timestamps, by their output order.
   Status Receive(const FrameHandler& handler) {
     if (!frame_) frame_.reset(av_frame_alloc());
     while (true) {
@@ -322,8 +324,13 @@ class VideoDecoder {
           return rate;
         }
       }
-      int64_t pts = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->best_effort_timestamp;
-      int f = FrameOf(pts);
+      int f;
+      if (index_.has_timestamps) {
+        f = FrameOf(frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->best_effort_timestamp);
+      } else {
+        f = output_count_ < index_.size() ? output_count_ : -1;
+        ++output_count_;
+      }
       if (f >= 0) {
         Status s = handler(f, frame_.get());
         av_frame_unref(frame_.get());
@@ -361,56 +368,22 @@ class VideoDecoder {
     return Status::Ok();
   }
 
-  // Streams without timestamps: decode from the start and count output pictures.
-  Status DecodeSequentially(int last_needed, const FrameHandler& handler,
-                            const std::vector<int>& frames) {
+  // Streams without timestamps: decode everything from the start, counting output pictures.
+  Status DecodeSequentially(int last_needed, const FrameHandler& handler) {
     REEL_RETURN_IF_ERROR(demuxer_.Restart());
+    output_count_ = 0;
     internal::UniquePacket packet(av_packet_alloc());
-    int counted = 0;
-    FrameHandler counting = [&](int, const AVFrame* picture) {
-      int f = counted++;
-      if (picture->decode_error_flags != 0 || (picture->flags & AV_FRAME_FLAG_CORRUPT)) {
-        ++report_.decode_errors;
-        REEL_RETURN_IF_ERROR(CheckErrorRate());
-      }
-      return f < index_.size() ? handler(f, picture) : Status::Ok();
-    };
-    // Without timestamps the handler cannot tell frames apart by pts: rewrite them as indices.
+    if (!packet) return Internal(path_ + ": out of memory");
     int sent = 0;
     while (sent <= last_needed) {
       if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
-      int rc = demuxer_.Read(packet.get());
-      if (rc < 0) break;
+      if (demuxer_.Read(packet.get()) < 0) break;
       PacketUnref unref(packet.get());
       if (packet->stream_index != index_.stream_index) continue;
       ++sent;
-      ++report_.packets_decoded;
-      if (avcodec_send_packet(codec_, packet.get()) < 0) {
-        ++report_.decode_errors;
-        REEL_RETURN_IF_ERROR(CheckErrorRate());
-      }
-      REEL_RETURN_IF_ERROR(ReceiveCounting(counting));
+      REEL_RETURN_IF_ERROR(Send(packet.get(), handler));
     }
-    avcodec_send_packet(codec_, nullptr);
-    REEL_RETURN_IF_ERROR(ReceiveCounting(counting));
-    avcodec_flush_buffers(codec_);
-    return Status::Ok();
-  }
-
-  Status ReceiveCounting(const FrameHandler& counting) {
-    if (!frame_) frame_.reset(av_frame_alloc());
-    while (true) {
-      int rc = avcodec_receive_frame(codec_, frame_.get());
-      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::Ok();
-      if (rc < 0) {
-        ++report_.decode_errors;
-        REEL_RETURN_IF_ERROR(CheckErrorRate());
-        continue;
-      }
-      Status s = counting(-1, frame_.get());
-      av_frame_unref(frame_.get());
-      REEL_RETURN_IF_ERROR(s);
-    }
+    return Drain(handler);
   }
 
   const std::string& path_;
@@ -429,6 +402,7 @@ class VideoDecoder {
   int last_seek_target_ = -1;  // the packet of the last seek, never sought twice
   int sought_ = -1;            // set until the first packet after a seek is identified
   int segment_ = 0;            // timestamp segment of the packet last sent to the decoder
+  int output_count_ = 0;       // pictures output so far (streams without timestamps)
 };
 
 SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int frame, Image image,

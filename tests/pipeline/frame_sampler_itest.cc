@@ -104,6 +104,8 @@ const Clip kCodecClips[] = {
     {"counter_vp8.webm", 60, "30", "-c:v libvpx -g 30 -b:v 300k -deadline realtime"},
     {"counter_mpeg2.mpg", 100, "25", "-c:v mpeg2video -bf 2 -g 25 -q:v 3"},
     {"counter_h264.ts", 100, "25", "-c:v libx264 -bf 3 -g 50 -pix_fmt yuv420p"},
+    // An elementary stream: no container, no stored timestamps.
+    {"counter_raw.h264", 75, "25", "-c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p -f h264"},
 };
 
 class CodecTest : public ::testing::TestWithParam<Clip> {};
@@ -156,7 +158,9 @@ TEST_P(CodecTest, EveryPolicyReturnsTheRightFrames) {
     if (index->frames[i].keyframe) want.push_back(i);
   }
   EXPECT_EQ(SourceFrames(s), want);
-  EXPECT_EQ(s.report.packets_decoded, static_cast<int>(want.size()));
+  if (index->has_timestamps) {
+    EXPECT_EQ(s.report.packets_decoded, static_cast<int>(want.size()));
+  }  // else: pictures are told apart by output order, so everything up to the last is decoded
   ExpectPixelsMatch(s);
 
   // Dense: every frame, trimmed.
