@@ -12,7 +12,7 @@ using internal::SqliteStatus;
 using internal::Statement;
 using internal::Transaction;
 
-void Database::Closer::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+void Database::Closer::operator()(sqlite3* db) const { internal::CloseConnection(db); }
 
 Database::Database(std::string path, std::unique_ptr<sqlite3, Closer> db, bool read_only)
     : path_(std::move(path)), db_(std::move(db)), read_only_(read_only) {}

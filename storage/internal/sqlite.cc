@@ -1,6 +1,10 @@
 #include "storage/internal/sqlite.h"
 
 #include <cctype>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace reel::storage::internal {
 
@@ -63,7 +67,61 @@ bool OnlyTrivia(std::string_view tail) {
 
 }  // namespace
 
+namespace {
+
+// Idle prepared statements by connection and SQL text.
+struct StatementCache {
+  std::mutex mutex;
+  std::map<std::pair<sqlite3*, std::string>, std::vector<sqlite3_stmt*>, std::less<>> idle;
+};
+
+StatementCache& Cache() {
+  static StatementCache* cache = new StatementCache;  // never destroyed: used until exit
+  return *cache;
+}
+
+constexpr size_t kIdlePerKey = 4;
+
+}  // namespace
+
+void CloseConnection(sqlite3* db) {
+  {
+    StatementCache& cache = Cache();
+    std::lock_guard lock(cache.mutex);
+    for (auto it = cache.idle.begin(); it != cache.idle.end();) {
+      if (it->first.first == db) {
+        for (sqlite3_stmt* stmt : it->second) sqlite3_finalize(stmt);
+        it = cache.idle.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  sqlite3_close_v2(db);
+}
+
+void Statement::Release() {
+  if (!stmt_) return;
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+  StatementCache& cache = Cache();
+  std::lock_guard lock(cache.mutex);
+  std::vector<sqlite3_stmt*>& idle = cache.idle[{db_, sql_}];
+  if (idle.size() < kIdlePerKey) idle.push_back(stmt_.release());
+  stmt_.reset();
+}
+
 Result<Statement> Statement::Prepare(sqlite3* db, std::string_view sql) {
+  {
+    StatementCache& cache = Cache();
+    std::lock_guard lock(cache.mutex);
+    auto it = cache.idle.find(std::make_pair(db, std::string(sql)));
+    if (it != cache.idle.end() && !it->second.empty()) {
+      UniqueStatement stmt(it->second.back());
+      it->second.pop_back();
+      return Statement(db, std::string(sql), std::move(stmt));
+    }
+  }
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &raw, &tail);
@@ -75,7 +133,7 @@ Result<Statement> Statement::Prepare(sqlite3* db, std::string_view sql) {
     return InvalidArgument("prepare: only one SQL statement is allowed; extra text: " +
                            std::string(rest.substr(0, 60)));
   }
-  return Statement(db, std::move(stmt));
+  return Statement(db, std::string(sql), std::move(stmt));
 }
 
 void Statement::NoteBindError(int rc) {

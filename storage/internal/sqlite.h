@@ -21,8 +21,11 @@
 
 namespace reel::storage::internal {
 
+// Finalizes the connection's cached statements (see Statement), then closes it.
+void CloseConnection(sqlite3* db);
+
 struct ConnectionCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  void operator()(sqlite3* db) const { CloseConnection(db); }
 };
 struct StatementFinalizer {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
@@ -38,6 +41,12 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view context);
 Status Exec(sqlite3* db, std::string_view sql);
 
 // A prepared statement. Bind indexes are 1-based, Column indexes 0-based (as in SQLite).
+//
+// Preparing costs more than running most of Reel's statements, so a statement is not finalized
+// when its Statement dies: it is reset, its bindings cleared, and it waits in a per-connection
+// cache for the next Prepare of the same SQL text on the same connection. CloseConnection
+// finalizes what waits. The cache is process-wide and locked; a statement is only ever handed to
+// one Statement at a time.
 class Statement {
  public:
   // Prepares exactly one statement; trailing text other than whitespace, ';' and comments is
@@ -45,7 +54,17 @@ class Statement {
   static Result<Statement> Prepare(sqlite3* db, std::string_view sql);
 
   Statement(Statement&&) noexcept = default;
-  Statement& operator=(Statement&&) noexcept = default;
+  Statement& operator=(Statement&& other) noexcept {
+    if (this != &other) {
+      Release();
+      db_ = other.db_;
+      sql_ = std::move(other.sql_);
+      stmt_ = std::move(other.stmt_);
+      bind_error_ = other.bind_error_;
+    }
+    return *this;
+  }
+  ~Statement() { Release(); }
 
   // Binding. Null optionals bind NULL. BindBlob copies nothing: `bytes` must outlive Step().
   Statement& BindNull(int index);
@@ -89,10 +108,14 @@ class Statement {
   sqlite3_stmt* get() const { return stmt_.get(); }
 
  private:
-  Statement(sqlite3* db, UniqueStatement stmt) : db_(db), stmt_(std::move(stmt)) {}
+  Statement(sqlite3* db, std::string sql, UniqueStatement stmt)
+      : db_(db), sql_(std::move(sql)), stmt_(std::move(stmt)) {}
   void NoteBindError(int rc);
+  // Hands the statement back to the cache.
+  void Release();
 
   sqlite3* db_ = nullptr;
+  std::string sql_;
   UniqueStatement stmt_;
   int bind_error_ = SQLITE_OK;
 };
