@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -45,6 +46,21 @@ storage::Table FailuresTable(const std::vector<storage::FailureRecord>& failures
     table.rows.push_back({Text(f.time), Text(f.job), Text(f.path), Text(f.stage), Text(f.error)});
   }
   return table;
+}
+
+// Failures as a list rather than a table: paths and messages are long, and a table cell would
+// cut exactly the part that says what went wrong. The message's own leading "PATH: " repeats the
+// path line, so it is dropped there.
+void WriteFailureList(std::ostream& out, const std::vector<storage::FailureRecord>& failures) {
+  for (const storage::FailureRecord& f : failures) {
+    out << "  " << f.time << "  job " << f.job << "  " << f.stage;
+    if (f.prompt_id) out << " " << *f.prompt_id;
+    out << "\n    " << f.path << "\n";
+    std::string_view error = f.error;
+    const std::string prefix = f.path + ": ";
+    if (error.starts_with(prefix)) error.remove_prefix(prefix.size());
+    out << "    " << error << "\n";
+  }
 }
 
 int RunStatus(const StatusFlags& flags) {
@@ -104,8 +120,7 @@ int RunStatus(const StatusFlags& flags) {
     std::cout << "\nNo failures.\n";
   } else {
     std::cout << "\nLatest failures (newest first; `reel run --retry-failed` retries them):\n";
-    WriteTable(std::cout, FailuresTable(summary->recent_failures), OutputFormat::kTable,
-               {.max_cell_width = 100, .row_count = false});
+    WriteFailureList(std::cout, summary->recent_failures);
   }
   return kExitOk;
 }
