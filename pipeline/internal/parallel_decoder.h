@@ -1,0 +1,49 @@
+// Decoding on several threads: independent groups of target frames (see IndependentGroups), each
+// decoded by one of a few workers with its own demuxer, single-threaded decoder and converter.
+// Converted frames reach the caller on the calling thread, group by group in order, with a
+// bounded number waiting.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/frame_index.h"
+#include "pipeline/image.h"
+#include "pipeline/internal/ffmpeg.h"
+#include "pipeline/internal/video_decoder.h"
+#include "pipeline/limits.h"
+#include "pipeline/smart_resize.h"
+
+namespace reel::pipeline::internal {
+
+struct ConvertedFrame {
+  int frame = 0;  // presentation index
+  bool damaged = false;
+  Image image;
+};
+using ConvertedFrameSink = std::function<Status(ConvertedFrame&&)>;
+
+struct ParallelDecodeJob {
+  const std::string& path;
+  const FrameIndex& index;
+  const MediaLimits& limits;
+  const Deadline& deadline;
+  Size target;   // upright output size
+  int rotation;  // clockwise degrees
+  const std::vector<std::vector<int>>& groups;
+  int workers;
+};
+
+enum class ParallelOutcome {
+  kDone,        // every group was decoded (frames the stream's damage hides may still be missing)
+  kCannotSeek,  // the demuxer cannot seek; the groups not delivered need a sequential pass
+};
+
+// Decodes every group, delivering each target frame at most once through `sink`. Fails with the
+// first error of a worker (time limit, error-rate cap) or of the sink.
+Result<ParallelOutcome> DecodeInParallel(const ParallelDecodeJob& job, DecodeCounters& counters,
+                                         const ConvertedFrameSink& sink);
+
+}  // namespace reel::pipeline::internal

@@ -1,0 +1,121 @@
+// The decoder. Plans, from the frame index, exactly which packets must be decoded to produce the
+// chosen frames: for each target, the packets from the keyframe before it up to the target itself
+// (decode order). Everything else is never sent to the decoder; long runs of unneeded packets are
+// skipped with a seek. Within a needed run, non-reference pictures that are not targets are
+// skipped by the decoder itself (H.264, HEVC, MPEG-1/2/4, VP8).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/frame_index.h"
+#include "pipeline/internal/ffmpeg.h"
+#include "pipeline/limits.h"
+
+namespace reel::pipeline::internal {
+
+// What decoding did, shared by every decoder working on one file (so the error-rate cap sees the
+// whole file however many decoders run).
+struct DecodeCounters {
+  std::atomic<int> packets_decoded{0};  // packets sent to a decoder
+  std::atomic<int> decode_errors{0};    // packets rejected and pictures flagged damaged
+  std::atomic<int> seeks{0};
+};
+
+// The demuxer a decoder reads from, with every stream but the video one discarded. Starting over
+// opens the file afresh: some files (Matroska without cues, raw streams) cannot seek back to
+// their start, and a fresh context always can.
+class Demuxer {
+ public:
+  Demuxer(const std::string& path, int stream_index, const Deadline& deadline)
+      : path_(path), stream_index_(stream_index), deadline_(deadline) {}
+
+  Status Open();
+  // Back to the first packet; free when nothing has been read yet.
+  Status Restart() { return fresh_ ? Status::Ok() : Open(); }
+  int Read(AVPacket* packet);
+  // Seeks to the keyframe at or before `ts` (stream time base).
+  int Seek(int64_t ts);
+  const AVStream* stream() const { return format_->streams[stream_index_]; }
+
+ private:
+  const std::string& path_;
+  int stream_index_;
+  const Deadline& deadline_;
+  UniqueFormatContext format_;
+  bool fresh_ = false;
+};
+
+// The decode-order packets [first, last] that produce one frame: from the keyframe it depends on
+// to the frame's own packet.
+struct PacketRun {
+  int first = 0;
+  int last = 0;
+};
+PacketRun PacketsFor(const FrameIndex& index, int frame);
+
+// Splits `frames` (presentation indices, ascending) into groups whose packet runs share no packet,
+// ordered by where their runs start. Each group can be decoded on its own by a fresh decoder.
+std::vector<std::vector<int>> IndependentGroups(const FrameIndex& index,
+                                                const std::vector<int>& frames);
+
+class VideoDecoder {
+ public:
+  // `codec` is an open decoder for the index's stream. With `restart_when_seek_fails`, a file
+  // whose demuxer cannot seek is read through from its start instead; without, Decode fails
+  // with kUnavailable (a caller with other plans can then fall back).
+  VideoDecoder(const std::string& path, Demuxer& demuxer, AVCodecContext* codec,
+               const FrameIndex& index, const MediaLimits& limits, const Deadline& deadline,
+               DecodeCounters& counters, bool restart_when_seek_fails = true);
+
+  // Called for every frame the decoder outputs that belongs to the index.
+  using FrameHandler = std::function<Status(int frame, const AVFrame* picture)>;
+
+  // Decodes so that every frame in `frames` (presentation indices, ascending) is output through
+  // `handler`. `all_frames` decodes every packet in the needed runs (no non-reference skipping).
+  // A non-OK status from the handler stops decoding and is returned.
+  Status Decode(const std::vector<int>& frames, bool all_frames, const FrameHandler& handler);
+
+  // Starts afresh: drains nothing, forgets what was sent (for the second attempt at a frame).
+  void Reset();
+
+ private:
+  std::string TimeLimitMessage() const;
+  int Identify(const AVPacket* packet, int expected) const;
+  Status MaybeSeek(int current, int next);
+  Status SeekToPacket(int d);
+  Status SeekFailed();
+  Status Send(const AVPacket* packet, const FrameHandler& handler);
+  Status Drain(const FrameHandler& handler);
+  Status Receive(const FrameHandler& handler);
+  int FrameOf(int64_t pts) const;
+  Status CheckErrorRate() const;
+  Status DecodeSequentially(int last_needed, const FrameHandler& handler);
+
+  const std::string& path_;
+  Demuxer& demuxer_;
+  AVCodecContext* codec_;
+  const FrameIndex& index_;
+  const MediaLimits& limits_;
+  const Deadline& deadline_;
+  DecodeCounters& counters_;
+  bool restart_when_seek_fails_;
+  std::unordered_multimap<int64_t, int> packets_by_pts_;
+  std::unordered_set<int> sent_;
+  UniqueFrame frame_;
+  bool skip_nonref_ok_ = false;
+  bool seek_failed_ = false;
+  int last_seek_target_ = -1;  // the packet of the last seek, never sought twice
+  int sought_ = -1;            // set until the first packet after a seek is identified
+  int segment_ = 0;            // timestamp segment of the packet last sent to the decoder
+  int output_count_ = 0;       // pictures output so far (streams without timestamps)
+  int seeks_this_call_ = 0;    // seeks by the current Decode call
+  int read_position_ = -1;     // decode index of the next packet the demuxer returns (-1: unknown)
+};
+
+}  // namespace reel::pipeline::internal
