@@ -21,8 +21,15 @@ namespace {
 using internal::Deadline;
 
 // Decoding threads for one file at most, whatever the core count: each holds a decoder and its
-// reference pictures.
+// reference pictures (up to 16 decoded pictures for H.264), so big frames get fewer.
 constexpr int kMaxDecodeWorkers = 8;
+constexpr int64_t kDecodeWorkersMemory = int64_t{1} << 30;
+
+int MaxDecodeWorkers(int width, int height) {
+  const int64_t per_decoder = int64_t{width} * height * 3 / 2 * 16;  // 4:2:0, 8-bit
+  return static_cast<int>(std::clamp<int64_t>(
+      kDecodeWorkersMemory / std::max<int64_t>(per_decoder, 1), 2, kMaxDecodeWorkers));
+}
 
 bool IsDamaged(const AVFrame* picture) {
   return (picture->flags & AV_FRAME_FLAG_CORRUPT) != 0 || picture->decode_error_flags != 0;
@@ -174,7 +181,8 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::vector<int>> groups;
   if (index.has_timestamps && threads > 1) groups = internal::IndependentGroups(index, targets);
-  const int workers = std::min({threads, static_cast<int>(groups.size()), kMaxDecodeWorkers});
+  const int workers = std::min({threads, static_cast<int>(groups.size()),
+                                MaxDecodeWorkers(report.source_width, report.source_height)});
   bool sequential = workers < 2;
   if (!sequential) {
     internal::ParallelDecodeJob job{path,   index,           limits, deadline,

@@ -13,7 +13,10 @@ struct MediaLimits {
   // were rejected as damaged (and at least `min_errors_for_rate` were).
   double max_error_rate = 0.5;
   int min_errors_for_rate = 8;
-  int decoder_threads = 0;  // 0 = FFmpeg picks (one per core)
+  // Decoding threads for one file; 0 = one per core. Chosen frames in independent runs (each
+  // from its own keyframe) go to that many single-threaded decoders (at most 8), each decoding
+  // whole runs; otherwise one decoder uses that many frame threads.
+  int decoder_threads = 0;
 };
 
 }  // namespace reel::pipeline

@@ -66,9 +66,8 @@ class OrderedFrames {
     const int groups = static_cast<int>(waiting_.size());
     std::unique_lock lock(mutex_);
     while (current_ < groups) {
-      changed_.wait(lock, [&] {
-        return stopped_ || !waiting_[current_].empty() || finished_[current_];
-      });
+      changed_.wait(lock,
+                    [&] { return stopped_ || !waiting_[current_].empty() || finished_[current_]; });
       if (stopped_) return error_;
       if (!waiting_[current_].empty()) {
         ConvertedFrame frame = std::move(waiting_[current_].front());
@@ -120,15 +119,14 @@ void DecodeGroups(const ParallelDecodeJob& job, const std::vector<int>& order,
   for (int taken = next_group++; taken < groups && !out.stopped(); taken = next_group++) {
     const int g = order[taken];
     std::unordered_set<int> wanted(job.groups[g].begin(), job.groups[g].end());
-    Status s = decoder.Decode(job.groups[g], /*all_frames=*/false,
-                              [&](int f, const AVFrame* picture) -> Status {
-                                if (wanted.erase(f) == 0) return Status::Ok();
-                                REEL_ASSIGN_OR_RETURN(Image image,
-                                                      converter.Convert(picture, job.path));
-                                const bool damaged = (picture->flags & AV_FRAME_FLAG_CORRUPT) ||
-                                                     picture->decode_error_flags != 0;
-                                return out.Push(g, {f, damaged, std::move(image)});
-                              });
+    Status s = decoder.Decode(
+        job.groups[g], /*all_frames=*/false, [&](int f, const AVFrame* picture) -> Status {
+          if (wanted.erase(f) == 0) return Status::Ok();
+          REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, job.path));
+          const bool damaged =
+              (picture->flags & AV_FRAME_FLAG_CORRUPT) || picture->decode_error_flags != 0;
+          return out.Push(g, {f, damaged, std::move(image)});
+        });
     // VideoDecoder fails with kUnavailable only when the demuxer cannot seek.
     if (!s.ok()) return out.Fail(s, /*cannot_seek=*/s.code() == ErrorCode::kUnavailable);
     out.Finish(g);
