@@ -10,7 +10,6 @@
 #include "base/file_util.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
-#include "storage/query.h"
 #include "storage/sha256.h"
 #include "storage/store.h"
 
@@ -283,24 +282,19 @@ class Batch {
 
 // Runs a crash left 'running' (we hold the lock, so no live run can own them) become
 // 'interrupted'.
-void MarkAbandonedRuns(storage::Store& store, const std::string& database,
-                       ProgressReporter& progress) {
-  Result<storage::Table> running = storage::Query(
-      database, "SELECT id, pid, host, started_at FROM runs WHERE status = 'running'");
-  if (!running.ok() || running->rows.empty()) return;
-  Status marked = RetryBusyStatus([&] {
-    return store.database().Execute(
-        "UPDATE runs SET status = 'interrupted', "
-        "finished_at = coalesce(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
-        "message = coalesce(message, 'the process ended without finishing the run "
-        "(killed or crashed); found by a later run') "
-        "WHERE status = 'running'");
+void MarkAbandonedRuns(storage::Store& store, ProgressReporter& progress) {
+  Result<std::vector<storage::RunRecord>> abandoned = RetryBusy([&] {
+    return store.InterruptAbandonedRuns(
+        "the process ended without finishing the run (killed or crashed); found by a later run");
   });
-  if (!marked.ok()) return;
-  for (const auto& row : running->rows) {
-    progress.Warning("run " + storage::FormatValue(row[0]) + " (pid " +
-                     storage::FormatValue(row[1]) + " on " + storage::FormatValue(row[2]) +
-                     ", started " + storage::FormatValue(row[3]) +
+  if (!abandoned.ok()) {
+    progress.Warning("could not mark unfinished earlier runs interrupted: " +
+                     abandoned.status().message());
+    return;
+  }
+  for (const storage::RunRecord& run : *abandoned) {
+    progress.Warning("run " + std::to_string(run.id) + " (pid " + std::to_string(run.pid) + " on " +
+                     run.host + ", started " + run.started_at +
                      ") did not finish; marked interrupted. Its unfinished items are redone.");
   }
 }
@@ -380,7 +374,7 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     outcome.message = store.status().message();
     return outcome;
   }
-  MarkAbandonedRuns(*store, options.database, progress);
+  MarkAbandonedRuns(*store, progress);
 
   const std::string spec_text = RenderResolvedJob(job);
   const std::string spec_hash = storage::Sha256Hex(spec_text);

@@ -401,6 +401,34 @@ Status Store::FinishRun(int64_t run_id, RunStatus status, const RunCounters& cou
   return txn.Commit();
 }
 
+Result<std::vector<RunRecord>> Store::InterruptAbandonedRuns(const std::string& message) {
+  sqlite3* db = db_.handle();
+  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  std::vector<RunRecord> runs;
+  {
+    REEL_ASSIGN_OR_RETURN(Statement stmt,
+                          Statement::Prepare(db, "SELECT " + std::string(kRunColumns) +
+                                                     " FROM runs WHERE status = 'running' "
+                                                     "ORDER BY id"));
+    while (true) {
+      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      runs.push_back(ReadRun(stmt));
+    }
+  }
+  if (runs.empty()) return runs;
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db,
+                         "UPDATE runs SET status = 'interrupted', finished_at = "
+                         "coalesce(finished_at, " +
+                             std::string(internal::kNowSql) +
+                             "), message = coalesce(message, ?1) WHERE status = 'running'"));
+  REEL_RETURN_IF_ERROR(stmt.Bind(1, message).Run());
+  REEL_RETURN_IF_ERROR(txn.Commit());
+  return runs;
+}
+
 Result<std::optional<ItemRecord>> Store::FindItem(int64_t job_id, const std::string& path) {
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,

@@ -68,6 +68,10 @@ class Store {
   Status UpdateRunCounters(int64_t run_id, const RunCounters& counters);
   Status FinishRun(int64_t run_id, RunStatus status, const RunCounters& counters,
                    const std::optional<std::string>& message = std::nullopt);
+  // Every run still 'running' becomes 'interrupted' with `message` (unless it has one) and a
+  // finish time; returns them as they were. Only for a caller that knows no live process owns
+  // them (the runner, holding the run lock).
+  Result<std::vector<RunRecord>> InterruptAbandonedRuns(const std::string& message);
 
   // Items. FindItem returns nullopt if the job has no item at `path`.
   Result<std::optional<ItemRecord>> FindItem(int64_t job_id, const std::string& path);

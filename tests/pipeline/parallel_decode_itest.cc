@@ -74,9 +74,8 @@ class ParallelDecodeTest : public ::testing::TestWithParam<Clip> {};
 
 TEST_P(ParallelDecodeTest, ManyDecodersGiveWhatOneGives) {
   const Clip& clip = GetParam();
-  const std::string path =
-      GeneratedMedia(clip.name, CounterClipArgs(clip.frames, 160, 120, clip.fps) + " " +
-                                    clip.encode);
+  const std::string path = GeneratedMedia(
+      clip.name, CounterClipArgs(clip.frames, 160, 120, clip.fps) + " " + clip.encode);
   ASSERT_FALSE(path.empty());
 
   SamplingOptions sparse;

@@ -130,6 +130,24 @@ TEST_F(StoreTest, RunLifecycleRecordsCounters) {
   EXPECT_EQ(store_->FinishRun(999, RunStatus::kFailed, {}).code(), ErrorCode::kNotFound);
 }
 
+TEST_F(StoreTest, AbandonedRunsBecomeInterruptedOnce) {
+  auto finished = store_->BeginRun({.job_id = job_, .spec_hash = "h"});
+  auto abandoned = store_->BeginRun({.job_id = job_, .spec_hash = "h", .pid = 4242});
+  ASSERT_TRUE(finished.ok() && abandoned.ok());
+  ASSERT_TRUE(store_->FinishRun(finished->id, RunStatus::kSucceeded, {}).ok());
+
+  auto marked = store_->InterruptAbandonedRuns("found by a later run");
+  ASSERT_TRUE(marked.ok()) << marked.status().ToString();
+  ASSERT_EQ(marked->size(), 1u);
+  EXPECT_EQ((*marked)[0].id, abandoned->id);
+  EXPECT_EQ((*marked)[0].pid, 4242);
+  EXPECT_EQ(Count("SELECT count(*) FROM runs WHERE status = 'interrupted' AND finished_at IS NOT "
+                  "NULL AND message = 'found by a later run'"),
+            1);
+  EXPECT_EQ(Count("SELECT count(*) FROM runs WHERE status = 'succeeded'"), 1);
+  EXPECT_TRUE(store_->InterruptAbandonedRuns("again")->empty()) << "nothing left running";
+}
+
 TEST_F(StoreTest, ItemLifecycleCountsAttemptsAndDecidesSkipping) {
   int64_t id = AddItem("a.mp4");
   EXPECT_EQ(AddItem("a.mp4"), id);  // same key, same row
