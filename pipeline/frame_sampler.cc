@@ -84,6 +84,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                         internal::IndexStream(format.get(), stream_index, path, deadline));
   report.source_frames = index.size();
   report.source_fps = index.avg_fps;
+  report.duration_s = index.duration_s();
   if (index.truncated()) {
     report.truncated = true;
     report.truncation = std::to_string(index.size()) + " frames readable";

@@ -35,6 +35,9 @@ struct SampleReport {
   int stream_index = -1;
   int source_frames = 0;  // frames in the index
   double source_fps = 0;
+  // The stream's length on its frame timeline: first frame's start to last frame's end, with
+  // restarting timestamps joined up (a container's duration can be wrong for such files).
+  double duration_s = 0;
   int source_width = 0;  // upright size before resizing
   int source_height = 0;
   int width = 0;  // output size

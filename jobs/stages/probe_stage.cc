@@ -28,7 +28,9 @@ class ProbeStage final : public ItemStage {
       if (!s.language.empty()) j["language"] = s.language;
       streams.push_back(std::move(j));
     }
+    // The frames stage replaces duration_seconds with the video's frame timeline when it has one.
     work.media_facts.emplace_back("duration_seconds", Dump(info.duration_s));
+    work.media_facts.emplace_back("container_duration_seconds", Dump(info.duration_s));
     work.media_facts.emplace_back("format", Dump(info.format));
     work.media_facts.emplace_back("streams", Dump(streams));
     if (info.best_video) {

@@ -48,6 +48,9 @@ class VideoFramesStage final : public ItemStage {
                              {"width", report.width},
                              {"height", report.height}};
     work.media_facts.emplace_back("sample", sample.dump());
+    if (report.duration_s > 0) {
+      work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
+    }
     if (report.partial()) {
       work.warnings.push_back(
           work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +

@@ -368,6 +368,7 @@ TEST(FrameSamplerTest, TimestampsThatRestartMidFileContinueTheTimeline) {
         << "source frame " << f.source_frame;
   }
   EXPECT_FALSE(s.report.partial());
+  EXPECT_NEAR(s.report.duration_s, 120 / 25.0, 0.05) << "both recordings, end to end";
 }
 
 TEST(FrameSamplerTest, SceneChangesAreFoundAtTheCuts) {
