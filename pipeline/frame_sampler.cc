@@ -98,6 +98,10 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
                         internal::OpenDecoder(stream, limits.decoder_threads, path));
   internal::FrameConverter converter(target, report.rotation);
+  // Containers whose timestamps may jump (MPEG-TS, MPEG-PS) have no seek index: a seek searches
+  // timestamps and can land off target, so their frames are decoded by one decoder that reads
+  // through short gaps, not by several that each seek.
+  const bool seeks_reliably = !(format->iformat->flags & AVFMT_TS_DISCONT);
   // The index pass read the whole file; decoding starts from a fresh context.
   format.reset();
   internal::Demuxer demuxer(path, stream_index, deadline);
@@ -181,7 +185,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                           ? limits.decoder_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::vector<int>> groups;
-  if (index.has_timestamps && threads > 1) groups = internal::IndependentGroups(index, targets);
+  if (index.has_timestamps && seeks_reliably && threads > 1) {
+    groups = internal::IndependentGroups(index, targets);
+  }
   const int workers = std::min({threads, static_cast<int>(groups.size()),
                                 MaxDecodeWorkers(report.source_width, report.source_height)});
   bool sequential = workers < 2;
