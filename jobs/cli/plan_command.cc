@@ -2,8 +2,11 @@
 // A dry run: what `reel run` would process or skip, and why. Opens the database read-only.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/table_output.h"
@@ -25,6 +28,58 @@ struct PlanFlags {
   bool no_probe = false;
   std::string format = "table";
 };
+
+struct PlannedRow {
+  std::vector<storage::Value> values;  // path, kind, action, reason, est_frames
+  bool failed = false;
+  bool process = false;
+  std::optional<int64_t> frames;  // counted towards the total
+  bool unknown_frames = false;    // a video whose count depends on its pictures
+};
+
+// One input's line of the plan. `store` is null when there is no database yet; with
+// `database_expected` and no store, the database could not be opened on this thread.
+PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, storage::Store* store,
+                   int64_t job_id, const PlanFlags& flags, bool database_expected) {
+  PlannedRow out;
+  out.values = {Text(input.path), Text(jobs::InputKindName(input.kind))};
+  auto fail = [&](const std::string& reason) {
+    out.failed = true;
+    out.values.push_back(Text("fail"));
+    out.values.push_back(Text(reason));
+    out.values.push_back(storage::Value());
+    return out;
+  };
+  if (database_expected && store == nullptr) return fail("the database could not be opened");
+  std::string settings = jobs::ItemSettingsHash(job, input);
+  Result<jobs::ItemPlan> plan =
+      jobs::PlanItem(store, job_id, input, settings, {.retry_failed = flags.retry_failed});
+  if (!plan.ok()) return fail(plan.status().message());
+  out.process = plan->action == jobs::PlanAction::kProcess;
+  out.values.push_back(Text(out.process ? "process" : "skip"));
+  out.values.push_back(Text(plan->reason));
+  storage::Value estimate;
+  if (out.process) {
+    if (input.kind == jobs::InputKind::kImage) {
+      estimate = int64_t{1};
+      out.frames = 1;
+    } else if (input.kind == jobs::InputKind::kVideo && !flags.no_probe) {
+      Result<pipeline::MediaInfo> media = pipeline::Probe(input.path, job.limits.media);
+      std::optional<int64_t> n;
+      if (media.ok()) n = jobs::EstimateFrames(job.sampling, *media);
+      if (n) {
+        estimate = *n;
+        out.frames = *n;
+      } else {
+        out.unknown_frames = true;
+      }
+    } else if (input.kind != jobs::InputKind::kVideo) {
+      estimate = int64_t{0};
+    }
+  }
+  out.values.push_back(std::move(estimate));
+  return out;
+}
 
 int Plan(const PlanFlags& flags) {
   Result<jobs::JobSpec> job = jobs::LoadJobFile(flags.job_file);
@@ -68,49 +123,39 @@ int Plan(const PlanFlags& flags) {
     if (*found) job_id = (*found)->id;
   }
 
+  // Rows are independent (hash or stat, look up, probe): planned on a few threads, each with its
+  // own read-only connection, and printed in input order.
+  std::vector<PlannedRow> rows(inputs->size());
+  std::atomic<size_t> next{0};
+  auto plan_rows = [&] {
+    std::optional<storage::Store> own;
+    if (store) {
+      Result<storage::Database> db = storage::Database::OpenReadOnly(database);
+      if (db.ok()) own.emplace(std::move(db).value());
+    }
+    for (size_t i = next++; i < rows.size(); i = next++) {
+      rows[i] = PlanRow(*job, (*inputs)[i], store ? (own ? &*own : nullptr) : nullptr, job_id,
+                        flags, store.has_value());
+    }
+  };
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(threads, rows.size()); ++t) pool.emplace_back(plan_rows);
+  plan_rows();
+  for (std::thread& t : pool) t.join();
+
   storage::Table table;
   table.columns = {"path", "kind", "action", "reason", "est_frames"};
   int64_t to_process = 0, to_skip = 0, errors = 0, frames = 0, unknown_frames = 0;
-  for (const jobs::InputFile& input : *inputs) {
-    std::string settings = jobs::ItemSettingsHash(*job, input);
-    Result<jobs::ItemPlan> plan = jobs::PlanItem(store ? &*store : nullptr, job_id, input, settings,
-                                                 {.retry_failed = flags.retry_failed});
-    std::vector<storage::Value> row = {Text(input.path), Text(jobs::InputKindName(input.kind))};
-    if (!plan.ok()) {
+  for (PlannedRow& row : rows) {
+    if (row.failed) {
       ++errors;
-      row.push_back(Text("fail"));
-      row.push_back(Text(plan.status().message()));
-      row.push_back(storage::Value());
-      table.rows.push_back(std::move(row));
-      continue;
+    } else {
+      (row.process ? to_process : to_skip) += 1;
     }
-    const bool process = plan->action == jobs::PlanAction::kProcess;
-    (process ? to_process : to_skip) += 1;
-    row.push_back(Text(process ? "process" : "skip"));
-    row.push_back(Text(plan->reason));
-    storage::Value estimate;
-    if (process) {
-      if (input.kind == jobs::InputKind::kImage) {
-        estimate = int64_t{1};
-      } else if (input.kind == jobs::InputKind::kVideo && !flags.no_probe) {
-        Result<pipeline::MediaInfo> media = pipeline::Probe(input.path, job->limits.media);
-        std::optional<int64_t> n;
-        if (media.ok()) n = jobs::EstimateFrames(job->sampling, *media);
-        if (n) {
-          estimate = *n;
-          frames += *n;
-        } else {
-          ++unknown_frames;
-        }
-      } else if (input.kind != jobs::InputKind::kVideo) {
-        estimate = int64_t{0};
-      }
-      if (std::holds_alternative<int64_t>(estimate) && input.kind == jobs::InputKind::kImage) {
-        frames += 1;
-      }
-    }
-    row.push_back(std::move(estimate));
-    table.rows.push_back(std::move(row));
+    if (row.frames) frames += *row.frames;
+    if (row.unknown_frames) ++unknown_frames;
+    table.rows.push_back(std::move(row.values));
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = 70, .row_count = false});
   std::cout.flush();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -80,6 +81,48 @@ TEST(ValidateCommandTest, ReportsLineAndColumnAndExitsTwo) {
   CommandResult run = Reel("run bad.yaml", dir);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("bad.yaml:4:8:"), std::string::npos) << run.err;
+}
+
+TEST(PlanCommandTest, ListsEveryInputInOrderWithActionReasonAndEstimate) {
+  std::string dir = MakeJobDir("plan", 6, "  policy: count\n  count: 4\n", SmallClip());
+  WriteText(dir + "/media/v03.mp4", "not a video");  // fails alone
+  CommandResult before = Reel("plan job.yaml --format json", dir);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  nlohmann::json rows = nlohmann::json::parse(before.out);
+  ASSERT_EQ(rows.size(), 7u);
+  std::vector<std::string> paths;
+  for (const auto& row : rows) paths.push_back(row["path"].get<std::string>());
+  EXPECT_TRUE(std::is_sorted(paths.begin(), paths.end())) << "input order, whatever thread";
+  for (const auto& row : rows) {
+    const std::string path = row["path"];
+    EXPECT_EQ(row["action"], "process") << path;
+    if (path.ends_with("v03.mp4")) {
+      EXPECT_TRUE(row["est_frames"].is_null()) << "a file that does not probe has no estimate";
+    } else if (path.ends_with(".mp4")) {
+      EXPECT_EQ(row["est_frames"], 4) << path;
+    } else {
+      EXPECT_EQ(row["est_frames"], 0) << path;
+    }
+  }
+  EXPECT_NE(before.err.find("7 to process, 0 to skip; about 20 frames"), std::string::npos)
+      << before.err;
+
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 1) << "v03.mp4 fails";
+  WriteText(dir + "/media/notes.md", "# Changed\n");
+  CommandResult after = Reel("plan job.yaml --format json", dir);
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  std::map<std::string, std::string> action;
+  for (const auto& row : nlohmann::json::parse(after.out)) {
+    action[fs::path(row["path"].get<std::string>()).filename().string()] = row["action"];
+  }
+  EXPECT_EQ(action["v00.mp4"], "skip");
+  EXPECT_EQ(action["v05.mp4"], "skip");
+  EXPECT_EQ(action["notes.md"], "process") << "changed content";
+  EXPECT_EQ(action["v03.mp4"], "skip") << "failed items wait for --retry-failed";
+  CommandResult retry = Reel("plan job.yaml --format json --retry-failed", dir);
+  for (const auto& row : nlohmann::json::parse(retry.out)) {
+    if (row["path"].get<std::string>().ends_with("v03.mp4")) EXPECT_EQ(row["action"], "process");
+  }
 }
 
 TEST(RunCommandTest, RerunSkipsFinishedWorkAndRedoesChangedSettings) {
