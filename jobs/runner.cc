@@ -407,9 +407,17 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
                   (options.shard.sharded() ? ", shard " + options.shard.ToString() : "")});
   (void)logged;
 
-  Batch batch(job, options, *inputs, *job_id, run->id);
   const int workers = std::max(1, std::min(options.workers > 0 ? options.workers : DefaultWorkers(),
                                            static_cast<int>(std::max<size_t>(1, inputs->size()))));
+  // Items side by side already share the cores: with decoder_threads on auto, each item's
+  // decoding gets its share (a lone video still gets every core). More decoding threads than
+  // cores only add start-up work per item.
+  JobSpec item_job = job;
+  if (item_job.limits.media.decoder_threads == 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    item_job.limits.media.decoder_threads = std::max(1, cores / workers);
+  }
+  Batch batch(item_job, options, *inputs, *job_id, run->id);
   {
     std::vector<std::jthread> threads;
     threads.reserve(workers);

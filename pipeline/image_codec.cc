@@ -27,11 +27,13 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "base/file_util.h"
 #include "pipeline/internal/exif.h"
@@ -335,6 +337,38 @@ Status WriteImageFile(const std::string& path, const Image& image, int jpeg_qual
       path, std::string_view(reinterpret_cast<const char*>(encoded->data()), encoded->size()));
 }
 
+namespace {
+
+// A resize context for these sizes, or null. Setting one up (filter tables for the size pair)
+// costs more than scaling a thumbnail, and callers resize many frames to the same few sizes, so
+// each thread keeps its last few.
+SwsContext* CachedResizeContext(int from_width, int from_height, int to_width, int to_height,
+                                AVPixelFormat format) {
+  struct Entry {
+    std::array<int, 5> key;
+    internal::UniqueSwsContext context;
+  };
+  constexpr size_t kKept = 8;
+  thread_local std::vector<Entry> cache;
+  const std::array<int, 5> key = {from_width, from_height, to_width, to_height,
+                                  static_cast<int>(format)};
+  for (Entry& e : cache) {
+    if (e.key == key) return e.context.get();
+  }
+  // ACCURATE_RND and full chroma keep RGB-to-RGB scaling from losing colour detail in swscale's
+  // internal YUV stage.
+  const int flags = SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
+  internal::UniqueSwsContext context(sws_getContext(from_width, from_height, format, to_width,
+                                                    to_height, format, flags, nullptr, nullptr,
+                                                    nullptr));
+  if (!context) return nullptr;
+  if (cache.size() >= kKept) cache.erase(cache.begin());
+  cache.push_back({key, std::move(context)});
+  return cache.back().context.get();
+}
+
+}  // namespace
+
 Result<Image> ResizeImage(const Image& image, int width, int height) {
   REEL_RETURN_IF_ERROR(CheckImage(image, "ResizeImage"));
   if (width <= 0 || height <= 0) {
@@ -345,7 +379,6 @@ Result<Image> ResizeImage(const Image& image, int width, int height) {
   if (width == image.width && height == image.height) return image;
 
   using internal::UniqueFrame;
-  using internal::UniqueSwsContext;
   AVPixelFormat format = image.channels == 1 ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_RGB24;
   // Frames with FFmpeg's own aligned, padded buffers: swscale's SIMD paths may read and write a
   // little past the end of a row, and warn about unaligned rows.
@@ -368,16 +401,12 @@ Result<Image> ResizeImage(const Image& image, int width, int height) {
                 image.stride());
   }
 
-  // ACCURATE_RND and full chroma keep RGB-to-RGB scaling from losing colour detail in swscale's
-  // internal YUV stage.
-  int flags = SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
-  UniqueSwsContext sws(sws_getContext(image.width, image.height, format, width, height, format,
-                                      flags, nullptr, nullptr, nullptr));
-  if (!sws) {
+  SwsContext* sws = CachedResizeContext(image.width, image.height, width, height, format);
+  if (sws == nullptr) {
     return Internal("ResizeImage: swscale cannot resize " + SizeText(image.width, image.height) +
                     " to " + SizeText(width, height));
   }
-  int rows = sws_scale(sws.get(), source->data, source->linesize, 0, image.height, target->data,
+  int rows = sws_scale(sws, source->data, source->linesize, 0, image.height, target->data,
                        target->linesize);
   if (rows != height) {
     return Internal("ResizeImage: swscale produced " + std::to_string(rows) + " of " +
