@@ -83,8 +83,7 @@ bool EnsureClips(const Settings& s, const fs::path& dir) {
         "ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i "
         "testsrc2=s=640x360:r=30:d=20,noise=alls=4:allf=t,hue=h=" +
         std::to_string(i * 7) + " -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p " +
-        Quote(partial.string()) + " && mv " + Quote(partial.string()) + " " +
-        Quote(clip.string());
+        Quote(partial.string()) + " && mv " + Quote(partial.string()) + " " + Quote(clip.string());
     if (Timed(command) < 0) return false;
   }
   return true;
@@ -177,8 +176,8 @@ int main(int argc, char** argv) {
 
   std::printf("machine: %u cores; ffmpeg: %s\n", cores,
               Output("ffmpeg -version | head -1").c_str());
-  std::printf("clips: %d x 20 s 640x360 30 fps H.264 (keyframe every 2 s); frames at %s\n",
-              s.clips, size.c_str());
+  std::printf("clips: %d x 20 s 640x360 30 fps H.264 (keyframe every 2 s); frames at %s\n", s.clips,
+              size.c_str());
   std::printf("median of %d runs, alternating; ratio = ffmpeg time / Reel time\n\n", s.runs);
   std::vector<double> frames_reel, frames_ffmpeg, run_reel, rerun_reel;
   for (int r = 0; r < s.runs; ++r) {
@@ -195,15 +194,15 @@ int main(int argc, char** argv) {
     run_reel.push_back(c);
     rerun_reel.push_back(d);
   }
-  const std::string reel_jpegs = Output("find " + Quote((work / "reel").string()) +
-                                        " -name '*.jpg' | wc -l");
-  const std::string ffmpeg_jpegs = Output("find " + Quote((work / "ffmpeg").string()) +
-                                          " -name '*.jpg' | wc -l");
-  const std::string stored = Output(Quote(s.reel.string()) + " query --db " +
-                                    Quote((work / "clips.db").string()) +
-                                    " \"SELECT count(*) FROM frames\" --format csv | tail -1");
-  const std::string loop_text = "ffmpeg -vf fps=1,scale per clip, " + std::to_string(cores) +
-                                " at a time";
+  const std::string reel_jpegs =
+      Output("find " + Quote((work / "reel").string()) + " -name '*.jpg' | wc -l");
+  const std::string ffmpeg_jpegs =
+      Output("find " + Quote((work / "ffmpeg").string()) + " -name '*.jpg' | wc -l");
+  const std::string stored =
+      Output(Quote(s.reel.string()) + " query --db " + Quote((work / "clips.db").string()) +
+             " \"SELECT count(*) FROM frames\" --format csv | tail -1");
+  const std::string loop_text =
+      "ffmpeg -vf fps=1,scale per clip, " + std::to_string(cores) + " at a time";
   Report("frames", frames_reel, frames_ffmpeg,
          "reel frames per clip, " + std::to_string(cores) + " at a time, vs " + loop_text);
   Report("run", run_reel, frames_ffmpeg, "reel run into SQLite vs " + loop_text);

@@ -415,7 +415,12 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
   JobSpec item_job = job;
   if (item_job.limits.media.decoder_threads == 0) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    item_job.limits.media.decoder_threads = std::max(1, cores / workers);
+    const auto videos = std::count_if(inputs->begin(), inputs->end(), [](const InputFile& input) {
+      return input.kind == InputKind::kVideo;
+    });
+    // Only videos decode: one video among many documents still gets every core.
+    const int decoding_side_by_side = static_cast<int>(std::clamp<int64_t>(videos, 1, workers));
+    item_job.limits.media.decoder_threads = std::max(1, cores / decoding_side_by_side);
   }
   Batch batch(item_job, options, *inputs, *job_id, run->id);
   {
