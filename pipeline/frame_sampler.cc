@@ -199,7 +199,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
         internal::DecodeInParallel(job, counters, [&](internal::ConvertedFrame&& frame) {
           return deliver_converted(frame.frame, std::move(frame.image), frame.damaged);
         }));
-    sequential = outcome == internal::ParallelOutcome::kCannotSeek;
+    sequential = outcome == internal::ParallelOutcome::kFellShort;
   }
   if (sequential) {
     REEL_RETURN_IF_ERROR(decoder.Decode(undelivered(), /*all_frames=*/false, deliver));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <system_error>
 #include <thread>
 
 #include "jobs/cli/commands.h"
@@ -140,7 +141,13 @@ int Plan(const PlanFlags& flags) {
   };
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < std::min(threads, rows.size()); ++t) pool.emplace_back(plan_rows);
+  for (size_t t = 1; t < std::min(threads, rows.size()); ++t) {
+    try {
+      pool.emplace_back(plan_rows);
+    } catch (const std::system_error&) {
+      break;  // out of threads: this one plans the rest
+    }
+  }
   plan_rows();
   for (std::thread& t : pool) t.join();
 

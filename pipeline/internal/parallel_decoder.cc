@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <system_error>
 #include <thread>
 #include <unordered_set>
 
@@ -167,12 +168,17 @@ Result<ParallelOutcome> DecodeInParallel(const ParallelDecodeJob& job, DecodeCou
   std::atomic<int> next_group{0};
   std::vector<std::thread> workers;
   for (int i = 0; i < job.workers; ++i) {
-    workers.emplace_back([&] { DecodeGroups(job, order, counters, next_group, frames); });
+    try {
+      workers.emplace_back([&] { DecodeGroups(job, order, counters, next_group, frames); });
+    } catch (const std::system_error&) {
+      break;  // out of threads: the ones running take every group
+    }
   }
+  if (workers.empty()) return ParallelOutcome::kFellShort;
   Status delivered = frames.Deliver(sink);
   if (!delivered.ok()) frames.Fail(delivered);
   for (std::thread& t : workers) t.join();
-  if (frames.cannot_seek()) return ParallelOutcome::kCannotSeek;
+  if (frames.cannot_seek()) return ParallelOutcome::kFellShort;
   if (!delivered.ok()) return delivered;
   return ParallelOutcome::kDone;
 }

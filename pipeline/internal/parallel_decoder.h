@@ -37,8 +37,10 @@ struct ParallelDecodeJob {
 };
 
 enum class ParallelOutcome {
-  kDone,        // every group was decoded (frames the stream's damage hides may still be missing)
-  kCannotSeek,  // the demuxer cannot seek; the groups not delivered need a sequential pass
+  kDone,  // every group was decoded (frames the stream's damage hides may still be missing)
+  // The demuxer cannot seek, or no thread could be started: the frames not delivered need a
+  // sequential pass.
+  kFellShort,
 };
 
 // Decodes every group, delivering each target frame at most once through `sink`. Fails with the
