@@ -32,6 +32,7 @@ struct FramesOptions {
   int quality = 90;
   double time_limit = 600;
   double max_error_rate = 0.5;
+  int threads = 0;
   int stream = -1;
 };
 
@@ -79,6 +80,7 @@ Result<pipeline::SampleOptions> ToSampleOptions(const FramesOptions& o) {
   }
   options.limits.time_limit_s = o.time_limit;
   options.limits.max_error_rate = o.max_error_rate;
+  options.limits.decoder_threads = o.threads;
   options.stream_index = o.stream;
   return options;
 }
@@ -213,6 +215,11 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
       ->default_val(90)
       ->check(CLI::Range(1, 100));
   cmd->add_option("--stream", o->stream, "Video stream index (default: the best one)");
+  cmd->add_option("--threads", o->threads,
+                  "Decoding threads, 0 = one per core (independent runs of chosen frames decode "
+                  "side by side)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--time-limit", o->time_limit, "Seconds allowed for the file")
       ->default_val(600)
       ->check(CLI::PositiveNumber);
