@@ -2,6 +2,9 @@
 // decoded by one of a few workers with its own demuxer, single-threaded decoder and converter.
 // Converted frames reach the caller on the calling thread, group by group in order, with a
 // bounded number waiting.
+//
+// Threads: DecodeInParallel starts and joins its workers before it returns; the sink runs only on
+// the calling thread, so it needs no locking. Everything the job refers to must outlive the call.
 #pragma once
 
 #include <functional>

@@ -3,6 +3,10 @@
 // (decode order). Everything else is never sent to the decoder; long runs of unneeded packets are
 // skipped with a seek. Within a needed run, non-reference pictures that are not targets are
 // skipped by the decoder itself (H.264, HEVC, MPEG-1/2/4, VP8).
+//
+// Ownership and threads: a VideoDecoder borrows its demuxer, codec context, index, limits,
+// deadline and counters (all must outlive it); it and its Demuxer are used by one thread at a
+// time. DecodeCounters are atomic and may be shared by decoders on several threads.
 #pragma once
 
 #include <atomic>
