@@ -22,10 +22,15 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using reel::bench::Clock;
+using reel::bench::FirstLineOf;
+using reel::bench::Median;
+using reel::bench::ShellQuote;
 
 struct Settings {
   fs::path media_dir;
@@ -33,18 +38,6 @@ struct Settings {
   int clips = 60;
   int runs = 3;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // Runs a shell command; returns its wall-clock seconds, or a negative value if it failed.
 double Timed(const std::string& command) {
@@ -56,17 +49,6 @@ double Timed(const std::string& command) {
     return -1;
   }
   return seconds;
-}
-
-std::string Output(const std::string& command) {
-  std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (std::fgets(buffer, sizeof(buffer), pipe)) out += buffer;
-    pclose(pipe);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
 }
 
 // N different 20-second 640x360 30 fps clips (x264 defaults, keyframe every 2 s), made once.
@@ -83,7 +65,8 @@ bool EnsureClips(const Settings& s, const fs::path& dir) {
         "ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i "
         "testsrc2=s=640x360:r=30:d=20,noise=alls=4:allf=t,hue=h=" +
         std::to_string(i * 7) + " -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p " +
-        Quote(partial.string()) + " && mv " + Quote(partial.string()) + " " + Quote(clip.string());
+        ShellQuote(partial.string()) + " && mv " + ShellQuote(partial.string()) + " " +
+        ShellQuote(clip.string());
     if (Timed(command) < 0) return false;
   }
   return true;
@@ -139,13 +122,14 @@ int main(int argc, char** argv) {
 
   // The model size Reel gives these clips, for ffmpeg's scale.
   const std::string probe_dir = (work / "probe").string();
-  if (Timed(Quote(s.reel.string()) + " frames " + Quote((clips / "clip000.mp4").string()) +
-            " --count 1 -o " + Quote(probe_dir) + " > /dev/null") < 0) {
+  if (Timed(ShellQuote(s.reel.string()) + " frames " +
+            ShellQuote((clips / "clip000.mp4").string()) + " --count 1 -o " +
+            ShellQuote(probe_dir) + " > /dev/null") < 0) {
     return 1;
   }
   auto field = [&](const char* key) {
-    return Output("grep -o '\"" + std::string(key) + "\": [0-9]*' " + Quote(probe_dir) +
-                  "/frames.json | head -1 | grep -o '[0-9]*$'");
+    return FirstLineOf("grep -o '\"" + std::string(key) + "\": [0-9]*' " + ShellQuote(probe_dir) +
+                       "/frames.json | head -1 | grep -o '[0-9]*$'");
   };
   const std::string width = field("width"), height = field("height");
   if (width.empty() || height.empty()) {
@@ -156,26 +140,27 @@ int main(int argc, char** argv) {
   std::string scale = size;
   std::replace(scale.begin(), scale.end(), 'x', ':');
 
-  const std::string list = "ls " + Quote(clips.string()) + "/clip*.mp4";
+  const std::string list = "ls " + ShellQuote(clips.string()) + "/clip*.mp4";
   const std::string parallel = " | xargs -P " + std::to_string(cores) + " -I{} sh -c ";
   const std::string ffmpeg_loop =
       list + parallel +
-      Quote("d=" + (work / "ffmpeg").string() +
-            "/$(basename {} .mp4); mkdir -p $d && ffmpeg -nostdin -hide_banner -loglevel error "
-            "-y -i {} -vf fps=1,scale=" +
-            scale + ":flags=bicubic -q:v 2 $d/%04d.jpg");
+      ShellQuote(
+          "d=" + (work / "ffmpeg").string() +
+          "/$(basename {} .mp4); mkdir -p $d && ffmpeg -nostdin -hide_banner -loglevel error "
+          "-y -i {} -vf fps=1,scale=" +
+          scale + ":flags=bicubic -q:v 2 $d/%04d.jpg");
   const std::string reel_frames_loop =
       list + parallel +
-      Quote(s.reel.string() + " frames {} --fps 1 -o " + (work / "reel").string() +
-            "/$(basename {} .mp4) > /dev/null 2>&1");
+      ShellQuote(s.reel.string() + " frames {} --fps 1 -o " + (work / "reel").string() +
+                 "/$(basename {} .mp4) > /dev/null 2>&1");
   const fs::path job = work / "job.yaml";
   std::ofstream(job) << "name: clips\ninputs:\n  - " << clips.string()
                      << "/*.mp4\nsampling:\n  policy: fps\n  fps: 1\nstorage:\n  database: "
                      << (work / "clips.db").string() << "\n";
-  const std::string reel_run = Quote(s.reel.string()) + " run " + Quote(job.string());
+  const std::string reel_run = ShellQuote(s.reel.string()) + " run " + ShellQuote(job.string());
 
   std::printf("machine: %u cores; ffmpeg: %s\n", cores,
-              Output("ffmpeg -version | head -1").c_str());
+              FirstLineOf("ffmpeg -version | head -1").c_str());
   std::printf("clips: %d x 20 s 640x360 30 fps H.264 (keyframe every 2 s); frames at %s\n", s.clips,
               size.c_str());
   std::printf("median of %d runs, alternating; ratio = ffmpeg time / Reel time\n\n", s.runs);
@@ -195,12 +180,12 @@ int main(int argc, char** argv) {
     rerun_reel.push_back(d);
   }
   const std::string reel_jpegs =
-      Output("find " + Quote((work / "reel").string()) + " -name '*.jpg' | wc -l");
+      FirstLineOf("find " + ShellQuote((work / "reel").string()) + " -name '*.jpg' | wc -l");
   const std::string ffmpeg_jpegs =
-      Output("find " + Quote((work / "ffmpeg").string()) + " -name '*.jpg' | wc -l");
-  const std::string stored =
-      Output(Quote(s.reel.string()) + " query --db " + Quote((work / "clips.db").string()) +
-             " \"SELECT count(*) FROM frames\" --format csv | tail -1");
+      FirstLineOf("find " + ShellQuote((work / "ffmpeg").string()) + " -name '*.jpg' | wc -l");
+  const std::string stored = FirstLineOf(ShellQuote(s.reel.string()) + " query --db " +
+                                         ShellQuote((work / "clips.db").string()) +
+                                         " \"SELECT count(*) FROM frames\" --format csv | tail -1");
   const std::string loop_text =
       "ffmpeg -vf fps=1,scale per clip, " + std::to_string(cores) + " at a time";
   Report("frames", frames_reel, frames_ffmpeg,

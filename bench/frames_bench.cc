@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "bench/bench_util.h"
 #include "pipeline/frame_index.h"
 #include "pipeline/frame_sampler.h"
 #include "pipeline/image_codec.h"
@@ -31,8 +32,12 @@
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using reel::Status;
+using reel::bench::Clock;
+using reel::bench::CpuModel;
+using reel::bench::FirstLineOf;
+using reel::bench::Median;
+using reel::bench::Seconds;
 using reel::pipeline::SampledFrame;
 using reel::pipeline::SampleOptions;
 using reel::pipeline::SampleReport;
@@ -41,16 +46,6 @@ using reel::pipeline::SamplingPolicy;
 constexpr int kJpegQuality = 90;  // Reel's default for `reel frames`
 constexpr int kSparseCount = 32;
 constexpr char kVideoName[] = "testsrc2_1080p30_300s_g250.mp4";
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string Join(const std::vector<std::string>& argv) {
   std::string out;
@@ -97,30 +92,6 @@ int RunCommand(const std::vector<std::string>& argv, double* cpu_s = nullptr) {
   if (wait4(pid, &status, 0, &usage) != pid) return -1;
   if (cpu_s) *cpu_s += CpuSeconds(usage);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// The first line a command prints, or "" (through the shell: used for version strings only).
-std::string FirstLineOf(const std::string& command) {
-  std::string line;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[512];
-    if (std::fgets(buffer, sizeof(buffer), pipe)) line = buffer;
-    pclose(pipe);
-  }
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-  return line;
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "unknown";
 }
 
 int CountFiles(const fs::path& dir) {

@@ -57,6 +57,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "jobs/item_plan.h"
 #include "jobs/job_spec.h"
 #include "storage/database.h"
@@ -67,9 +68,15 @@
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using reel::Result;
 using reel::Status;
+using reel::bench::Clock;
+using reel::bench::CpuModel;
+using reel::bench::FirstLine;
+using reel::bench::Median;
+using reel::bench::OutputOf;
+using reel::bench::Seconds;
+using reel::bench::ShellQuote;
 using reel::storage::ItemOutputs;
 using reel::storage::ItemRecord;
 using reel::storage::Store;
@@ -79,17 +86,6 @@ constexpr char kMediaJson[] = R"({"duration_seconds":10.0,"width":1920,"height":
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "scale_bench: %s\n", what.c_str());
@@ -124,41 +120,6 @@ int RunShell(const std::string& command) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// Everything a command prints on stdout (through the shell).
-std::string OutputOf(const std::string& command) {
-  std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-    pclose(pipe);
-  }
-  return out;
-}
-
-std::string FirstLine(std::string text) {
-  size_t end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
-}
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "unknown";
 }
 
 uint64_t FileBytes(const fs::path& path) {
@@ -978,7 +939,7 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
   t.files = files;
   t.tree = MakeTree(work, files);
   t.job_file = WriteJobFile(work);
-  const std::string dir = Quote(t.tree.string());
+  const std::string dir = ShellQuote(t.tree.string());
   const double n = files;
 
   // The count `find` sees must be the count Reel expands to.
@@ -1071,11 +1032,12 @@ Tree BenchPlanning(const fs::path& work, int files, int reps, int hash_mib) {
       }
       if (!out) Die("cannot write " + big.string());
     }
-    std::string expected = FirstLine(OutputOf("sha256sum " + Quote(big.string()))).substr(0, 64);
+    std::string expected =
+        FirstLine(OutputOf("sha256sum " + ShellQuote(big.string()))).substr(0, 64);
     std::string got;
     auto [big_s, big_base_s] = Alternate(
         std::max(1, reps / 2), [&] { got = OrDie(reel::jobs::HashFile(big.string()), "HashFile"); },
-        "sha256sum " + Quote(big.string()));
+        "sha256sum " + ShellQuote(big.string()));
     if (got != expected) Die("HashFile and sha256sum disagree on " + big.string());
     const double mb = hash_mib * 1.048576;
     std::printf(
@@ -1097,7 +1059,7 @@ void BenchCli(const Tree& t, const fs::path& reel) {
       "\n== End to end: reel plan / run over %d .txt documents (prepare only: no model "
       "endpoint)\n",
       t.files);
-  std::string help = OutputOf(Quote(reel.string()) + " --help 2>&1");
+  std::string help = OutputOf(ShellQuote(reel.string()) + " --help 2>&1");
   bool has_run = help.find("\n  run ") != std::string::npos;
   bool has_plan = help.find("\n  plan ") != std::string::npos;
   if (!fs::exists(reel) || !has_run || !has_plan) {
@@ -1108,8 +1070,8 @@ void BenchCli(const Tree& t, const fs::path& reel) {
   }
   const fs::path db = t.work / "docs.db";
   for (const char* suffix : {"", "-wal", "-shm", ".lock"}) fs::remove(db.string() + suffix);
-  const std::string job = Quote(t.job_file.string());
-  const std::string bin = Quote(reel.string());
+  const std::string job = ShellQuote(t.job_file.string());
+  const std::string bin = ShellQuote(reel.string());
   const double n = t.files;
   const double base = t.find_hash_s;
 
