@@ -31,10 +31,6 @@ int MaxDecodeWorkers(int width, int height) {
       kDecodeWorkersMemory / std::max<int64_t>(per_decoder, 1), 2, kMaxDecodeWorkers));
 }
 
-bool IsDamaged(const AVFrame* picture) {
-  return (picture->flags & AV_FRAME_FLAG_CORRUPT) != 0 || picture->decode_error_flags != 0;
-}
-
 SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int frame, Image image,
                               bool damaged) {
   SampledFrame out;
@@ -139,8 +135,8 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
           if (!deliver_now) return Status::Ok();
           REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
           ++report.returned;
-          return sink(
-              MakeSampledFrame(index, delivered++, f, std::move(image), IsDamaged(picture)));
+          return sink(MakeSampledFrame(index, delivered++, f, std::move(image),
+                                       internal::IsDamaged(picture)));
         }));
     report.requested = static_cast<int>(targets.size());
     if (deliver_now) {
@@ -169,7 +165,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     auto it = position.find(f);
     if (it == position.end() || delivered[it->second]) return Status::Ok();
     REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
-    return deliver_converted(f, std::move(image), IsDamaged(picture));
+    return deliver_converted(f, std::move(image), internal::IsDamaged(picture));
   };
   auto undelivered = [&] {
     std::vector<int> frames;

@@ -124,9 +124,7 @@ void DecodeGroups(const ParallelDecodeJob& job, const std::vector<int>& order,
         job.groups[g], /*all_frames=*/false, [&](int f, const AVFrame* picture) -> Status {
           if (wanted.erase(f) == 0) return Status::Ok();
           REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, job.path));
-          const bool damaged =
-              (picture->flags & AV_FRAME_FLAG_CORRUPT) || picture->decode_error_flags != 0;
-          return out.Push(g, {f, damaged, std::move(image)});
+          return out.Push(g, {f, IsDamaged(picture), std::move(image)});
         });
     // VideoDecoder fails with kUnavailable only when the demuxer cannot seek.
     if (!s.ok()) return out.Fail(s, /*cannot_seek=*/s.code() == ErrorCode::kUnavailable);

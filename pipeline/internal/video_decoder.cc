@@ -327,7 +327,7 @@ Status VideoDecoder::Receive(const FrameHandler& handler) {
       REEL_RETURN_IF_ERROR(CheckErrorRate());
       continue;
     }
-    if (frame_->decode_error_flags != 0 || (frame_->flags & AV_FRAME_FLAG_CORRUPT)) {
+    if (IsDamaged(frame_.get())) {
       ++counters_.decode_errors;
       Status rate = CheckErrorRate();
       if (!rate.ok()) {

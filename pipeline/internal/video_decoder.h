@@ -55,6 +55,11 @@ class Demuxer {
   bool fresh_ = false;
 };
 
+// Whether the decoder flagged `picture` as damaged (concealed errors).
+inline bool IsDamaged(const AVFrame* picture) {
+  return (picture->flags & AV_FRAME_FLAG_CORRUPT) != 0 || picture->decode_error_flags != 0;
+}
+
 // The decode-order packets [first, last] that produce one frame: from the keyframe it depends on
 // to the frame's own packet.
 struct PacketRun {
