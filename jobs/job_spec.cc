@@ -349,61 +349,72 @@ class Parser {
     return std::move(expanded).value();
   }
 
+  // A present, non-null value's field, full path and text (${VAR} expanded).
+  struct FieldText {
+    const Field* field;
+    std::string path;
+    std::string text;
+  };
+  std::optional<FieldText> ReadText(const Fields& fields, const std::string& key,
+                                    const std::string& path) {
+    const Field* f = fields.Find(key);
+    if (f == nullptr || f->value.IsNull()) return std::nullopt;
+    std::string full = Child(path, key);
+    std::optional<std::string> text = Text(*f, full);
+    if (!text) return std::nullopt;
+    return FieldText{f, std::move(full), std::move(*text)};
+  }
+
+  // The value parsed by `parse`, or nullopt when absent, null or unparsable; an unparsable value
+  // is reported as "'path' must be <expected>, got '<text>'".
+  template <typename T, typename Parse>
+  std::optional<std::pair<FieldText, T>> ReadParsed(const Fields& fields, const std::string& key,
+                                                    const std::string& path, Parse parse,
+                                                    const std::string& expected) {
+    std::optional<FieldText> f = ReadText(fields, key, path);
+    if (!f) return std::nullopt;
+    std::optional<T> value = parse(f->text);
+    if (!value) {
+      Error(MarkOf(*f->field),
+            Quoted(f->path) + " must be " + expected + ", got " + Quoted(f->text));
+      return std::nullopt;
+    }
+    return std::pair<FieldText, T>{std::move(*f), *value};
+  }
+
   // Each reader: returns true when the key is present, not null, and valid (then `*out` is set).
   bool ReadString(const Fields& fields, const std::string& key, const std::string& path,
                   std::string* out) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::optional<std::string> text = Text(*f, Child(path, key));
-    if (!text) return false;
-    *out = std::move(*text);
+    std::optional<FieldText> f = ReadText(fields, key, path);
+    if (!f) return false;
+    *out = std::move(f->text);
     return true;
   }
 
   bool ReadNumber(const Fields& fields, const std::string& key, const std::string& path,
                   double* out, double min, bool min_exclusive, double max) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<double> value = ParseNumber(*text);
-    if (!value) {
-      Error(MarkOf(*f), Quoted(full) + " must be a number, got " + Quoted(*text));
-      return false;
-    }
-    return CheckRange(*f, full, *value, min, min_exclusive, max, *text) && (*out = *value, true);
+    auto v = ReadParsed<double>(fields, key, path, ParseNumber, "a number");
+    return v &&
+           CheckRange(*v->first.field, v->first.path, v->second, min, min_exclusive, max,
+                      v->first.text) &&
+           (*out = v->second, true);
   }
 
   bool ReadSeconds(const Fields& fields, const std::string& key, const std::string& path,
                    double* out, double min, bool min_exclusive, double max) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<double> value = ParseSeconds(*text);
-    if (!value) {
-      Error(MarkOf(*f), Quoted(full) + " must be a time in seconds (e.g. 90, 1.5, \"500ms\", " +
-                            "\"5m\", \"1:30\"), got " + Quoted(*text));
-      return false;
-    }
-    return CheckRange(*f, full, *value, min, min_exclusive, max, *text) && (*out = *value, true);
+    auto v = ReadParsed<double>(fields, key, path, ParseSeconds,
+                                "a time in seconds (e.g. 90, 1.5, \"500ms\", \"5m\", \"1:30\")");
+    return v &&
+           CheckRange(*v->first.field, v->first.path, v->second, min, min_exclusive, max,
+                      v->first.text) &&
+           (*out = v->second, true);
   }
 
   bool ReadInteger(const Fields& fields, const std::string& key, const std::string& path,
                    int64_t* out, int64_t min, int64_t max) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<int64_t> value = ParseInteger(*text);
-    if (!value) {
-      Error(MarkOf(*f), Quoted(full) + " must be a whole number, got " + Quoted(*text));
-      return false;
-    }
-    return CheckIntRange(*f, full, *value, min, max) && (*out = *value, true);
+    auto v = ReadParsed<int64_t>(fields, key, path, ParseInteger, "a whole number");
+    return v && CheckIntRange(*v->first.field, v->first.path, v->second, min, max) &&
+           (*out = v->second, true);
   }
 
   bool ReadInt(const Fields& fields, const std::string& key, const std::string& path, int* out,
@@ -416,51 +427,30 @@ class Parser {
 
   bool ReadBytes(const Fields& fields, const std::string& key, const std::string& path,
                  int64_t* out, int64_t min) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<int64_t> value = ParseByteSize(*text);
-    if (!value) {
-      Error(MarkOf(*f), Quoted(full) + " must be a size in bytes (e.g. 1048576, \"500MB\", " +
-                            "\"2GiB\"), got " + Quoted(*text));
-      return false;
-    }
-    return CheckIntRange(*f, full, *value, min, INT64_MAX) && (*out = *value, true);
+    auto v = ReadParsed<int64_t>(fields, key, path, ParseByteSize,
+                                 "a size in bytes (e.g. 1048576, \"500MB\", \"2GiB\")");
+    return v && CheckIntRange(*v->first.field, v->first.path, v->second, min, INT64_MAX) &&
+           (*out = v->second, true);
   }
 
   bool ReadBool(const Fields& fields, const std::string& key, const std::string& path, bool* out) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<bool> value = ParseBool(*text);
-    if (!value) {
-      Error(MarkOf(*f), Quoted(full) + " must be true or false, got " + Quoted(*text));
-      return false;
-    }
-    *out = *value;
-    return true;
+    auto v = ReadParsed<bool>(fields, key, path, ParseBool, "true or false");
+    return v && (*out = v->second, true);
   }
 
   template <typename E>
   bool ReadEnum(const Fields& fields, const std::string& key, const std::string& path,
                 const EnumNames<E>& names, E* out) {
-    const Field* f = fields.Find(key);
-    if (f == nullptr || f->value.IsNull()) return false;
-    std::string full = Child(path, key);
-    std::optional<std::string> text = Text(*f, full);
-    if (!text) return false;
-    std::optional<E> value = names.Parse(*text);
+    std::optional<FieldText> f = ReadText(fields, key, path);
+    if (!f) return false;
+    std::optional<E> value = names.Parse(f->text);
     if (!value) {
       std::string message =
-          Quoted(full) + " must be one of " + Join(names.Names()) + "; got " + Quoted(*text);
-      if (std::string guess = ClosestName(*text, names.Names()); !guess.empty()) {
+          Quoted(f->path) + " must be one of " + Join(names.Names()) + "; got " + Quoted(f->text);
+      if (std::string guess = ClosestName(f->text, names.Names()); !guess.empty()) {
         message += " (did you mean " + Quoted(guess) + "?)";
       }
-      Error(MarkOf(*f), message);
+      Error(MarkOf(*f->field), message);
       return false;
     }
     *out = *value;
