@@ -59,6 +59,19 @@ std::string RealMedia(const std::string& name) {
   return fs::exists(dir / name) ? (dir / name).string() : "";
 }
 
+std::string DebianPackageFile(const std::string& package, const std::string& path_in_package,
+                              const std::string& name) {
+  fs::path dest = fs::path(REEL_BINARY_DIR) / "debian-media" / name;
+  if (!fs::exists(dest)) {
+    std::error_code ec;
+    fs::create_directories(dest.parent_path(), ec);
+    RunCommand("bash " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-deb-file") +
+               " " + ShellQuote(package) + " " + ShellQuote(path_in_package) + " " +
+               ShellQuote(dest.string()));
+  }
+  return fs::exists(dest) ? dest.string() : "";
+}
+
 std::string SharedMediaDir() {
   fs::path dir = fs::path(REEL_SOURCE_DIR).parent_path() / "shared" / "media";
   if (fs::is_directory(dir)) return dir.string();

@@ -25,6 +25,15 @@ std::string SharedMediaDir();
 // index), fetched once into the build tree; "" when it cannot be had (offline).
 std::string RealMedia(const std::string& name);
 
+// One file out of a Debian package (fetched with `apt-get download`, through
+// scripts/fetch-deb-file), cached in the build tree's "debian-media" folder under `name`; a
+// `.gz` inside the package is unpacked. Returns "" when it cannot be had (offline, package
+// renamed): the caller then calls GTEST_SKIP(). Safe to call from parallel test processes.
+//   DebianPackageFile("python3-imageio",
+//       "usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4", "cockatoo.mp4")
+std::string DebianPackageFile(const std::string& package, const std::string& path_in_package,
+                              const std::string& name);
+
 // Ffmpeg arguments for a clip whose every frame shows its own frame number as a pattern of
 // black/white blocks (see DecodeCounter). `frames` frames of `width`x`height` at `fps`.
 std::string CounterClipArgs(int frames, int width, int height, const std::string& fps);
