@@ -91,9 +91,9 @@ Result<Checkpoint> Checkpoint::Open(const std::string& path, const SafetensorsLi
   }
 
   // No index: every tensor of the given file(s), read from their headers.
-  checkpoint.description_ =
-      single_files.size() == 1 ? (fs::path(checkpoint.directory_) / single_files[0]).string()
-                               : checkpoint.directory_;
+  checkpoint.description_ = single_files.size() == 1
+                                ? (fs::path(checkpoint.directory_) / single_files[0]).string()
+                                : checkpoint.directory_;
   for (const std::string& file : single_files) {
     REEL_ASSIGN_OR_RETURN(const SafetensorsFile* shard, checkpoint.Shard(file));
     for (const TensorInfo& t : shard->tensors()) {

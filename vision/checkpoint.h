@@ -59,8 +59,8 @@ class Checkpoint {
   Result<const SafetensorsFile*> Shard(const std::string& file_name);
 
   std::string directory_;
-  std::string description_;                          // for messages: the index or the file
-  std::map<std::string, std::string> weight_map_;    // tensor name -> shard file name
+  std::string description_;                        // for messages: the index or the file
+  std::map<std::string, std::string> weight_map_;  // tensor name -> shard file name
   std::map<std::string, std::unique_ptr<SafetensorsFile>> shards_;
   SafetensorsLimits limits_;
 };

@@ -26,11 +26,11 @@ struct DTypeEntry {
 };
 
 constexpr DTypeEntry kDTypes[] = {
-    {"F32", DType::kF32, 4},         {"F16", DType::kF16, 2},         {"BF16", DType::kBF16, 2},
-    {"F64", DType::kF64, 8},         {"I64", DType::kI64, 8},         {"U64", DType::kU64, 8},
-    {"I32", DType::kI32, 4},         {"U32", DType::kU32, 4},         {"I16", DType::kI16, 2},
-    {"U16", DType::kU16, 2},         {"I8", DType::kI8, 1},           {"U8", DType::kU8, 1},
-    {"BOOL", DType::kBool, 1},       {"F8_E4M3", DType::kF8E4M3, 1},  {"F8_E5M2", DType::kF8E5M2, 1},
+    {"F32", DType::kF32, 4},        {"F16", DType::kF16, 2},        {"BF16", DType::kBF16, 2},
+    {"F64", DType::kF64, 8},        {"I64", DType::kI64, 8},        {"U64", DType::kU64, 8},
+    {"I32", DType::kI32, 4},        {"U32", DType::kU32, 4},        {"I16", DType::kI16, 2},
+    {"U16", DType::kU16, 2},        {"I8", DType::kI8, 1},          {"U8", DType::kU8, 1},
+    {"BOOL", DType::kBool, 1},      {"F8_E4M3", DType::kF8E4M3, 1}, {"F8_E5M2", DType::kF8E5M2, 1},
     {"F8_E8M0", DType::kF8E8M0, 1},
 };
 
@@ -203,7 +203,9 @@ class HeaderReader : public nlohmann::json_sax<Json> {
       case State::kTensor:
         if (!have_dtype_ || !have_shape_ || !have_offsets_) {
           return Fail("tensor " + Quoted(current_.name) + ": missing " +
-                      (!have_dtype_ ? "dtype" : !have_shape_ ? "shape" : "data_offsets"));
+                      (!have_dtype_   ? "dtype"
+                       : !have_shape_ ? "shape"
+                                      : "data_offsets"));
         }
         tensors.push_back(std::move(current_));
         state_ = State::kTop;
@@ -294,8 +296,7 @@ class HeaderReader : public nlohmann::json_sax<Json> {
       case State::kOffsets:
         return Fail("tensor " + Quoted(current_.name) + ": " + FieldName() + " holds " + what);
       case State::kMetadataValue:
-        return Fail("__metadata__: " + Quoted(metadata_key_) + " is " + what +
-                    ", not a string");
+        return Fail("__metadata__: " + Quoted(metadata_key_) + " is " + what + ", not a string");
       default:
         return Fail(std::string("unexpected ") + what);
     }
@@ -313,7 +314,9 @@ class HeaderReader : public nlohmann::json_sax<Json> {
   int offsets_seen_ = 0;
 };
 
-bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
 
 // Checks sizes and ranges of parsed tensors against a data buffer of `data_size` bytes.
 Status CheckRanges(std::vector<TensorInfo>& tensors, uint64_t data_size, const std::string& name) {
@@ -427,14 +430,15 @@ Result<SafetensorsHeader> ParseSafetensorsHeader(std::span<const uint8_t> prefix
   HeaderReader reader(limits);
   bool ok = false;
   try {
-    ok = Json::sax_parse(begin, begin + header_size, &reader, nlohmann::detail::input_format_t::json,
-                         /*strict=*/true);
+    ok =
+        Json::sax_parse(begin, begin + header_size, &reader, nlohmann::detail::input_format_t::json,
+                        /*strict=*/true);
   } catch (const std::exception& e) {
     return CorruptData(name + ": header is not valid JSON: " + e.what());
   }
   if (!ok || !reader.error.empty()) {
-    return CorruptData(name + ": " + (reader.error.empty() ? "header is not valid JSON"
-                                                           : reader.error));
+    return CorruptData(name + ": " +
+                       (reader.error.empty() ? "header is not valid JSON" : reader.error));
   }
   SafetensorsHeader header;
   header.tensors = std::move(reader.tensors);

@@ -26,8 +26,8 @@ std::string RawFile(const std::string& header, size_t data_bytes, uint64_t decla
 }
 
 Result<SafetensorsHeader> Parse(const std::string& file) {
-  return ParseSafetensorsHeader(
-      {reinterpret_cast<const uint8_t*>(file.data()), file.size()}, file.size(), "bad.safetensors");
+  return ParseSafetensorsHeader({reinterpret_cast<const uint8_t*>(file.data()), file.size()},
+                                file.size(), "bad.safetensors");
 }
 
 // Expects a parse failure whose message names the file and contains `needle`.
@@ -193,11 +193,11 @@ TEST(SafetensorsTest, OpenReportsMissingAndShortFiles) {
   auto empty = SafetensorsFile::Open(dir + "/empty.safetensors");
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.status().message().find("empty.safetensors: 0 bytes"), std::string::npos);
-  ASSERT_TRUE(WriteFileAtomically(dir + "/trunc.safetensors",
-                                  RawFile(R"({"t": {"dtype":"F32","shape":[4],)"
-                                          R"("data_offsets":[0,16]}})",
-                                          8))
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(dir + "/trunc.safetensors", RawFile(R"({"t": {"dtype":"F32","shape":[4],)"
+                                                              R"("data_offsets":[0,16]}})",
+                                                              8))
+          .ok());
   auto trunc = SafetensorsFile::Open(dir + "/trunc.safetensors");
   ASSERT_FALSE(trunc.ok());
   EXPECT_NE(trunc.status().message().find("trunc.safetensors: tensor 't'"), std::string::npos)
