@@ -139,8 +139,8 @@ Result<VisionModelConfig> ParseVisionConfig(std::string_view json_text, const st
   REEL_ASSIGN_OR_RETURN(const Json* rope,
                         Child(v, "rope_parameters", vp + "rope_parameters", name));
   if (rope != nullptr && !v.contains("rope_theta")) {
-    REEL_RETURN_IF_ERROR(ReadDouble(*rope, "rope_theta", vp + "rope_parameters.rope_theta", name,
-                                    &c.rope_theta));
+    REEL_RETURN_IF_ERROR(
+        ReadDouble(*rope, "rope_theta", vp + "rope_parameters.rope_theta", name, &c.rope_theta));
   }
   REEL_RETURN_IF_ERROR(ReadInt(v, "vision_segment_max_frames", vp + "vision_segment_max_frames",
                                name, &c.segment_max_pairs));
@@ -150,8 +150,8 @@ Result<VisionModelConfig> ParseVisionConfig(std::string_view json_text, const st
   // img_token_compression_config (the released checkpoint's place), the last found winning.
   for (const Json* where : {static_cast<const Json*>(&root), &v}) {
     const std::string prefix = where == &root ? "" : vp;
-    REEL_RETURN_IF_ERROR(ReadInt(*where, "spatial_merge_size", prefix + "spatial_merge_size",
-                                 name, &c.spatial_merge_size));
+    REEL_RETURN_IF_ERROR(ReadInt(*where, "spatial_merge_size", prefix + "spatial_merge_size", name,
+                                 &c.spatial_merge_size));
     REEL_RETURN_IF_ERROR(ReadInt(*where, "temporal_patch_size", prefix + "temporal_patch_size",
                                  name, &c.temporal_patch_size));
     REEL_ASSIGN_OR_RETURN(const Json* compression,
@@ -161,15 +161,15 @@ Result<VisionModelConfig> ParseVisionConfig(std::string_view json_text, const st
       const std::string cp = prefix + "img_token_compression_config.";
       REEL_RETURN_IF_ERROR(ReadInt(*compression, "spatial_merge_size", cp + "spatial_merge_size",
                                    name, &c.spatial_merge_size));
-      REEL_RETURN_IF_ERROR(ReadInt(*compression, "temporal_patch_size",
-                                   cp + "temporal_patch_size", name, &c.temporal_patch_size));
+      REEL_RETURN_IF_ERROR(ReadInt(*compression, "temporal_patch_size", cp + "temporal_patch_size",
+                                   name, &c.temporal_patch_size));
     }
   }
 
   REEL_ASSIGN_OR_RETURN(const Json* text, Child(root, "text_config", "text_config", name));
   if (text != nullptr) {
-    REEL_RETURN_IF_ERROR(ReadInt(*text, "hidden_size", "text_config.hidden_size", name,
-                                 &c.text_hidden_size));
+    REEL_RETURN_IF_ERROR(
+        ReadInt(*text, "hidden_size", "text_config.hidden_size", name, &c.text_hidden_size));
   }
   // vLLM: the projector's middle width is projector_hidden_size, else the text width.
   bool has_projector_size =
@@ -177,8 +177,8 @@ Result<VisionModelConfig> ParseVisionConfig(std::string_view json_text, const st
   REEL_RETURN_IF_ERROR(ReadInt(root, "projector_hidden_size", "projector_hidden_size", name,
                                &c.projector_hidden_size));
   if (!has_projector_size) c.projector_hidden_size = c.text_hidden_size;
-  REEL_RETURN_IF_ERROR(ReadActivation(root, "projector_hidden_act", "projector_hidden_act", name,
-                                      &c.projector_act));
+  REEL_RETURN_IF_ERROR(
+      ReadActivation(root, "projector_hidden_act", "projector_hidden_act", name, &c.projector_act));
   REEL_RETURN_IF_ERROR(ReadBool(root, "multimodal_projector_bias", "multimodal_projector_bias",
                                 name, &c.projector_bias));
   REEL_RETURN_IF_ERROR(

@@ -44,7 +44,7 @@ struct VisionModelConfig {
   // 26 for M3's 80. The rotated dims are the first 3 * rope_axis_dims(); the rest pass through.
   int rope_axis_dims() const { return 2 * ((2 * (head_dim() / 2) / 3) / 2); }
   int rope_half() const { return 3 * rope_axis_dims() / 2; }  // 39 for M3: dim i pairs with i+39
-  int patch_values() const {  // 1176 for M3
+  int patch_values() const {                                  // 1176 for M3
     return num_channels * temporal_patch_size * patch_size * patch_size;
   }
   int merge_window() const { return spatial_merge_size * spatial_merge_size; }
