@@ -76,8 +76,10 @@ uint64_t VisionEncoder::weight_bytes() const { return weights_->bytes; }
 
 std::string VisionEncoder::Describe() const {
   char text[160];
-  std::snprintf(text, sizeof text, "%s, %s weights (%.2f GB), %d thread%s", kernels_->name(),
-                PrecisionName(options_.precision), weights_->bytes / 1e9, threads(),
+  const double bytes = static_cast<double>(weights_->bytes);
+  std::snprintf(text, sizeof text, "%s, %s weights (%.*f %s), %d thread%s", kernels_->name(),
+                PrecisionName(options_.precision), bytes < 1e9 ? 1 : 2,
+                bytes < 1e9 ? bytes / 1e6 : bytes / 1e9, bytes < 1e9 ? "MB" : "GB", threads(),
                 threads() == 1 ? "" : "s");
   return text;
 }
@@ -124,7 +126,8 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::Load(const std::string& pa
   return encoder;
 }
 
-Result<EncodedVisual> VisionEncoder::Encode(const VisualInput& input, const EncodeRequest& request) {
+Result<EncodedVisual> VisionEncoder::Encode(const VisualInput& input,
+                                            const EncodeRequest& request) {
   const VisualInput* one[] = {&input};
   REEL_ASSIGN_OR_RETURN(std::vector<EncodedVisual> out, Encode(one, request));
   return std::move(out[0]);
@@ -134,7 +137,70 @@ Result<std::vector<EncodedVisual>> VisionEncoder::Encode(std::span<const VisualI
                                                          const EncodeRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
   try {
-    return EncodeLocked(inputs, request);
+    // Pieces of inputs: whole attention segments, grouped up to max_batch_patches.
+    struct Piece {
+      size_t input;
+      int pair0, pairs;
+    };
+    std::vector<std::vector<Piece>> runs(1);
+    size_t run_patches = 0;
+    const int seg = config_.segment_max_pairs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const VisualInput& in = *inputs[i];
+      const size_t per_pair = static_cast<size_t>(std::max(in.rows, 0)) * std::max(in.cols, 0);
+      for (int t0 = 0; t0 < std::max(in.pairs, 1); t0 += seg) {
+        const int pairs = std::max(0, std::min(seg, in.pairs - t0));
+        const size_t patches = per_pair * pairs;
+        if (run_patches > 0 &&
+            run_patches + patches > static_cast<size_t>(std::max(options_.max_batch_patches, 1))) {
+          runs.emplace_back();
+          run_patches = 0;
+        }
+        if (!runs.back().empty() && runs.back().back().input == i &&
+            runs.back().back().pair0 + runs.back().back().pairs == t0) {
+          runs.back().back().pairs += pairs;
+        } else {
+          runs.back().push_back({i, t0, pairs});
+        }
+        run_patches += patches;
+      }
+    }
+    if (runs.size() == 1) return EncodeLocked(inputs, request);
+    // Several runs: encode each on copies of its pieces and append the results per input.
+    std::vector<EncodedVisual> out(inputs.size());
+    const size_t pv = static_cast<size_t>(config_.patch_values());
+    for (const std::vector<Piece>& run : runs) {
+      std::vector<VisualInput> parts;
+      for (const Piece& p : run) {
+        const VisualInput& in = *inputs[p.input];
+        const size_t per_pair = static_cast<size_t>(in.rows) * in.cols * pv;
+        VisualInput part;
+        part.pairs = p.pairs;
+        part.rows = in.rows;
+        part.cols = in.cols;
+        if (in.patches.size() < (p.pair0 + p.pairs) * per_pair) {
+          return InvalidArgument("input " + std::to_string(p.input) + ": " +
+                                 std::to_string(in.patches.size()) + " values for " +
+                                 std::to_string(in.pairs) + " pairs of " + std::to_string(in.rows) +
+                                 "x" + std::to_string(in.cols) + " patches");
+        }
+        part.patches.assign(in.patches.begin() + p.pair0 * per_pair,
+                            in.patches.begin() + (p.pair0 + p.pairs) * per_pair);
+        parts.push_back(std::move(part));
+      }
+      std::vector<const VisualInput*> pointers;
+      for (const VisualInput& part : parts) pointers.push_back(&part);
+      REEL_ASSIGN_OR_RETURN(std::vector<EncodedVisual> done, EncodeLocked(pointers, request));
+      for (size_t k = 0; k < run.size(); ++k) {
+        EncodedVisual& dst = out[run[k].input];
+        for (auto [from, to] :
+             {std::pair{&done[k].pooled, &dst.pooled}, std::pair{&done[k].tokens, &dst.tokens},
+              std::pair{&done[k].tower, &dst.tower}}) {
+          to->insert(to->end(), from->begin(), from->end());
+        }
+      }
+    }
+    return out;
   } catch (const std::bad_alloc&) {
     return LimitExceeded("not enough memory to encode this batch; encode fewer frames at once");
   }
@@ -346,8 +412,8 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
     out_proj.accumulate = true;
     linear(out_proj);
     layer_norm(h.data(), x.data(), l.norm2_weight, l.norm2_bias);
-    LinearArgs fc1 = make_linear(n, x.data(), d, l.fc1, l.fc1_bias, mlp.data(),
-                                 c.intermediate_size);
+    LinearArgs fc1 =
+        make_linear(n, x.data(), d, l.fc1, l.fc1_bias, mlp.data(), c.intermediate_size);
     fc1.activation = Kind(c.hidden_act);
     linear(fc1);
     LinearArgs fc2 =
@@ -400,8 +466,8 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
     std::vector<float> y2(total * th);
     linear(make_linear(n, y1.data(), ph, w.projector2, w.projector2_bias, y2.data(), th));
     std::vector<float> z1(static_cast<size_t>(windows) * ph);
-    LinearArgs m1 = make_linear(windows, y2.data(), window * th, w.merge1, w.merge1_bias,
-                                z1.data(), ph);
+    LinearArgs m1 =
+        make_linear(windows, y2.data(), window * th, w.merge1, w.merge1_bias, z1.data(), ph);
     m1.activation = Kind(c.projector_act);
     linear(m1);
     std::vector<float> tokens(static_cast<size_t>(windows) * th);

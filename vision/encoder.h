@@ -45,6 +45,10 @@ struct EncoderOptions {
   int threads = 0;  // compute threads in all; 0 = one per CPU this process may run on
   Backend backend = Backend::kAuto;
   bool projector = true;  // load the projector (needed for tokens; pooled features are without)
+  // Patches computed at once: a larger batch is cut into runs of whole attention segments
+  // (which gives the same result) to bound the working memory, about 90 KB per patch at M3's
+  // size. One segment is never cut, so a segment larger than this is computed whole.
+  int max_batch_patches = 12288;
 };
 
 // One image or video as patches: pairs x rows x cols patches of config.patch_values() floats,
@@ -91,7 +95,8 @@ class VisionEncoder {
   // "avx512, bf16 weights (1.73 GB), 2 threads"
   std::string Describe() const;
 
-  // Encodes the inputs together (one batch; attention never crosses inputs).
+  // Encodes the inputs together (attention never crosses inputs; batches larger than
+  // options.max_batch_patches are computed in runs of whole segments).
   // Errors: kInvalidArgument for an input whose sizes do not fit the model; kLimitExceeded
   // when memory runs out.
   Result<std::vector<EncodedVisual>> Encode(std::span<const VisualInput* const> inputs,

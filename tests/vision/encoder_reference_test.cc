@@ -161,5 +161,67 @@ TEST(EncoderReferenceTest, F32WeightsHeldInBf16) {
   CheckVariant({"m3_tiny_f32", "f32", WeightPrecision::kBF16, 2e-2});
 }
 
+// A batch larger than max_batch_patches is computed in runs of whole attention segments: the
+// same numbers as one batch.
+TEST(EncoderReferenceTest, BatchesCutAtSegmentsGiveTheSameResult) {
+  Fixtures& fx = Fixtures::Get();
+  ASSERT_EQ(fx.cases.size(), 3u);
+  EncoderOptions options;
+  options.precision = WeightPrecision::kF32;
+  options.max_batch_patches = 1;  // every segment alone
+  auto encoder = VisionEncoder::Load(kFixtures + "/m3_tiny_f32", options);
+  ASSERT_TRUE(encoder.ok()) << encoder.status().ToString();
+  std::vector<VisualInput> inputs;
+  for (const Case& c : fx.cases) inputs.push_back(Patches(c, (*encoder)->config()));
+  std::vector<const VisualInput*> batch;
+  for (const VisualInput& in : inputs) batch.push_back(&in);
+  EncodeRequest request;
+  request.tower = true;
+  auto out = (*encoder)->Encode(batch, request);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  for (size_t i = 0; i < fx.cases.size(); ++i) {
+    std::vector<int64_t> shape;
+    auto tokens = fx.Floats(fx.cases[i].name + ".f32.tokens", &shape);
+    auto pooled = fx.Floats(fx.cases[i].name + ".f32.pooled", &shape);
+    EXPECT_LT(RelativeError((*out)[i].tokens, tokens), 1e-4) << fx.cases[i].name;
+    EXPECT_LT(RelativeError((*out)[i].pooled, pooled), 1e-4) << fx.cases[i].name;
+    EXPECT_EQ((*out)[i].tower.size(),
+              static_cast<size_t>(inputs[i].pairs) * inputs[i].rows * inputs[i].cols * 64);
+  }
+}
+
+TEST(EncoderReferenceTest, RejectsInputsThatDoNotFit) {
+  auto encoder = VisionEncoder::Load(kFixtures + "/m3_tiny_f32");
+  ASSERT_TRUE(encoder.ok()) << encoder.status().ToString();
+  VisualInput odd;
+  odd.pairs = 1;
+  odd.rows = 3;  // not a multiple of the merge size
+  odd.cols = 2;
+  odd.patches.resize(6 * 1176);
+  auto r1 = (*encoder)->Encode(odd);
+  ASSERT_FALSE(r1.ok());
+  EXPECT_EQ(r1.status().code(), ErrorCode::kInvalidArgument);
+  VisualInput short_input;
+  short_input.pairs = 1;
+  short_input.rows = 2;
+  short_input.cols = 2;
+  short_input.patches.resize(3 * 1176);
+  auto r2 = (*encoder)->Encode(short_input);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("expected 4 patches of 1176"), std::string::npos)
+      << r2.status().message();
+  // Frames that are not multiples of 28, or of different sizes.
+  pipeline::Image a = pipeline::MakeImage(56, 30), b = pipeline::MakeImage(56, 56),
+                  c = pipeline::MakeImage(28, 56);
+  const pipeline::Image* bad_size[] = {&a};
+  EXPECT_FALSE(PatchesFromFrames(bad_size, (*encoder)->config()).ok());
+  const pipeline::Image* mixed[] = {&b, &c};
+  auto m = PatchesFromFrames(mixed, (*encoder)->config());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("frame 1: 28x56, the first frame is 56x56"),
+            std::string::npos)
+      << m.status().message();
+}
+
 }  // namespace
 }  // namespace reel::vision

@@ -137,8 +137,7 @@ void SetSingleThreadedBlas() {
 const char* BlasConfig() { return openblas_get_config(); }
 
 bool CpuHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") &&
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
                           __builtin_cpu_supports("f16c");
@@ -333,8 +332,7 @@ class OpenBlas final : public Kernels {
         for (int j = 0; j < a.len; ++j) row[j] *= inv;
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, a.head_dim, a.len, 1.0f, s,
-                  a.len, a.v, a.ld_qkv, 0.0f, a.out + static_cast<size_t>(q0) * a.ld_out,
-                  a.ld_out);
+                  a.len, a.v, a.ld_qkv, 0.0f, a.out + static_cast<size_t>(q0) * a.ld_out, a.ld_out);
     }
   }
 

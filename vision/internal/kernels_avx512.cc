@@ -22,9 +22,8 @@
 #include "vision/internal/kernels.h"
 
 #if defined(__clang__)
-#pragma clang attribute push(                                                           \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c"))), \
-    apply_to = function)
+#pragma clang attribute push( \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
@@ -84,9 +83,9 @@ inline __m512 GeluErf(__m512 x) {
   p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.128379166e+00f));
   const __m512 erf_small = _mm512_mul_ps(z, p);
 
-  const __m512 u = _mm512_mul_ps(_mm512_sub_ps(_mm512_min_ps(z, _mm512_set1_ps(5.0f)),
-                                               _mm512_set1_ps(3.0f)),
-                                 _mm512_set1_ps(0.5f));
+  const __m512 u =
+      _mm512_mul_ps(_mm512_sub_ps(_mm512_min_ps(z, _mm512_set1_ps(5.0f)), _mm512_set1_ps(3.0f)),
+                    _mm512_set1_ps(0.5f));
   __m512 g = _mm512_set1_ps(-5.645019488e-05f);
   g = _mm512_fmadd_ps(g, u, _mm512_set1_ps(2.880524198e-04f));
   g = _mm512_fmadd_ps(g, u, _mm512_set1_ps(-9.276584584e-04f));
@@ -130,9 +129,9 @@ inline __m512 Activate(ActivationKind kind, __m512 v) {
 }
 
 inline __mmask16 TailMask(int count) {
-  return count >= 16 ? static_cast<__mmask16>(0xffff)
-                     : count <= 0 ? static_cast<__mmask16>(0)
-                                  : static_cast<__mmask16>((1u << count) - 1);
+  return count >= 16  ? static_cast<__mmask16>(0xffff)
+         : count <= 0 ? static_cast<__mmask16>(0)
+                      : static_cast<__mmask16>((1u << count) - 1);
 }
 
 // --- Packing ----------------------------------------------------------------------------------
@@ -150,9 +149,9 @@ void PackA(const float* a, int lda, int mc, int kc, float scale, float* dst) {
       for (; k + 16 <= kc; k += 16) {
         alignas(64) float tile[kMr][16];
         for (int r = 0; r < kMr; ++r) {
-          _mm512_store_ps(tile[r], _mm512_mul_ps(
-                                       _mm512_loadu_ps(a + static_cast<size_t>(i0 + r) * lda + k),
-                                       vs));
+          _mm512_store_ps(
+              tile[r],
+              _mm512_mul_ps(_mm512_loadu_ps(a + static_cast<size_t>(i0 + r) * lda + k), vs));
         }
         for (int kk = 0; kk < 16; ++kk) {
           float* out = d + (k + kk) * kMr;
@@ -198,8 +197,8 @@ struct Epilogue {
 };
 
 // C[rows, cols] (+)= A_panel (kc x 14) . B_panel (kc x 32), then the epilogue.
-void Tile(int kc, const float* __restrict a, const float* __restrict b, float* c, int ldc,
-          int rows, int cols, const Epilogue& e) {
+void Tile(int kc, const float* __restrict a, const float* __restrict b, float* c, int ldc, int rows,
+          int cols, const Epilogue& e) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 14
   for (int r = 0; r < kMr; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -282,8 +281,8 @@ void Gemm(const GemmArgs& g, int p_begin, int p_end, Scratch& scratch) {
       // This block's panels as f32: in place, or widened once for all row blocks.
       if (bwide != nullptr) {
         for (int p = jc; p < jc + np; ++p) {
-          WidenPanel(g.b.data + (static_cast<size_t>(p) * k_total + pc) * kNr * elem, g.b.type,
-                     kc, bwide + static_cast<size_t>(p - jc) * kKc * kNr);
+          WidenPanel(g.b.data + (static_cast<size_t>(p) * k_total + pc) * kNr * elem, g.b.type, kc,
+                     bwide + static_cast<size_t>(p - jc) * kKc * kNr);
         }
       }
       for (int ic = 0; ic < g.m; ic += kMc) {
@@ -296,15 +295,13 @@ void Gemm(const GemmArgs& g, int p_begin, int p_end, Scratch& scratch) {
           e.load_c = g.accumulate || !first;
           e.bias = first && g.bias != nullptr ? g.bias + col0 : nullptr;
           e.act = last ? g.act : ActivationKind::kNone;
-          const float* bp =
-              bwide != nullptr
-                  ? bwide + static_cast<size_t>(p - jc) * kKc * kNr
-                  : reinterpret_cast<const float*>(g.b.data) +
-                        (static_cast<size_t>(p) * k_total + pc) * kNr;
+          const float* bp = bwide != nullptr ? bwide + static_cast<size_t>(p - jc) * kKc * kNr
+                                             : reinterpret_cast<const float*>(g.b.data) +
+                                                   (static_cast<size_t>(p) * k_total + pc) * kNr;
           for (int ir = 0; ir < mc; ir += kMr) {
             Tile(kc, apack + static_cast<size_t>(ir) * kc, bp,
-                 g.c + static_cast<size_t>(ic + ir) * g.ldc + col0, g.ldc, Min(kMr, mc - ir),
-                 cols, e);
+                 g.c + static_cast<size_t>(ic + ir) * g.ldc + col0, g.ldc, Min(kMr, mc - ir), cols,
+                 e);
           }
         }
       }
@@ -320,8 +317,8 @@ void SoftmaxRow(float* row, int len) {
   int j = 0;
   for (; j + 16 <= len; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(row + j));
   if (j < len) {
-    vmax = _mm512_max_ps(vmax,
-                         _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), TailMask(len - j), row + j));
+    vmax = _mm512_max_ps(
+        vmax, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), TailMask(len - j), row + j));
   }
   const __m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
   __m512 vsum = _mm512_setzero_ps();

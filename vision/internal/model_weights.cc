@@ -56,8 +56,7 @@ class Loader {
     REEL_ASSIGN_OR_RETURN(TensorRef t, checkpoint_.Find(name));
     const std::string where = t.file->path() + ": tensor '" + name + "'";
     if (!IsFloatDType(t.info->dtype)) {
-      return CorruptData(where + " is " + DTypeName(t.info->dtype) +
-                         ", expected F32, F16 or BF16");
+      return CorruptData(where + " is " + DTypeName(t.info->dtype) + ", expected F32, F16 or BF16");
     }
     if (t.info->shape != shape) {
       return CorruptData(where + " has shape " + ShapeText(t.info->shape) + ", expected " +
@@ -83,8 +82,7 @@ class Loader {
   // Linear weights [out, in] of several tensors stacked by rows (one tensor for most).
   Result<PackedWeights> Matrix(const std::vector<std::string>& names, int out, int in,
                                WeightType type) {
-    PackedWeights w =
-        AllocateWeights(kernels_, out * static_cast<int>(names.size()), in, type);
+    PackedWeights w = AllocateWeights(kernels_, out * static_cast<int>(names.size()), in, type);
     for (size_t i = 0; i < names.size(); ++i) {
       REEL_ASSIGN_OR_RETURN(TensorRef t, Get(names[i], {out, in}));
       PackWeightRows(w, static_cast<int>(i) * out, t.bytes.data(), t.info->dtype, out);
@@ -152,11 +150,11 @@ Result<ModelWeights> LoadModelWeights(Checkpoint& checkpoint, const VisionModelC
     REEL_ASSIGN_OR_RETURN(l.norm2_weight, load.Vector(p + "layer_norm2.weight", d));
     REEL_ASSIGN_OR_RETURN(l.norm2_bias, load.Vector(p + "layer_norm2.bias", d));
     const std::string a = p + "self_attn.";
-    REEL_ASSIGN_OR_RETURN(l.qkv, load.Matrix({a + "q_proj.weight", a + "k_proj.weight",
-                                              a + "v_proj.weight"},
-                                             d, d, load.type()));
-    REEL_ASSIGN_OR_RETURN(l.qkv_bias,
-                          load.Biases({a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}, d));
+    REEL_ASSIGN_OR_RETURN(
+        l.qkv, load.Matrix({a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"}, d, d,
+                           load.type()));
+    REEL_ASSIGN_OR_RETURN(
+        l.qkv_bias, load.Biases({a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}, d));
     REEL_ASSIGN_OR_RETURN(l.out, load.Matrix(a + "out_proj.weight", d, d));
     REEL_ASSIGN_OR_RETURN(l.out_bias, load.Vector(a + "out_proj.bias", d));
     REEL_ASSIGN_OR_RETURN(l.fc1, load.Matrix(p + "mlp.fc1.weight", f, d));
@@ -170,7 +168,8 @@ Result<ModelWeights> LoadModelWeights(Checkpoint& checkpoint, const VisionModelC
     const int th = c.text_hidden_size;
     const int merged = th * c.merge_window();
     m.has_projector = true;
-    REEL_ASSIGN_OR_RETURN(m.projector1, load.Matrix("multi_modal_projector.linear_1.weight", ph, d));
+    REEL_ASSIGN_OR_RETURN(m.projector1,
+                          load.Matrix("multi_modal_projector.linear_1.weight", ph, d));
     REEL_ASSIGN_OR_RETURN(m.projector2,
                           load.Matrix("multi_modal_projector.linear_2.weight", th, ph));
     REEL_ASSIGN_OR_RETURN(m.merge1, load.Matrix("patch_merge_mlp.linear_1.weight", ph, merged));

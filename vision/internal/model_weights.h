@@ -32,7 +32,7 @@ struct ModelWeights {
   bool has_projector = false;
   PackedWeights projector1, projector2, merge1, merge2;
   std::vector<float> projector1_bias, projector2_bias, merge1_bias, merge2_bias;  // empty: none
-  uint64_t bytes = 0;        // memory held
+  uint64_t bytes = 0;                                                             // memory held
   uint64_t fingerprint = 0;  // hash of the tower's tensors: names, dtypes, shapes and bytes
 };
 

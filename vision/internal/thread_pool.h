@@ -38,8 +38,8 @@ class ThreadPool {
   const std::function<void(int, int)>* fn_ = nullptr;
   int tasks_ = 0;
   std::atomic<int> next_{0};
-  int busy_ = 0;              // workers still inside the current loop
-  unsigned generation_ = 0;   // bumped for every Run
+  int busy_ = 0;             // workers still inside the current loop
+  unsigned generation_ = 0;  // bumped for every Run
   bool stop_ = false;
 };
 
