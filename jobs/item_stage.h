@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@
 
 namespace reel::jobs {
 
+struct VisionItemState;  // jobs/stages/vision_stage.cc
+
 // Everything known about one item while it is processed.
 struct ItemWork {
   const JobSpec* job = nullptr;
@@ -44,6 +47,8 @@ struct ItemWork {
   // Facts for items.media_json, merged into one JSON object by the processor (key -> JSON text).
   std::vector<std::pair<std::string, std::string>> media_facts;
   std::vector<std::string> warnings;  // things worth logging that did not fail the item
+  // The vision stage's frames and features of this item (set by its frame consumer).
+  std::shared_ptr<VisionItemState> vision;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

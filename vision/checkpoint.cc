@@ -138,4 +138,30 @@ Result<TensorRef> Checkpoint::Find(const std::string& name) {
   return TensorRef{info, shard->Bytes(*info), shard};
 }
 
+std::string CheckpointIdentity(const std::string& path) {
+  std::error_code ec;
+  fs::path dir = fs::is_directory(path, ec) ? fs::path(path) : fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "config.json" || EndsWith(name, ".safetensors") ||
+        EndsWith(name, ".safetensors.index.json")) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::string identity;
+  for (const std::string& name : names) {
+    const fs::path file = dir / name;
+    const auto size = fs::file_size(file, ec);
+    if (ec) continue;
+    const auto time = fs::last_write_time(file, ec);
+    if (ec) continue;
+    identity += name + " " + std::to_string(size) + " " +
+                std::to_string(time.time_since_epoch().count()) + "\n";
+  }
+  return identity;
+}
+
 }  // namespace reel::vision

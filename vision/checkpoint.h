@@ -65,4 +65,9 @@ class Checkpoint {
   SafetensorsLimits limits_;
 };
 
+// A cheap identity of the checkpoint at `path` for deciding whether work is up to date: the
+// names, sizes and modification times of its config.json, index and .safetensors files (no
+// content is read). "" when nothing is there.
+std::string CheckpointIdentity(const std::string& path);
+
 }  // namespace reel::vision

@@ -21,7 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct EncodeOptions {
   std::string input;
@@ -93,8 +95,7 @@ int RunEncode(const EncodeOptions& o) {
       std::fprintf(stderr, "reel encode: %s\n", decoded.status().message().c_str());
       return kExitFailed;
     }
-    Result<pipeline::Size> size =
-        pipeline::TargetSize({decoded->width, decoded->height}, resize);
+    Result<pipeline::Size> size = pipeline::TargetSize({decoded->width, decoded->height}, resize);
     if (!size.ok()) {
       std::fprintf(stderr, "reel encode: %s: %s\n", o.input.c_str(),
                    size.status().message().c_str());
@@ -113,7 +114,8 @@ int RunEncode(const EncodeOptions& o) {
     const int policies = (o.fps ? 1 : 0) + (o.count ? 1 : 0) + (o.keyframes ? 1 : 0) +
                          (o.timestamps.empty() ? 0 : 1);
     if (policies > 1) {
-      std::fprintf(stderr, "reel encode: choose one of --fps, --count, --keyframes, --timestamps\n");
+      std::fprintf(stderr,
+                   "reel encode: choose one of --fps, --count, --keyframes, --timestamps\n");
       return kExitUsage;
     }
     if (o.count) {
@@ -232,8 +234,7 @@ void AddEncodeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--precision", o->precision, "How weights are held (arithmetic is f32)")
       ->check(CLI::IsMember({"bf16", "f16", "f32"}))
       ->default_val("bf16");
-  cmd->add_option("--backend", o->backend,
-                  "auto (avx512 when the CPU has it), avx512, or openblas")
+  cmd->add_option("--backend", o->backend, "auto (avx512 when the CPU has it), avx512, or openblas")
       ->check(CLI::IsMember({"auto", "avx512", "openblas"}))
       ->default_val("auto");
   cmd->add_option("--threads", o->threads, "Compute threads, 0 = one per core")
@@ -291,8 +292,8 @@ void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code) {
       exit_code = kExitFailed;
       return;
     }
-    std::printf("wrote %s/config.json and %s/model.safetensors (%s configuration)\n",
-                dir->c_str(), dir->c_str(), config_name->c_str());
+    std::printf("wrote %s/config.json and %s/model.safetensors (%s configuration)\n", dir->c_str(),
+                dir->c_str(), config_name->c_str());
     exit_code = kExitOk;
   });
 }

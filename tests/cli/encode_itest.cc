@@ -33,7 +33,8 @@ Npy ReadNpy(const std::string& path) {
     size_t comma = dims.find(',', pos);
     if (comma == std::string::npos) comma = dims.size();
     std::string item = dims.substr(pos, comma - pos);
-    if (item.find_first_of("0123456789") != std::string::npos) npy.shape.push_back(std::stoll(item));
+    if (item.find_first_of("0123456789") != std::string::npos)
+      npy.shape.push_back(std::stoll(item));
     pos = comma + 1;
   }
   const size_t count = (bytes.size() - 10 - header_len) / 4;
@@ -62,9 +63,8 @@ TEST_F(EncodeCommandTest, ImageToTokensAndPooled) {
                 .exit_code,
             0);
   // 200x120 -> smart resize -> 196x112 = 14x8 patches of 14 px: 7x4 = 28 windows, 1 pair.
-  CommandResult tokens =
-      Reel("encode --weights " + ShellQuote(weights_) + " " + ShellQuote(image) + " -o " +
-           ShellQuote(dir_ + "/tokens.npy"));
+  CommandResult tokens = Reel("encode --weights " + ShellQuote(weights_) + " " + ShellQuote(image) +
+                              " -o " + ShellQuote(dir_ + "/tokens.npy"));
   ASSERT_EQ(tokens.exit_code, 0) << tokens.err;
   EXPECT_NE(tokens.out.find("1 frame of 196x112 -> 1 pair of 8x14 patches -> tokens [28, 48]"),
             std::string::npos)
@@ -119,8 +119,8 @@ TEST_F(EncodeCommandTest, ErrorsNameTheFileAndReason) {
                        ShellQuote(image))
                 .exit_code,
             0);
-  CommandResult missing = Reel("encode --weights " + ShellQuote(dir_ + "/nowhere") + " " +
-                               ShellQuote(image));
+  CommandResult missing =
+      Reel("encode --weights " + ShellQuote(dir_ + "/nowhere") + " " + ShellQuote(image));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find(dir_ + "/nowhere: no such file or directory"), std::string::npos)
       << missing.err;
@@ -147,8 +147,8 @@ TEST_F(EncodeCommandTest, ErrorsNameTheFileAndReason) {
   EXPECT_NE(truncated.err.find(bad + "/model.safetensors: tensor '"), std::string::npos)
       << truncated.err;
 
-  CommandResult not_media =
-      Reel("encode --weights " + ShellQuote(weights_) + " " + ShellQuote(weights_ + "/config.json"));
+  CommandResult not_media = Reel("encode --weights " + ShellQuote(weights_) + " " +
+                                 ShellQuote(weights_ + "/config.json"));
   EXPECT_EQ(not_media.exit_code, 1);
   EXPECT_NE(not_media.err.find("config.json"), std::string::npos) << not_media.err;
 }
