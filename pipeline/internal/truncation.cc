@@ -73,7 +73,8 @@ std::optional<DeclaredSize> AviSize(int64_t file_size, const ReadAt& read) {
     }
     const int64_t size = LittleEndian32(header + 4);
     const int64_t end = offset + 8 + size;
-    if (end >= file_size) return DeclaredSize{end, n == 0 ? "RIFF 'AVI ' chunk" : "RIFF 'AVIX' chunk"};
+    if (end >= file_size)
+      return DeclaredSize{end, n == 0 ? "RIFF 'AVI ' chunk" : "RIFF 'AVIX' chunk"};
     offset = end + (size & 1);
   }
   return std::nullopt;
@@ -185,8 +186,7 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
     if (file) {
       declared = ParseDeclaredSize(family, file_size, [&](int64_t offset, size_t n, uint8_t* out) {
         return offset >= 0 && offset + static_cast<int64_t>(n) <= file_size &&
-               fseeko(file.get(), offset, SEEK_SET) == 0 &&
-               std::fread(out, 1, n, file.get()) == n;
+               fseeko(file.get(), offset, SEEK_SET) == 0 && std::fread(out, 1, n, file.get()) == n;
       });
     }
   }
@@ -217,9 +217,10 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
       }
       if (past_end == 0) continue;
       t.truncated = true;
-      const std::string kind = stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO   ? "frames"
-                               : stream->codecpar->codec_type == AVMEDIA_TYPE_AUDIO ? "audio packets"
-                                                                                    : "packets";
+      const std::string kind = stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO ? "frames"
+                               : stream->codecpar->codec_type == AVMEDIA_TYPE_AUDIO
+                                   ? "audio packets"
+                                   : "packets";
       if (family == ContainerFamily::kMp4) {
         parts.push_back("stream " + std::to_string(s) + ": " + std::to_string(listed - past_end) +
                         " of the " + std::to_string(listed) + " " + kind +
@@ -240,6 +241,26 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
     const int64_t start = format->start_time == AV_NOPTS_VALUE ? 0 : format->start_time;
     declared_end_s = static_cast<double>(start + format->duration) / AV_TIME_BASE;
   }
+  if (family == ContainerFamily::kAvi) {
+    // A cut AVI loses its index, and FFmpeg then times the file by what it finds; the stream
+    // header still lists every frame slot (dropped frames included), which times the whole.
+    // Used for how much is missing only, never to decide that something is.
+    for (unsigned s = 0; s < format->nb_streams; ++s) {
+      const AVStream* stream = format->streams[s];
+      if (stream_index >= 0 && static_cast<int>(s) != stream_index) continue;
+      if (stream->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || stream->nb_frames <= 0 ||
+          stream->avg_frame_rate.num <= 0 || stream->avg_frame_rate.den <= 0) {
+        continue;
+      }
+      const double start =
+          stream->start_time == AV_NOPTS_VALUE
+              ? 0.0
+              : static_cast<double>(stream->start_time) * av_q2d(stream->time_base);
+      const double slots_end =
+          start + static_cast<double>(stream->nb_frames) / av_q2d(stream->avg_frame_rate);
+      declared_end_s = std::max(declared_end_s.value_or(slots_end), slots_end);
+    }
+  }
   const std::optional<double> read_end_s = read.end_s ? read.end_s : first_missing_s;
   if (!t.truncated && family == ContainerFamily::kMatroska && !declared && declared_end_s &&
       read.end_s) {
@@ -250,8 +271,8 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
   if (t.truncated && declared_end_s && read_end_s && *declared_end_s > *read_end_s) {
     t.missing_s = *declared_end_s - *read_end_s;
     parts.push_back(std::string(read.what) + " ends at " + Seconds(*read_end_s) + " of the " +
-                    Seconds(*declared_end_s) + " the container declares (" +
-                    Seconds(t.missing_s) + " missing)");
+                    Seconds(*declared_end_s) + " the container declares (" + Seconds(t.missing_s) +
+                    " missing)");
   }
   for (size_t i = 0; i < parts.size(); ++i) t.reason += (i ? "; " : "") + parts[i];
   return t;

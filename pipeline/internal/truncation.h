@@ -20,8 +20,8 @@ enum class ContainerFamily { kOther, kMatroska, kAvi, kMp4 };
 ContainerFamily FamilyOf(const AVFormatContext* format);
 
 struct DeclaredSize {
-  int64_t bytes = 0;     // where the container's structure says the file ends
-  std::string what;      // which structure says so, e.g. "Matroska segment"
+  int64_t bytes = 0;  // where the container's structure says the file ends
+  std::string what;   // which structure says so, e.g. "Matroska segment"
 };
 
 // Reads `size` bytes at `offset` into `out`; false if they are not all there.
