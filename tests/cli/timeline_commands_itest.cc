@@ -20,9 +20,9 @@ nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(
 
 // 3 s of VP8 at 10 fps, cut after `percent`% of its bytes.
 std::string CutWebm(const std::string& dir, int percent, int64_t* whole_size = nullptr) {
-  std::string whole =
-      GeneratedMedia("cli_timeline.webm", "-f lavfi -i testsrc=s=160x120:r=10:d=3 -c:v libvpx "
-                                          "-b:v 200k -g 5");
+  std::string whole = GeneratedMedia("cli_timeline.webm",
+                                     "-f lavfi -i testsrc=s=160x120:r=10:d=3 -c:v libvpx "
+                                     "-b:v 200k -g 5");
   std::string bytes = ReadText(whole);
   if (whole_size != nullptr) *whole_size = static_cast<int64_t>(bytes.size());
   std::string path = dir + "/cut" + std::to_string(percent) + ".webm";
@@ -175,9 +175,9 @@ TEST(TimelineRunTest, SettingReachesValidatePlanHashAndRunner) {
                      "WHERE items.path LIKE '%still.mp4'"),
             5);
   nlohmann::json media = nlohmann::json::parse(
-      QueryJson(dir + "/tl.db", "SELECT media_json FROM items WHERE path LIKE '%cut30.webm'")[0]
-                                ["media_json"]
-                                    .get<std::string>());
+      QueryJson(dir + "/tl.db",
+                "SELECT media_json FROM items WHERE path LIKE '%cut30.webm'")[0]["media_json"]
+          .get<std::string>());
   EXPECT_TRUE(media["sample"]["truncated"].get<bool>()) << media.dump();
   EXPECT_GT(media["sample"]["missing_bytes"].get<int64_t>(), 0);
 

@@ -67,8 +67,8 @@ SamplingOptions Fps(double fps, FpsTimeline timeline = FpsTimeline::kAuto) {
 // 30 counter frames at 10 fps; frames 3, 7, 8 and 21 dropped with their times kept, so the AVI
 // muxer writes empty index entries in their slots (dropped frames, as capture software does).
 std::string DroppedFrameAvi(const std::string& codec_args, const std::string& name) {
-  std::string source = GeneratedMedia("timeline_counter.mkv",
-                                      CounterClipArgs(30, 64, 64, "10") + " -c:v ffv1");
+  std::string source =
+      GeneratedMedia("timeline_counter.mkv", CounterClipArgs(30, 64, 64, "10") + " -c:v ffv1");
   return GeneratedMedia(name, "-i " + source +
                                   " -vf \"select='not(eq(n\\,3)+eq(n\\,7)+eq(n\\,8)+eq(n\\,21))'\" "
                                   "-fps_mode passthrough " +
@@ -82,9 +82,10 @@ TEST(DroppedFrameAviTest, IsWholeAndEveryFrameThereIsFound) {
   for (const char* codec : {"-c:v mpeg4 -q:v 2 -g 6", "-c:v libx264 -pix_fmt yuv420p -g 6",
                             "-c:v libvpx-vp9 -lossless 1 -g 6"}) {
     SCOPED_TRACE(codec);
-    std::string name = std::string("dropped_") + (codec[5] == 'm'   ? "mpeg4"
-                                                  : codec[8] == '2' ? "h264"
-                                                                    : "vp9") +
+    std::string name = std::string("dropped_") +
+                       (codec[5] == 'm'   ? "mpeg4"
+                        : codec[8] == '2' ? "h264"
+                                          : "vp9") +
                        ".avi";
     std::string path = DroppedFrameAvi(codec, name);
     auto index = BuildFrameIndex(path);
@@ -168,8 +169,8 @@ TEST(DroppedFrameAviTest, OpencvTreeAvi) {
 // A variable-rate MP4 with a long still stretch: 10 fps for 2 s, then nothing until 8 s (the
 // last frame stays on screen), then 10 fps again. The container's average rate is 4 fps.
 std::string StillStretchMp4() {
-  std::string source = GeneratedMedia("timeline_counter100.mkv",
-                                      CounterClipArgs(100, 64, 64, "10") + " -c:v ffv1");
+  std::string source =
+      GeneratedMedia("timeline_counter100.mkv", CounterClipArgs(100, 64, 64, "10") + " -c:v ffv1");
   return GeneratedMedia("still_stretch.mp4",
                         "-i " + source +
                             " -vf \"select='lt(n\\,20)+gte(n\\,80)'\" -fps_mode passthrough "
@@ -200,8 +201,8 @@ TEST(FpsTimelineTest, VariableRateStillStretchUsesPresentationTimes) {
 }
 
 TEST(FpsTimelineTest, ConstantRateStreamsKeepTheServersIndexRule) {
-  std::string path = GeneratedMedia("timeline_counter.mkv",
-                                    CounterClipArgs(30, 64, 64, "10") + " -c:v ffv1");
+  std::string path =
+      GeneratedMedia("timeline_counter.mkv", CounterClipArgs(30, 64, 64, "10") + " -c:v ffv1");
   auto index = BuildFrameIndex(path);
   ASSERT_TRUE(index.ok());
   EXPECT_TRUE(index->constant_rate());
@@ -270,8 +271,7 @@ TEST(TruncatedMatroskaTest, LiveWrittenWebmDeclaresNoSize) {
   ASSERT_TRUE(index.ok());
   EXPECT_EQ(index->size(), 10);
   EXPECT_FALSE(index->truncated()) << index->truncation.reason;
-  auto cut = BuildFrameIndex(
-      Head(path, std::filesystem::file_size(path) / 2, "live_cut.webm"));
+  auto cut = BuildFrameIndex(Head(path, std::filesystem::file_size(path) / 2, "live_cut.webm"));
   ASSERT_TRUE(cut.ok());
   EXPECT_FALSE(cut->truncated()) << cut->truncation.reason;
 }
@@ -279,14 +279,13 @@ TEST(TruncatedMatroskaTest, LiveWrittenWebmDeclaresNoSize) {
 TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   using internal::ContainerFamily;
   auto parse = [](ContainerFamily family, const std::string& bytes, int64_t file_size) {
-    return internal::ParseDeclaredSize(family, file_size,
-                                       [&](int64_t offset, size_t n, uint8_t* out) {
-                                         if (offset < 0 || offset + static_cast<int64_t>(n) >
-                                                               static_cast<int64_t>(bytes.size()))
-                                           return false;
-                                         std::memcpy(out, bytes.data() + offset, n);
-                                         return true;
-                                       });
+    return internal::ParseDeclaredSize(
+        family, file_size, [&](int64_t offset, size_t n, uint8_t* out) {
+          if (offset < 0 || offset + static_cast<int64_t>(n) > static_cast<int64_t>(bytes.size()))
+            return false;
+          std::memcpy(out, bytes.data() + offset, n);
+          return true;
+        });
   };
   // EBML header (4 bytes of body), then a Segment of 0x1000 bytes: ends at 8 + 4 + 5 + 0x1000.
   std::string mkv("\x1A\x45\xDF\xA3\x84\x42\x86\x81\x01\x18\x53\x80\x67\x10\x00\x10\x00", 17);
@@ -298,8 +297,14 @@ TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   EXPECT_FALSE(parse(ContainerFamily::kMatroska, live, 100).has_value());
   // AVI: RIFF of 1000 bytes, then an AVIX of 500; file of 1516 bytes is whole, 1400 is cut.
   std::string avi(1516, '\0');
-  avi.replace(0, 12, std::string("RIFF\xE8\x03\x00\x00" "AVI ", 12));
-  avi.replace(1008, 12, std::string("RIFF\xF4\x01\x00\x00" "AVIX", 12));
+  avi.replace(0, 12,
+              std::string("RIFF\xE8\x03\x00\x00"
+                          "AVI ",
+                          12));
+  avi.replace(1008, 12,
+              std::string("RIFF\xF4\x01\x00\x00"
+                          "AVIX",
+                          12));
   EXPECT_EQ(parse(ContainerFamily::kAvi, avi, 1516)->bytes, 1516);
   EXPECT_EQ(parse(ContainerFamily::kAvi, avi, 1400)->bytes, 1516);
   EXPECT_EQ(parse(ContainerFamily::kAvi, avi.substr(0, 900), 900)->bytes, 1008);
@@ -307,11 +312,17 @@ TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   EXPECT_EQ(parse(ContainerFamily::kAvi, avi.substr(0, 1012), 1012)->bytes, 1008);
   // MP4: ftyp (16), moov (24), mdat (large size 1000); trailing zeros after a whole file are
   // not boxes.
-  std::string mp4(std::string("\0\0\0\x10" "ftypisom\0\0\0\0", 16) +
-                  std::string("\0\0\0\x18" "moov", 8) + std::string(16, '\0') +
-                  std::string("\0\0\0\x01" "mdat\0\0\0\0\0\0\x03\xE8", 16));
-  EXPECT_EQ(parse(ContainerFamily::kMp4, mp4, static_cast<int64_t>(mp4.size()))->bytes,
-            40 + 1000);
+  std::string mp4(std::string("\0\0\0\x10"
+                              "ftypisom\0\0\0\0",
+                              16) +
+                  std::string("\0\0\0\x18"
+                              "moov",
+                              8) +
+                  std::string(16, '\0') +
+                  std::string("\0\0\0\x01"
+                              "mdat\0\0\0\0\0\0\x03\xE8",
+                              16));
+  EXPECT_EQ(parse(ContainerFamily::kMp4, mp4, static_cast<int64_t>(mp4.size()))->bytes, 40 + 1000);
   std::string whole_mp4 = mp4 + std::string(1000 - 16, 'x') + std::string(6, '\0');
   EXPECT_EQ(parse(ContainerFamily::kMp4, whole_mp4, static_cast<int64_t>(whole_mp4.size()))->bytes,
             40 + 1000);
