@@ -5,7 +5,8 @@
 //
 // Build and run (clang-14, ASan + UBSan), bounded:
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-//     tests/fuzz/declared_size_fuzz.cc pipeline/internal/declared_size.cc -o /tmp/declared_size_fuzz
+//     tests/fuzz/declared_size_fuzz.cc pipeline/internal/declared_size.cc -o
+//     /tmp/declared_size_fuzz
 //   /tmp/declared_size_fuzz -max_total_time=300 -max_len=4096
 // or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target declared_size_fuzz).
 #include <cstdint>
@@ -24,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t file_size = (data[0] & 0x80) ? available * 3 + 17 : available;
   auto declared = reel::pipeline::internal::ParseDeclaredSize(
       family, file_size, [&](int64_t offset, size_t n, uint8_t* out) {
-        if (offset < 0 || n > static_cast<size_t>(file_size) || offset > file_size - static_cast<int64_t>(n)) {
+        if (offset < 0 || n > static_cast<size_t>(file_size) ||
+            offset > file_size - static_cast<int64_t>(n)) {
           std::abort();  // the parser must not ask for bytes past the file size it was given
         }
         if (offset + static_cast<int64_t>(n) > available) return false;

@@ -375,5 +375,25 @@ TEST(ProbeDurationTest, GemAleaMpg) {
   EXPECT_EQ(v.duration_source, FactSource::kPacketIndex);
 }
 
+TEST(PartialReasonTest, EveryPartialResultSaysWhy) {
+  SampleReport r;
+  r.requested = 10;
+  EXPECT_FALSE(r.partial());
+  EXPECT_EQ(r.PartialReason(), "");
+  r.truncated = true;
+  r.truncation = "the file has 10 bytes, its Matroska segment declares 20 (10 missing)";
+  EXPECT_EQ(r.PartialReason(),
+            "file truncated: the file has 10 bytes, its Matroska segment declares 20 (10 missing)");
+  r = {};
+  r.requested = 10;
+  r.missing = {3, 4};
+  EXPECT_EQ(r.PartialReason(), "2 of 10 chosen frames could not be decoded");
+  r.decode_errors = 5;
+  EXPECT_EQ(r.PartialReason(), "2 of 10 chosen frames could not be decoded; 5 decoding errors");
+  r.missing.clear();
+  EXPECT_TRUE(r.partial());
+  EXPECT_EQ(r.PartialReason(), "5 decoding errors");
+}
+
 }  // namespace
 }  // namespace reel::pipeline
