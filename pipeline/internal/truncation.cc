@@ -23,7 +23,49 @@ std::string Seconds(double s) {
   return text;
 }
 
+std::optional<DeclaredSize> DeclaredSizeOf(const std::string& path, ContainerFamily family,
+                                           int64_t file_size) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) return std::nullopt;
+  return ParseDeclaredSize(family, file_size, [&](int64_t offset, size_t n, uint8_t* out) {
+    return offset >= 0 && offset + static_cast<int64_t>(n) <= file_size &&
+           fseeko(file.get(), offset, SEEK_SET) == 0 && std::fread(out, 1, n, file.get()) == n;
+  });
+}
+
+std::string DeclaresMore(int64_t file_size, const DeclaredSize& declared) {
+  return "the file has " + std::to_string(file_size) + " bytes, its " + declared.what +
+         " declares " + std::to_string(declared.bytes) + " (" +
+         std::to_string(declared.bytes - file_size) + " missing)";
+}
+
 }  // namespace
+
+std::string CutShortHint(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size < 12) return "";
+  const int64_t file_size = static_cast<int64_t>(size);
+  unsigned char head[12] = {};
+  {
+    std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+    if (!file || std::fread(head, 1, sizeof(head), file.get()) != sizeof(head)) return "";
+  }
+  ContainerFamily family = ContainerFamily::kOther;
+  if (std::memcmp(head, "\x1A\x45\xDF\xA3", 4) == 0) {
+    family = ContainerFamily::kMatroska;
+  } else if (std::memcmp(head, "RIFF", 4) == 0 && std::memcmp(head + 8, "AVI ", 4) == 0) {
+    family = ContainerFamily::kAvi;
+  } else if (std::memcmp(head + 4, "ftyp", 4) == 0 || std::memcmp(head + 4, "moov", 4) == 0 ||
+             std::memcmp(head + 4, "mdat", 4) == 0 || std::memcmp(head + 4, "wide", 4) == 0 ||
+             std::memcmp(head + 4, "free", 4) == 0) {
+    family = ContainerFamily::kMp4;
+  }
+  if (family == ContainerFamily::kOther) return "";
+  std::optional<DeclaredSize> declared = DeclaredSizeOf(path, family, file_size);
+  if (!declared || declared->bytes <= file_size) return "";
+  return DeclaresMore(file_size, *declared);
+}
 
 ContainerFamily FamilyOf(const AVFormatContext* format) {
   const std::string name = format->iformat->name;
@@ -50,20 +92,12 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
 
   std::optional<DeclaredSize> declared;
   if (file_size > 0 && family != ContainerFamily::kOther) {
-    std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-    if (file) {
-      declared = ParseDeclaredSize(family, file_size, [&](int64_t offset, size_t n, uint8_t* out) {
-        return offset >= 0 && offset + static_cast<int64_t>(n) <= file_size &&
-               fseeko(file.get(), offset, SEEK_SET) == 0 && std::fread(out, 1, n, file.get()) == n;
-      });
-    }
+    declared = DeclaredSizeOf(path, family, file_size);
   }
   if (declared && declared->bytes > file_size) {
     t.truncated = true;
     t.missing_bytes = declared->bytes - file_size;
-    parts.push_back("the file has " + std::to_string(file_size) + " bytes, its " + declared->what +
-                    " declares " + std::to_string(declared->bytes) + " (" +
-                    std::to_string(t.missing_bytes) + " missing)");
+    parts.push_back(DeclaresMore(file_size, *declared));
   }
 
   // Index entries whose data lies past the end: MP4 samples, AVI index entries, Matroska cues.

@@ -32,4 +32,9 @@ struct ReadOutcome {
 Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int stream_index,
                            const ReadOutcome& read);
 
+// For a file FFmpeg cannot open: if its first bytes are a Matroska, AVI or MP4/MOV header that
+// declares more bytes than the file has, says so ("the file has M bytes, its MP4 box 'mdat'
+// declares N (K missing)"); else "". An MP4 cut before its 'moov' index cannot be read at all.
+std::string CutShortHint(const std::string& path);
+
 }  // namespace reel::pipeline::internal

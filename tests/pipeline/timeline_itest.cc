@@ -375,6 +375,25 @@ TEST(ProbeDurationTest, GemAleaMpg) {
   EXPECT_EQ(v.duration_source, FactSource::kPacketIndex);
 }
 
+TEST(TruncatedMp4Test, CutBeforeItsIndexFailsSayingItIsCutShort) {
+  // moov at the end: half the file has no index and cannot be read; the error says why.
+  std::string whole =
+      GeneratedMedia("timeline_moov_last.mp4",
+                     "-f lavfi -i testsrc=s=160x120:r=10:d=3 -c:v libx264 -pix_fmt yuv420p");
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(whole));
+  std::string cut = Head(whole, size / 2, "moov_last.mp4");
+  auto probe = Probe(cut);
+  ASSERT_FALSE(probe.ok());
+  EXPECT_EQ(probe.status().code(), ErrorCode::kCorruptData);
+  // The 'mdat' box runs past the end (the 'moov' after it is gone entirely).
+  const std::string expected = cut + ": file truncated: the file has " + std::to_string(size / 2) +
+                               " bytes, its MP4 box " + "'mdat' declares ";
+  EXPECT_EQ(probe.status().message().rfind(expected, 0), 0u) << probe.status().message();
+  auto index = BuildFrameIndex(cut);
+  ASSERT_FALSE(index.ok());
+  EXPECT_NE(index.status().message().find("file truncated"), std::string::npos);
+}
+
 TEST(PartialReasonTest, EveryPartialResultSaysWhy) {
   SampleReport r;
   r.requested = 10;
