@@ -26,8 +26,9 @@ struct Truncation {
   bool truncated = false;
   int64_t missing_bytes = 0;  // bytes the container declares past the end of the file (0: unknown)
   double missing_s = 0;       // media time lost: declared end minus the end of what was read
-  std::string reason;         // for people, e.g. "the file has 9837 bytes, its Matroska segment
-                              // declares 32791 (22954 missing); video ends at 0.700 s of 3.000 s"
+  // For people, e.g. "the file has 9837 bytes, its Matroska segment declares 32791 (22954
+  // missing); video ends at 0.700 s of the 3.000 s the container declares (2.300 s missing)".
+  std::string reason;
 };
 
 struct StreamInfo {
