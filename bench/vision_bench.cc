@@ -185,8 +185,7 @@ int main(int argc, char** argv) {
 
   std::printf("machine: %s, %d CPUs available, AVX-512 %s, AVX-512 BF16 %s\n",
               reel::bench::CpuModel().c_str(), AvailableCpus(),
-              internal::CpuHasAvx512() ? "yes" : "no",
-              internal::CpuHasAvx512Bf16() ? "yes" : "no");
+              internal::CpuHasAvx512() ? "yes" : "no", internal::CpuHasAvx512Bf16() ? "yes" : "no");
   std::printf("%s\n", internal::BlasConfig());
   std::printf("threads: %d, frame pair %dx%d, runs %d, weights held in %s\n", s.threads, s.width,
               s.height, s.runs, s.precision.c_str());
@@ -207,12 +206,13 @@ int main(int argc, char** argv) {
   const double rate_fc1 = SgemmRate(patches, 5120, 1280, s.threads, s.runs);
   const double rate_fc2 = SgemmRate(patches, 1280, 5120, s.threads, s.runs);
   const double sgemm = (rate_fc1 + rate_fc2) / 2;
-  std::printf("\nbaseline: OpenBLAS cblas_sgemm, %d threads: %.1f GFLOP/s (%dx5120x1280: %.1f, "
-              "%dx1280x5120: %.1f)\n",
-              s.threads, sgemm, patches, rate_fc1, patches, rate_fc2);
+  std::printf(
+      "\nbaseline: OpenBLAS cblas_sgemm, %d threads: %.1f GFLOP/s (%dx5120x1280: %.1f, "
+      "%dx1280x5120: %.1f)\n",
+      s.threads, sgemm, patches, rate_fc1, patches, rate_fc2);
 
   std::vector<reel::pipeline::Image> frames = {NoiseFrame(s.width, s.height, 1),
-                                              NoiseFrame(s.width, s.height, 2)};
+                                               NoiseFrame(s.width, s.height, 2)};
   EncoderOptions options;
   options.threads = s.threads;
   options.precision = s.precision == "f32"   ? WeightPrecision::kF32
@@ -249,19 +249,20 @@ int main(int argc, char** argv) {
     std::printf("\nreel %s (%s): load %.1f s; encode median %.2f s (runs:", name.c_str(),
                 (*encoder)->Describe().c_str(), load, t);
     for (double x : times) std::printf(" %.2f", x);
-    std::printf(")\n  %.2f TFLOP (linear %.2f, attention %.2f, projector %.2f): %.1f GFLOP/s = "
-                "%.0f%% of the sgemm rate\n",
-                flops.total() / 1e12, flops.linear / 1e12, flops.attention / 1e12,
-                flops.projector / 1e12, gflops, 100 * gflops / sgemm);
+    std::printf(
+        ")\n  %.2f TFLOP (linear %.2f, attention %.2f, projector %.2f): %.1f GFLOP/s = "
+        "%.0f%% of the sgemm rate\n",
+        flops.total() / 1e12, flops.linear / 1e12, flops.attention / 1e12, flops.projector / 1e12,
+        gflops, 100 * gflops / sgemm);
   }
 
   if (s.torch) {
-    const std::string command = "/usr/bin/python3 " +
-                                reel::bench::ShellQuote(s.source_dir / "tests" / "reference" /
-                                                        "m3_vision_reference.py") +
-                                " --bench --config full --threads " + std::to_string(s.threads) +
-                                " --width " + std::to_string(s.width) + " --height " +
-                                std::to_string(s.height) + " --runs " + std::to_string(s.runs);
+    const std::string command =
+        "/usr/bin/python3 " +
+        reel::bench::ShellQuote(s.source_dir / "tests" / "reference" / "m3_vision_reference.py") +
+        " --bench --config full --threads " + std::to_string(s.threads) + " --width " +
+        std::to_string(s.width) + " --height " + std::to_string(s.height) + " --runs " +
+        std::to_string(s.runs);
     std::printf("\nbaseline: PyTorch (%s) ...\n", command.c_str());
     std::string out = reel::bench::OutputOf(command + " 2>&1");
     std::printf("  %s", out.c_str());
@@ -286,16 +287,17 @@ int main(int argc, char** argv) {
     int code = 0;
     long peak = 0;
     double seconds = 0;
-    std::vector<std::string> args = {s.reel.string(), "encode", "--weights", s.weights.string(),
-                                     "--threads", std::to_string(s.threads), "--precision",
-                                     s.precision, image.string()};
+    std::vector<std::string> args = {s.reel.string(),    "encode",    "--weights",
+                                     s.weights.string(), "--threads", std::to_string(s.threads),
+                                     "--precision",      s.precision, image.string()};
     if (RunMeasured(args, &code, &peak, &seconds)) {
       auto encoder = VisionEncoder::Load(s.weights, options);
       const double weights = encoder.ok() ? (*encoder)->weight_bytes() : 0;
-      std::printf("\npeak memory of `reel encode` on one %dx%d image (a pair of itself), exit %d, "
-                  "%.1f s: %.2f GiB = weights %.2f GiB + %.2f GiB\n",
-                  s.width, s.height, code, seconds, peak / 1073741824.0, weights / 1073741824.0,
-                  (peak - weights) / 1073741824.0);
+      std::printf(
+          "\npeak memory of `reel encode` on one %dx%d image (a pair of itself), exit %d, "
+          "%.1f s: %.2f GiB = weights %.2f GiB + %.2f GiB\n",
+          s.width, s.height, code, seconds, peak / 1073741824.0, weights / 1073741824.0,
+          (peak - weights) / 1073741824.0);
     }
     fs::remove(image);
   }
