@@ -8,7 +8,8 @@
 // Also the peak memory of `reel encode` on that pair in a fresh process, against the weights.
 //
 //   vision_bench [--runs 3] [--threads N] [--width 1008 --height 560] [--backends avx512,openblas]
-//                [--precision bf16|f32|f16] [--no-torch] [--no-memory] [--weights DIR]
+//                [--precision bf16|f32|f16] [--no-torch] [--no-memory] [--no-sizes]
+//                [--weights DIR]
 #include <cblas.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -50,6 +51,7 @@ struct Settings {
   std::string precision = "bf16";
   bool torch = true;
   bool memory = true;
+  bool sizes = true;
   fs::path weights;
   fs::path source_dir = REEL_SOURCE_DIR;
   fs::path reel;
@@ -90,11 +92,13 @@ bool ParseArgs(int argc, char** argv, Settings& s) {
       s.torch = false;
     } else if (a == "--no-memory") {
       s.memory = false;
+    } else if (a == "--no-sizes") {
+      s.sizes = false;
     } else {
       std::fprintf(stderr,
                    "usage: vision_bench [--runs N] [--threads N] [--width W --height H]\n"
                    "       [--backends avx512,openblas] [--precision bf16|f32|f16]\n"
-                   "       [--weights DIR] [--no-torch] [--no-memory]\n");
+                   "       [--weights DIR] [--no-torch] [--no-memory] [--no-sizes]\n");
       return false;
     }
   }
@@ -245,6 +249,7 @@ int main(int argc, char** argv) {
     }
     const double t = Median(times);
     const double gflops = flops.total() / t / 1e9;
+    const EncodeTimings where = (*encoder)->LastTimings();
     if (best_reel == 0 || t < best_reel) best_reel = t;
     std::printf("\nreel %s (%s): load %.1f s; encode median %.2f s (runs:", name.c_str(),
                 (*encoder)->Describe().c_str(), load, t);
@@ -254,6 +259,42 @@ int main(int argc, char** argv) {
         "%.0f%% of the sgemm rate\n",
         flops.total() / 1e12, flops.linear / 1e12, flops.attention / 1e12, flops.projector / 1e12,
         gflops, 100 * gflops / sgemm);
+    std::printf(
+        "  last run: patch embedding %.2f s, norms %.2f, qkv %.2f, rotary %.2f, attention "
+        "%.2f, out_proj %.2f, mlp %.2f, pooling %.2f, projector %.2f\n",
+        where.patch_embedding, where.norms, where.qkv, where.rotary, where.attention,
+        where.out_proj, where.mlp, where.pooling, where.projector);
+    std::printf(
+        "  linear layers %.1f GFLOP/s, attention %.1f GFLOP/s, projector %.1f GFLOP/s\n",
+        flops.linear / (where.patch_embedding + where.qkv + where.out_proj + where.mlp) / 1e9,
+        flops.attention / where.attention / 1e9, flops.projector / where.projector / 1e9);
+    if (s.sizes && name == s.backends.front()) {
+      // What features cost at smaller sizes (vision.max_pixels): the tower only, one pair.
+      std::printf("  feature sizes (tower only, one frame pair of %dx%d):\n", s.width, s.height);
+      for (int64_t max_pixels : {12544, 50176, 200704, 602112}) {
+        auto size = FeatureSize({s.width, s.height}, max_pixels, (*encoder)->config());
+        if (!size.ok()) continue;
+        std::vector<reel::pipeline::Image> small = {NoiseFrame(size->width, size->height, 1),
+                                                    NoiseFrame(size->width, size->height, 2)};
+        std::vector<const reel::pipeline::Image*> p = {&small[0], &small[1]};
+        auto in = PatchesFromFrames(p, (*encoder)->config());
+        if (!in.ok()) continue;
+        EncodeRequest pooled_only;
+        pooled_only.tokens = false;
+        std::vector<double> ts;
+        for (int r = 0; r < s.runs; ++r) {
+          auto t1 = Clock::now();
+          auto out = (*encoder)->Encode(*in, pooled_only);
+          ts.push_back(Seconds(t1));
+          if (!out.ok()) return 1;
+        }
+        const int patches_per_pair = in->rows * in->cols;
+        const Flops f = CountFlops((*encoder)->config(), patches_per_pair, patches_per_pair);
+        std::printf("    max_pixels %7lld -> %4dx%-4d %5d patches: %.3f TFLOP, %.2f s per pair\n",
+                    static_cast<long long>(max_pixels), size->width, size->height, patches_per_pair,
+                    (f.linear + f.attention) / 1e12, Median(ts));
+      }
+    }
   }
 
   if (s.torch) {

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <new>
@@ -133,9 +134,15 @@ Result<EncodedVisual> VisionEncoder::Encode(const VisualInput& input,
   return std::move(out[0]);
 }
 
+EncodeTimings VisionEncoder::LastTimings() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timings_;
+}
+
 Result<std::vector<EncodedVisual>> VisionEncoder::Encode(std::span<const VisualInput* const> inputs,
                                                          const EncodeRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
+  timings_ = EncodeTimings();
   try {
     // Pieces of inputs: whole attention segments, grouped up to max_batch_patches.
     struct Piece {
@@ -254,6 +261,14 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
   }
   const int n = static_cast<int>(total);
   internal::ThreadPool& pool = *pool_;
+  auto mark = std::chrono::steady_clock::now();
+  // Adds the time since the last call to `slot`.
+  auto lap = [&mark](double& slot) {
+    const auto now = std::chrono::steady_clock::now();
+    slot += std::chrono::duration<double>(now - mark).count();
+    mark = now;
+  };
+  EncodeTimings& times = timings_;
   std::vector<internal::Scratch> scratch(static_cast<size_t>(pool.size()));
 
   auto linear = [&](const LinearArgs& args) {
@@ -332,9 +347,12 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
   std::vector<float> mlp(total * static_cast<size_t>(c.intermediate_size));
   {
     static const std::vector<float> kNoBias;
+    lap(times.patch_embedding);
     linear(make_linear(n, patches.data(), pv, w.patch, kNoBias, x.data(), d));
     std::vector<float>().swap(patches);
+    lap(times.patch_embedding);
     layer_norm(x.data(), h.data(), w.pre_norm_weight, w.pre_norm_bias);
+    lap(times.norms);
   }
 
   // Rotary angles of every patch: (pair in its segment, row, column), each axis with its own
@@ -371,8 +389,11 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int attention_tasks = static_cast<int>(segments.size()) * heads;
   for (const internal::LayerWeights& l : w.layers) {
+    lap(times.rotary);
     layer_norm(h.data(), x.data(), l.norm1_weight, l.norm1_bias);
+    lap(times.norms);
     linear(make_linear(n, x.data(), d, l.qkv, l.qkv_bias, qkv.data(), 3 * d));
+    lap(times.qkv);
     // Rotate q and k: dims i and i + half of each head turn together; the tail passes.
     pool.Run(row_tasks, [&](int task, int) {
       int r0, r1;
@@ -393,6 +414,7 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
         }
       }
     });
+    lap(times.rotary);
     pool.Run(attention_tasks, [&](int task, int thread) {
       const Segment& s = segments[static_cast<size_t>(task / heads)];
       const int head = task % heads;
@@ -408,10 +430,13 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
       args.ld_out = d;
       kernels_->Attention(args, scratch[static_cast<size_t>(thread)]);
     });
+    lap(times.attention);
     LinearArgs out_proj = make_linear(n, attn.data(), d, l.out, l.out_bias, h.data(), d);
     out_proj.accumulate = true;
     linear(out_proj);
+    lap(times.out_proj);
     layer_norm(h.data(), x.data(), l.norm2_weight, l.norm2_bias);
+    lap(times.norms);
     LinearArgs fc1 =
         make_linear(n, x.data(), d, l.fc1, l.fc1_bias, mlp.data(), c.intermediate_size);
     fc1.activation = Kind(c.hidden_act);
@@ -420,6 +445,7 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
         make_linear(n, mlp.data(), c.intermediate_size, l.fc2, l.fc2_bias, h.data(), d);
     fc2.accumulate = true;
     linear(fc2);
+    lap(times.mlp);
   }
   std::vector<float>().swap(qkv);
   std::vector<float>().swap(attn);
@@ -451,6 +477,7 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
     start += in.pairs * per_pair;
   }
 
+  lap(times.pooling);
   if (request.tokens) {
     // Per patch hidden -> projector_hidden -> text_hidden; then each merge window's patches
     // (consecutive rows) side by side -> projector_hidden -> text_hidden.
@@ -479,6 +506,7 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
       out[i].tokens.assign(tokens.begin() + at, tokens.begin() + at + count);
       at += count;
     }
+    lap(times.projector);
   }
   return out;
 }

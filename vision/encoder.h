@@ -68,6 +68,23 @@ struct EncodeRequest {
   bool tower = false;  // [pairs * rows * cols, hidden]: the tower's last hidden state
 };
 
+// Where the last Encode call spent its time (seconds, summed over its batches).
+struct EncodeTimings {
+  double patch_embedding = 0;
+  double norms = 0;  // pre_layrnorm and the blocks' layer norms
+  double qkv = 0;    // q, k, v projections
+  double rotary = 0;
+  double attention = 0;  // q k^T, softmax, p v
+  double out_proj = 0;
+  double mlp = 0;  // fc1 with GELU, fc2
+  double pooling = 0;
+  double projector = 0;  // per-patch projector and patch-merge MLP
+  double total() const {
+    return patch_embedding + norms + qkv + rotary + attention + out_proj + mlp + pooling +
+           projector;
+  }
+};
+
 struct EncodedVisual {
   std::vector<float> pooled;
   std::vector<float> tokens;
@@ -103,6 +120,8 @@ class VisionEncoder {
                                             const EncodeRequest& request = {});
   Result<EncodedVisual> Encode(const VisualInput& input, const EncodeRequest& request = {});
 
+  EncodeTimings LastTimings();
+
  private:
   VisionEncoder() = default;
   Result<std::vector<EncodedVisual>> EncodeLocked(std::span<const VisualInput* const> inputs,
@@ -114,7 +133,8 @@ class VisionEncoder {
   const internal::Kernels* kernels_ = nullptr;
   std::unique_ptr<internal::ModelWeights> weights_;
   std::unique_ptr<internal::ThreadPool> pool_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // one Encode at a time; guards timings_
+  EncodeTimings timings_;
 };
 
 // The CPUs this process may run on (sched_getaffinity), at least 1.

@@ -44,13 +44,15 @@ TEST_F(VisionRunTest, FeaturesDuplicatesReuseAndSimilar) {
   // One f16 pooled feature per frame, the two frames of a pair sharing one blob.
   EXPECT_EQ(QueryInt(db(), "SELECT count(*) FROM frames"), 10);
   EXPECT_EQ(QueryInt(db(), "SELECT count(*) FROM features"), 10);
-  EXPECT_EQ(QueryInt(db(), "SELECT count(DISTINCT blob_hash) FROM features f JOIN frames fr ON "
-                           "fr.id = f.frame_id JOIN items i ON i.id = fr.item_id "
-                           "WHERE i.path LIKE '%clip.mp4'"),
+  EXPECT_EQ(QueryInt(db(),
+                     "SELECT count(DISTINCT blob_hash) FROM features f JOIN frames fr ON "
+                     "fr.id = f.frame_id JOIN items i ON i.id = fr.item_id "
+                     "WHERE i.path LIKE '%clip.mp4'"),
             4);  // pairs (0,1) and (2,3) have identical pixels: one feature
-  EXPECT_EQ(QueryInt(db(), "SELECT count(*) FROM features WHERE dtype = 'f16' AND dims_json = "
-                           "'[64]' AND model LIKE 'm3-vision/%-bf16/50176' AND input_hash "
-                           "IS NOT NULL"),
+  EXPECT_EQ(QueryInt(db(),
+                     "SELECT count(*) FROM features WHERE dtype = 'f16' AND dims_json = "
+                     "'[64]' AND model LIKE 'm3-vision/%-bf16/50176' AND input_hash "
+                     "IS NOT NULL"),
             10);
   // The still picture repeats: frames 2 and 3 are near-duplicates of frame 0; 0 and 1 are kept.
   nlohmann::json dup = QueryJson(db(),
@@ -91,9 +93,8 @@ TEST_F(VisionRunTest, FeaturesDuplicatesReuseAndSimilar) {
   const int64_t blue = QueryInt(db(),
                                 "SELECT f.id FROM frames f JOIN items i ON i.id = f.item_id "
                                 "WHERE i.path LIKE '%clip.mp4' AND f.sample_index = 0");
-  CommandResult similar = Reel("similar --job job.yaml " + std::to_string(blue) +
-                                   " --limit 3 --format json",
-                               dir_);
+  CommandResult similar =
+      Reel("similar --job job.yaml " + std::to_string(blue) + " --limit 3 --format json", dir_);
   ASSERT_EQ(similar.exit_code, 0) << similar.err;
   nlohmann::json hits = nlohmann::json::parse(similar.out);
   ASSERT_EQ(hits.size(), 3u);
@@ -103,8 +104,7 @@ TEST_F(VisionRunTest, FeaturesDuplicatesReuseAndSimilar) {
   EXPECT_TRUE(hits[0]["path"].get<std::string>().ends_with("clip.mp4"));
 
   // An image query, encoded with the job's weights: the still picture itself scores 1.
-  CommandResult by_image =
-      Reel("similar --job job.yaml still.png --limit 1 --format json", dir_);
+  CommandResult by_image = Reel("similar --job job.yaml still.png --limit 1 --format json", dir_);
   ASSERT_EQ(by_image.exit_code, 0) << by_image.err;
   nlohmann::json top = nlohmann::json::parse(by_image.out);
   ASSERT_EQ(top.size(), 1u);

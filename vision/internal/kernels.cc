@@ -190,17 +190,27 @@ void PackRowsAs(PackedWeights& w, int row0, const uint8_t* src, int rows) {
   using T = typename Dst::T;
   T* out = w.data.as<T>();
   const size_t k = static_cast<size_t>(w.k);
-  for (int r = 0; r < rows; ++r) {
-    const int row = row0 + r;
-    const uint8_t* s = src;
-    const size_t base = static_cast<size_t>(r) * k;
-    if (w.panels) {
-      T* d = out + static_cast<size_t>(row / kPanel) * k * kPanel + row % kPanel;
-      for (size_t kk = 0; kk < k; ++kk) d[kk * kPanel] = Dst::Store(Src::Load(s, base + kk));
-    } else {
-      T* d = out + static_cast<size_t>(row) * k;
-      for (size_t kk = 0; kk < k; ++kk) d[kk] = Dst::Store(Src::Load(s, base + kk));
+  if (!w.panels) {
+    for (int r = 0; r < rows; ++r) {
+      T* d = out + static_cast<size_t>(row0 + r) * k;
+      const size_t base = static_cast<size_t>(r) * k;
+      for (size_t kk = 0; kk < k; ++kk) d[kk] = Dst::Store(Src::Load(src, base + kk));
     }
+    return;
+  }
+  // Panels: a run of rows within one panel at a time, written k-major so every store lands next
+  // to the last one (the rows are read as that many sequential streams).
+  for (int r = 0; r < rows;) {
+    const int row = row0 + r;
+    const int lane = row % kPanel;
+    const int run = std::min(rows - r, kPanel - lane);
+    T* d = out + static_cast<size_t>(row / kPanel) * k * kPanel + lane;
+    const size_t base = static_cast<size_t>(r) * k;
+    for (size_t kk = 0; kk < k; ++kk) {
+      T* dk = d + kk * kPanel;
+      for (int j = 0; j < run; ++j) dk[j] = Dst::Store(Src::Load(src, base + j * k + kk));
+    }
+    r += run;
   }
 }
 
