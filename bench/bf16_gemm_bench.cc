@@ -1,7 +1,8 @@
 // Should the encoder use AVX-512 BF16 dot products (vdpbf16ps) instead of its f32 GEMM? One core,
-// the tower's fc1 shape (2870 x 5120 x 1280: 2880 patches cut to whole 14-row tiles), weights in bf16 as the checkpoint holds them.
-// Baselines in the same run: Reel's f32 kernel (the avx512 backend's Linear, bf16-held weights)
-// and OpenBLAS sgemm (one thread). Candidates, written here only to be measured:
+// the tower's fc1 shape (2870 x 5120 x 1280: 2880 patches cut to whole 14-row tiles), weights in
+// bf16 as the checkpoint holds them. Baselines in the same run: Reel's f32 kernel (the avx512
+// backend's Linear, bf16-held weights) and OpenBLAS sgemm (one thread). Candidates, written here
+// only to be measured:
 //   bf16x1: activations rounded to bf16, one vdpbf16ps per pair of k (2 k per instruction);
 //   bf16x2: activations split into hi + lo bf16 parts, two vdpbf16ps per pair of k.
 // Prints GFLOP/s (2MNK / time, median of --runs) and the relative error of each result against
@@ -54,8 +55,8 @@ std::vector<uint16_t> PackPairs(const std::vector<float>& w, int n, int k) {
 }
 
 __attribute__((target("avx512f,avx512bw,avx512bf16"))) void Tile(int kpairs, const uint32_t* a,
-                                                                   const uint16_t* b, float* c,
-                                                                   int ldc, bool first) {
+                                                                 const uint16_t* b, float* c,
+                                                                 int ldc, bool first) {
   __m512 acc[kMr][2];
   for (int r = 0; r < kMr; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int kp = 0; kp < kpairs; ++kp) {
@@ -210,10 +211,10 @@ int main(int argc, char** argv) {
                 c.data(), n);
   });
   const std::vector<uint16_t> pairs = PackPairs(w, n, k);
-  const double x1 = time("vdpbf16ps, activations rounded to bf16",
-                         [&] { GemmBf16(m, n, k, a, pairs, c, 1); });
-  const double x2 = time("vdpbf16ps, activations as hi + lo bf16",
-                         [&] { GemmBf16(m, n, k, a, pairs, c, 2); });
+  const double x1 =
+      time("vdpbf16ps, activations rounded to bf16", [&] { GemmBf16(m, n, k, a, pairs, c, 1); });
+  const double x2 =
+      time("vdpbf16ps, activations as hi + lo bf16", [&] { GemmBf16(m, n, k, a, pairs, c, 2); });
   std::printf("ratio to Reel's f32 kernel: bf16x1 %.2fx, bf16x2 %.2fx\n", x1 / reel_f32,
               x2 / reel_f32);
   return 0;

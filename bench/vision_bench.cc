@@ -52,6 +52,7 @@ struct Settings {
   bool torch = true;
   bool memory = true;
   bool sizes = true;
+  bool sgemm_only = false;
   fs::path weights;
   fs::path source_dir = REEL_SOURCE_DIR;
   fs::path reel;
@@ -94,6 +95,8 @@ bool ParseArgs(int argc, char** argv, Settings& s) {
       s.memory = false;
     } else if (a == "--no-sizes") {
       s.sizes = false;
+    } else if (a == "--sgemm-only") {
+      s.sgemm_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: vision_bench [--runs N] [--threads N] [--width W --height H]\n"
@@ -183,14 +186,23 @@ bool RunMeasured(const std::vector<std::string>& args, int* code, long* peak_byt
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when piped to a log
   Settings s;
   if (!ParseArgs(argc, argv, s)) return 2;
   using namespace reel::vision;
+  if (s.sgemm_only) {  // the child that measures OpenBLAS with another core type
+    const int n = (s.width / 14) * (s.height / 14);
+    std::printf("sgemm %.1f\n", (SgemmRate(n, 5120, 1280, s.threads, s.runs) +
+                                 SgemmRate(n, 1280, 5120, s.threads, s.runs)) /
+                                    2);
+    return 0;
+  }
 
   std::printf("machine: %s, %d CPUs available, AVX-512 %s, AVX-512 BF16 %s\n",
               reel::bench::CpuModel().c_str(), AvailableCpus(),
               internal::CpuHasAvx512() ? "yes" : "no", internal::CpuHasAvx512Bf16() ? "yes" : "no");
-  std::printf("%s\n", internal::BlasConfig());
+  std::printf("%s (%s build; Reel sets it to one thread and splits the work itself)\n",
+              internal::BlasConfig(), internal::BlasThreading());
   std::printf("threads: %d, frame pair %dx%d, runs %d, weights held in %s\n", s.threads, s.width,
               s.height, s.runs, s.precision.c_str());
 
@@ -210,10 +222,28 @@ int main(int argc, char** argv) {
   const double rate_fc1 = SgemmRate(patches, 5120, 1280, s.threads, s.runs);
   const double rate_fc2 = SgemmRate(patches, 1280, 5120, s.threads, s.runs);
   const double sgemm = (rate_fc1 + rate_fc2) / 2;
+
   std::printf(
       "\nbaseline: OpenBLAS cblas_sgemm, %d threads: %.1f GFLOP/s (%dx5120x1280: %.1f, "
       "%dx1280x5120: %.1f)\n",
       s.threads, sgemm, patches, rate_fc1, patches, rate_fc2);
+
+  {
+    // The same with OpenBLAS's AVX-512 kernels forced (Debian's 0.3.21 does not recognise this
+    // CPU generation and picks its AVX2 "Haswell" kernels): a child process, as OpenBLAS reads
+    // OPENBLAS_CORETYPE when it loads.
+    const std::string out = reel::bench::OutputOf(
+        "OPENBLAS_CORETYPE=SkylakeX " + reel::bench::ShellQuote(fs::absolute(argv[0]).string()) +
+        " --sgemm-only --threads " + std::to_string(s.threads) + " --runs " +
+        std::to_string(s.runs) + " --width " + std::to_string(s.width) + " --height " +
+        std::to_string(s.height) + " 2>/dev/null | grep '^sgemm '");
+    if (out.size() > 6) {
+      std::printf(
+          "reference: the same with OPENBLAS_CORETYPE=SkylakeX (AVX-512 kernels): %.1f "
+          "GFLOP/s\n",
+          std::atof(out.c_str() + 6));
+    }
+  }
 
   std::vector<reel::pipeline::Image> frames = {NoiseFrame(s.width, s.height, 1),
                                                NoiseFrame(s.width, s.height, 2)};

@@ -48,8 +48,9 @@ std::string Clock(double seconds) {
 }
 
 bool IsFrameId(const std::string& s) {
-  return !s.empty() && s.size() < 19 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && s.size() < 19 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 
 bool IsImagePath(const std::string& path) {
@@ -86,7 +87,8 @@ Result<std::vector<float>> EncodeQuery(const SimilarFlags& flags, const std::str
     REEL_ASSIGN_OR_RETURN(frame, vision::ResizeForEncoder(frame, size));
   } else {
     if (!flags.at) {
-      return InvalidArgument(flags.query + ": give --at SECONDS for a video (or pass a frame id "
+      return InvalidArgument(flags.query +
+                             ": give --at SECONDS for a video (or pass a frame id "
                              "or an image)");
     }
     pipeline::SampleOptions options;
@@ -118,9 +120,9 @@ Result<std::vector<float>> EncodeQuery(const SimilarFlags& flags, const std::str
                            ") are not the ones that made the stored features (" +
                            parsed->fingerprint + ")");
   }
-  REEL_ASSIGN_OR_RETURN(pipeline::Size size,
-                        vision::FeatureSize({frame.width, frame.height}, parsed->max_pixels,
-                                            encoder->config()));
+  REEL_ASSIGN_OR_RETURN(
+      pipeline::Size size,
+      vision::FeatureSize({frame.width, frame.height}, parsed->max_pixels, encoder->config()));
   REEL_ASSIGN_OR_RETURN(frame, vision::ResizeForEncoder(frame, size));
   const pipeline::Image* frames[] = {&frame};
   REEL_ASSIGN_OR_RETURN(vision::VisualInput input,
@@ -175,20 +177,24 @@ int RunSimilar(const SimilarFlags& flags) {
       if (models->size() > 1) {
         std::string list;
         for (const auto& [m, n] : *models) list += "\n  " + m + " (" + std::to_string(n) + ")";
-        return Fail(InvalidArgument("the database holds features of several models; choose one "
-                                    "with --model:" + list));
+        return Fail(
+            InvalidArgument("the database holds features of several models; choose one "
+                            "with --model:" +
+                            list));
       }
       model = (*models)[0].first;
     }
     std::optional<std::string> weights = flags.weights;
     if (!weights) {
-      if (std::optional<JobSpec> job = JobFile(flags.database); job && !job->vision.weights.empty()) {
+      if (std::optional<JobSpec> job = JobFile(flags.database);
+          job && !job->vision.weights.empty()) {
         weights = ResolveJobPath(job->base_dir, job->vision.weights);
       }
     }
     if (!weights) {
-      return Fail(InvalidArgument("to search with an image or video, give --weights DIR (the "
-                                  "checkpoint that made the features) or --job JOB.yaml"));
+      return Fail(
+          InvalidArgument("to search with an image or video, give --weights DIR (the "
+                          "checkpoint that made the features) or --job JOB.yaml"));
     }
     Result<std::vector<float>> encoded = EncodeQuery(flags, model, *weights);
     if (!encoded.ok()) return Fail(encoded.status());
@@ -220,17 +226,16 @@ int RunSimilar(const SimilarFlags& flags) {
   if (hits.size() > static_cast<size_t>(flags.limit)) hits.resize(flags.limit);
 
   storage::Table table;
-  table.columns = {"rank", "score",        "frame_id",     "job",         "item_id",
-                   "path", "time",         "time_seconds", "sample_index", "duplicate_of"};
+  table.columns = {"rank", "score", "frame_id",     "job",          "item_id",
+                   "path", "time",  "time_seconds", "sample_index", "duplicate_of"};
   int rank = 0;
   for (const Hit& h : hits) {
     char score[32];
     std::snprintf(score, sizeof score, "%.4f", h.score);
-    table.rows.push_back({int64_t{++rank}, std::stod(score), h.row.frame_id, Text(h.row.job),
-                          h.row.item_id, Text(h.row.path), Text(Clock(h.row.time_seconds)),
-                          h.row.time_seconds, h.row.sample_index,
-                          h.row.duplicate_of ? storage::Value(*h.row.duplicate_of)
-                                             : storage::Value()});
+    table.rows.push_back(
+        {int64_t{++rank}, std::stod(score), h.row.frame_id, Text(h.row.job), h.row.item_id,
+         Text(h.row.path), Text(Clock(h.row.time_seconds)), h.row.time_seconds, h.row.sample_index,
+         h.row.duplicate_of ? storage::Value(*h.row.duplicate_of) : storage::Value()});
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = flags.width});
   std::cout.flush();
@@ -242,8 +247,9 @@ int RunSimilar(const SimilarFlags& flags) {
 void AddSimilarCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<SimilarFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "similar", "The frames in the database that look most like a frame, an image or a video's "
-                 "frame (vision features)");
+      "similar",
+      "The frames in the database that look most like a frame, an image or a video's "
+      "frame (vision features)");
   cmd->footer(
       "Needs features: run a job with vision.enabled (pooled vision-encoder features, one per "
       "frame pair). The query is a frame id from the database (`reel query \"SELECT id, time_"

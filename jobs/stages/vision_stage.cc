@@ -19,7 +19,7 @@ namespace reel::jobs {
 
 // One frame pair's result.
 struct VisionPair {
-  int64_t first = 0;   // sample indexes of its frames (equal for a frame alone)
+  int64_t first = 0;  // sample indexes of its frames (equal for a frame alone)
   int64_t second = 0;
   std::vector<pipeline::Image> frames;  // until encoded
   std::string input_hash;
@@ -29,9 +29,9 @@ struct VisionPair {
 
 // Per item, in ItemWork::vision.
 struct VisionItemState {
-  std::map<int64_t, pipeline::Image> pending;  // sample index -> frame at the feature size
-  std::vector<VisionPair> ready;               // complete pairs waiting for a batch
-  std::map<int64_t, VisionPair> done;          // by first sample index
+  std::map<int64_t, pipeline::Image> pending;          // sample index -> frame at the feature size
+  std::vector<VisionPair> ready;                       // complete pairs waiting for a batch
+  std::map<int64_t, VisionPair> done;                  // by first sample index
   std::map<std::string, std::vector<float>> by_input;  // this item's features by input hash
   double seconds = 0;
   int encoded = 0;
@@ -129,7 +129,7 @@ Status Flush(VisionService& service, ItemWork& work, VisionItemState& state) {
   state.ready.clear();
   std::vector<vision::VisualInput> inputs;
   std::vector<size_t> to_encode;
-  std::map<std::string, size_t> first_in_batch;  // input hash -> the pair encoded for it
+  std::map<std::string, size_t> first_in_batch;   // input hash -> the pair encoded for it
   std::vector<std::pair<size_t, size_t>> copies;  // (pair, identical pair encoded in this batch)
   for (size_t i = 0; i < pairs.size(); ++i) {
     VisionPair& p = pairs[i];

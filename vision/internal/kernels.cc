@@ -16,6 +16,7 @@ extern "C" {
 // OpenBLAS extensions (declared in Debian's cblas.h too; repeated for other cblas headers).
 void openblas_set_num_threads(int num_threads);
 char* openblas_get_config(void);
+int openblas_get_parallel(void);
 }
 
 namespace reel::vision::internal {
@@ -135,6 +136,19 @@ void SetSingleThreadedBlas() {
 }
 
 const char* BlasConfig() { return openblas_get_config(); }
+
+const char* BlasThreading() {
+  switch (openblas_get_parallel()) {
+    case 0:
+      return "sequential";
+    case 1:
+      return "pthreads";
+    case 2:
+      return "openmp";
+    default:
+      return "unknown";
+  }
+}
 
 bool CpuHasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

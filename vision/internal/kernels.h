@@ -131,8 +131,11 @@ bool CpuHasAvx512Bf16();
 
 // Sets OpenBLAS to one thread (idempotent, thread-safe). Called before any kernel runs.
 void SetSingleThreadedBlas();
-// What OpenBLAS reports about itself ("OpenBLAS 0.3.21 ... Haswell", core name).
+// What OpenBLAS reports about itself ("OpenBLAS 0.3.21 ... Haswell", core name), and how the
+// installed variant is threaded: "sequential", "pthreads" or "openmp" (Debian's
+// libopenblas0-pthread, -openmp and -serial; SetSingleThreadedBlas covers all three).
 const char* BlasConfig();
+const char* BlasThreading();
 
 // Scalar conversions (round to nearest even for narrowing; NaN kept).
 float Bf16ToFloat(uint16_t v);
