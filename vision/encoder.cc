@@ -57,6 +57,30 @@ struct Segment {
   int length() const { return pairs * rows * cols; }
 };
 
+// kInvalidArgument naming the first input whose sizes do not fit the model.
+Status CheckInputs(std::span<const VisualInput* const> inputs, const VisionModelConfig& c) {
+  const int merge = c.spatial_merge_size;
+  const size_t pv = static_cast<size_t>(c.patch_values());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const VisualInput& in = *inputs[i];
+    const std::string which = "input " + std::to_string(i);
+    if (in.pairs < 1 || in.rows < merge || in.cols < merge || in.rows % merge != 0 ||
+        in.cols % merge != 0 || in.rows > 65536 || in.cols > 65536 || in.pairs > (1 << 20)) {
+      return InvalidArgument(which + ": " + std::to_string(in.pairs) + " pairs of " +
+                             std::to_string(in.rows) + "x" + std::to_string(in.cols) +
+                             " patches (need at least one pair, sides multiples of " +
+                             std::to_string(merge) + ")");
+    }
+    const size_t count = static_cast<size_t>(in.pairs) * in.rows * in.cols;
+    if (in.patches.size() != count * pv) {
+      return InvalidArgument(which + ": " + std::to_string(in.patches.size()) +
+                             " values, expected " + std::to_string(count) + " patches of " +
+                             std::to_string(pv));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int AvailableCpus() {
@@ -143,6 +167,7 @@ Result<std::vector<EncodedVisual>> VisionEncoder::Encode(std::span<const VisualI
                                                          const EncodeRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
   timings_ = EncodeTimings();
+  REEL_RETURN_IF_ERROR(CheckInputs(inputs, config_));
   try {
     // Pieces of inputs: whole attention segments, grouped up to max_batch_patches.
     struct Piece {
@@ -154,9 +179,9 @@ Result<std::vector<EncodedVisual>> VisionEncoder::Encode(std::span<const VisualI
     const int seg = config_.segment_max_pairs;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const VisualInput& in = *inputs[i];
-      const size_t per_pair = static_cast<size_t>(std::max(in.rows, 0)) * std::max(in.cols, 0);
-      for (int t0 = 0; t0 < std::max(in.pairs, 1); t0 += seg) {
-        const int pairs = std::max(0, std::min(seg, in.pairs - t0));
+      const size_t per_pair = static_cast<size_t>(in.rows) * in.cols;
+      for (int t0 = 0; t0 < in.pairs; t0 += seg) {
+        const int pairs = std::min(seg, in.pairs - t0);
         const size_t patches = per_pair * pairs;
         if (run_patches > 0 &&
             run_patches + patches > static_cast<size_t>(std::max(options_.max_batch_patches, 1))) {
@@ -185,12 +210,6 @@ Result<std::vector<EncodedVisual>> VisionEncoder::Encode(std::span<const VisualI
         part.pairs = p.pairs;
         part.rows = in.rows;
         part.cols = in.cols;
-        if (in.patches.size() < (p.pair0 + p.pairs) * per_pair) {
-          return InvalidArgument("input " + std::to_string(p.input) + ": " +
-                                 std::to_string(in.patches.size()) + " values for " +
-                                 std::to_string(in.pairs) + " pairs of " + std::to_string(in.rows) +
-                                 "x" + std::to_string(in.cols) + " patches");
-        }
         part.patches.assign(in.patches.begin() + p.pair0 * per_pair,
                             in.patches.begin() + (p.pair0 + p.pairs) * per_pair);
         parts.push_back(std::move(part));
@@ -226,25 +245,13 @@ Result<std::vector<EncodedVisual>> VisionEncoder::EncodeLocked(
     return InvalidArgument("tokens asked for, but the encoder was loaded without its projector");
   }
 
-  // Check the inputs and cut them into attention segments.
+  // Cut the inputs (checked by Encode) into attention segments.
+  REEL_RETURN_IF_ERROR(CheckInputs(inputs, c));
   std::vector<Segment> segments;
   size_t total = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const VisualInput& in = *inputs[i];
-    const std::string which = "input " + std::to_string(i);
-    if (in.pairs < 1 || in.rows < merge || in.cols < merge || in.rows % merge != 0 ||
-        in.cols % merge != 0 || in.rows > 65536 || in.cols > 65536) {
-      return InvalidArgument(which + ": " + std::to_string(in.pairs) + " pairs of " +
-                             std::to_string(in.rows) + "x" + std::to_string(in.cols) +
-                             " patches (need at least one pair, sides multiples of " +
-                             std::to_string(merge) + ")");
-    }
     const size_t count = static_cast<size_t>(in.pairs) * in.rows * in.cols;
-    if (in.patches.size() != count * pv) {
-      return InvalidArgument(which + ": " + std::to_string(in.patches.size()) +
-                             " values, expected " + std::to_string(count) + " patches of " +
-                             std::to_string(pv));
-    }
     for (int t0 = 0; t0 < in.pairs; t0 += c.segment_max_pairs) {
       Segment s;
       s.start = total + static_cast<size_t>(t0) * in.rows * in.cols;
