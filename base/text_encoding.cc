@@ -96,9 +96,7 @@ std::string Utf16Pattern(std::string_view bytes) {
 
 }  // namespace
 
-bool TextEncodingInfo::Noteworthy() const {
-  return encoding != "utf-8" || replaced > 0;
-}
+bool TextEncodingInfo::Noteworthy() const { return encoding != "utf-8" || replaced > 0; }
 
 std::string TextEncodingInfo::Describe() const {
   std::string upper = encoding;
@@ -120,9 +118,9 @@ std::string TextEncodingInfo::Describe() const {
       text = "UTF-8";
       break;
     case EncodingBasis::kFallback:
-      text = encoding == "utf-8" ? "not valid UTF-8 (the fallback encoding is utf-8)"
-                                 : "not valid UTF-8; read as " + encoding +
-                                       " (the fallback encoding)";
+      text = encoding == "utf-8"
+                 ? "not valid UTF-8 (the fallback encoding is utf-8)"
+                 : "not valid UTF-8; read as " + encoding + " (the fallback encoding)";
       break;
   }
   if (replaced > 0) {
@@ -147,7 +145,9 @@ Status CheckTextEncoding(std::string_view name) {
 Result<DecodedText> DecodeText(std::string_view bytes, const TextDecodeOptions& options) {
   DecodedText result;
   TextEncodingInfo& info = result.info;
-  auto starts_with = [&](std::string_view prefix) { return bytes.substr(0, prefix.size()) == prefix; };
+  auto starts_with = [&](std::string_view prefix) {
+    return bytes.substr(0, prefix.size()) == prefix;
+  };
   using namespace std::string_view_literals;
   std::string bom_encoding;
   size_t bom_size = 0;
@@ -202,7 +202,8 @@ Result<DecodedText> DecodeText(std::string_view bytes, const TextDecodeOptions& 
     return result;
   }
   if (multibyte >= 4 * ill_formed || IsUtf8Name(options.fallback_encoding)) {
-    info.basis = multibyte >= 4 * ill_formed ? EncodingBasis::kMostlyUtf8 : EncodingBasis::kFallback;
+    info.basis =
+        multibyte >= 4 * ill_formed ? EncodingBasis::kMostlyUtf8 : EncodingBasis::kFallback;
     result.text = ReplaceInvalidUtf8(bytes, &info.replaced);
     return result;
   }

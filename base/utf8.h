@@ -37,6 +37,10 @@ std::string ReplaceInvalidUtf8(std::string_view bytes, size_t* replaced = nullpt
 // The reversible escape of a name (see above). Always valid UTF-8.
 std::string EscapeInvalidUtf8(std::string_view bytes);
 
+// How Reel shows and stores a file name or path (JSON output, database keys, progress lines):
+// EscapeInvalidUtf8. The one boundary function for names; opening the file uses the bytes.
+inline std::string DisplayPath(std::string_view path) { return EscapeInvalidUtf8(path); }
+
 // Undoes EscapeInvalidUtf8: `\\` becomes `\`, `\xHH` (either case) the byte 0xHH; any other
 // backslash is kept as it is. UnescapeInvalidUtf8(EscapeInvalidUtf8(b)) == b for every b.
 std::string UnescapeInvalidUtf8(std::string_view text);

@@ -98,9 +98,9 @@ bool ValidEnvName(const std::string& name) {
   });
 }
 
-const std::vector<std::string> kTopKeys = {"version",  "name",    "description", "inputs",
-                                           "sampling", "resize",  "vision",      "context",
-                                           "model",    "prompts", "storage",     "limits"};
+const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
+                                           "resize",  "vision", "context",     "model",  "prompts",
+                                           "storage", "text",   "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last", "count", "timestamps", "scene_threshold",
@@ -118,6 +118,7 @@ const std::vector<std::string> kModelKeys = {
     "connect_timeout", "read_timeout", "retries"};
 const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
 const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
     "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
@@ -544,6 +545,7 @@ class Parser {
     ReadContext(fields, root);
     ReadPrompts(fields);
     ReadStorage(fields, root);
+    ReadTextSettings(fields);
     ReadLimits(fields, root);
   }
 
@@ -918,6 +920,23 @@ class Parser {
         Error(MarkOf(*fields->Find("database")), "'storage.database' is empty");
       } else {
         job_.storage.database = database;
+      }
+    }
+  }
+
+  void ReadTextSettings(const Fields& top) {
+    const Field* section = top.Find("text");
+    if (section == nullptr) return;
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), "text", kTextKeys);
+    if (!fields) return;
+    std::string encoding;
+    if (ReadString(*fields, "fallback_encoding", "text", &encoding)) {
+      Status known = CheckTextEncoding(encoding);
+      if (!known.ok()) {
+        Error(MarkOf(*fields->Find("fallback_encoding")),
+              "'text.fallback_encoding': " + known.message());
+      } else {
+        job_.text.fallback_encoding = encoding;
       }
     }
   }

@@ -17,23 +17,31 @@ TEST(TextEncodingTest, Utf8AndBoms) {
   EXPECT_EQ(decoded->text, "caf\xC3\xA9");
   EXPECT_FALSE(decoded->info.Noteworthy());
 
-  decoded = DecodeText("\xEF\xBB\xBF" "caf\xC3\xA9");
+  decoded = DecodeText(
+      "\xEF\xBB\xBF"
+      "caf\xC3\xA9");
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->text, "caf\xC3\xA9");
   EXPECT_EQ(decoded->info.basis, EncodingBasis::kByteOrderMark);
 
-  decoded = DecodeText("\xFF\xFE" "c\0a\0f\0\xE9\0"s);
+  decoded = DecodeText(
+      "\xFF\xFE"
+      "c\0a\0f\0\xE9\0"s);
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->text, "caf\xC3\xA9");
   EXPECT_EQ(decoded->info.encoding, "utf-16le");
   EXPECT_EQ(decoded->info.Describe(), "UTF-16LE (byte-order mark)");
 
-  decoded = DecodeText("\xFE\xFF" "\0c\0a\0f\0\xE9\xD8\x3C\xDF\xAC"s);  // + U+1F3AC (a pair)
+  decoded = DecodeText(
+      "\xFE\xFF"
+      "\0c\0a\0f\0\xE9\xD8\x3C\xDF\xAC"s);  // + U+1F3AC (a pair)
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->text, "caf\xC3\xA9\xF0\x9F\x8E\xAC");
   EXPECT_EQ(decoded->info.encoding, "utf-16be");
 
-  decoded = DecodeText("\xFF\xFE\0\0" "c\0\0\0"s);
+  decoded = DecodeText(
+      "\xFF\xFE\0\0"
+      "c\0\0\0"s);
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->text, "c");
   EXPECT_EQ(decoded->info.encoding, "utf-32le");
@@ -54,7 +62,8 @@ TEST(TextEncodingTest, LegacyFallback) {
   EXPECT_EQ(decoded->info.encoding, "windows-1252");
   EXPECT_EQ(decoded->info.basis, EncodingBasis::kFallback);
   EXPECT_TRUE(decoded->info.Noteworthy());
-  EXPECT_EQ(decoded->info.Describe(), "not valid UTF-8; read as windows-1252 (the fallback encoding)");
+  EXPECT_EQ(decoded->info.Describe(),
+            "not valid UTF-8; read as windows-1252 (the fallback encoding)");
 
   // A configurable fallback: Windows-1251 (Cyrillic) "привет".
   decoded = DecodeText("\xEF\xF0\xE8\xE2\xE5\xF2", {.fallback_encoding = "windows-1251"});
@@ -62,7 +71,9 @@ TEST(TextEncodingTest, LegacyFallback) {
   EXPECT_EQ(decoded->text, "\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82");
 
   // Bytes the encoding does not define become U+FFFD and are counted (0x81 in Windows-1252).
-  decoded = DecodeText("a\x81" "b");
+  decoded = DecodeText(
+      "a\x81"
+      "b");
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->info.replaced, 1u);
   EXPECT_TRUE(IsValidUtf8(decoded->text));
@@ -75,7 +86,9 @@ TEST(TextEncodingTest, LegacyFallback) {
 }
 
 TEST(TextEncodingTest, MostlyUtf8KeepsUtf8) {
-  auto decoded = DecodeText("\xC3\xA9t\xC3\xA9, \xC3\xA0 \xC3\xA7" "a, stray \xE9");
+  auto decoded = DecodeText(
+      "\xC3\xA9t\xC3\xA9, \xC3\xA0 \xC3\xA7"
+      "a, stray \xE9");
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->info.encoding, "utf-8");
   EXPECT_EQ(decoded->info.basis, EncodingBasis::kMostlyUtf8);
@@ -97,7 +110,9 @@ TEST(TextEncodingTest, UnknownFallbackIsAnError) {
 }
 
 TEST(TextEncodingTest, TruncatedUtf16IsRepairedNotRejected) {
-  auto decoded = DecodeText("\xFF\xFE" "a\0\x3D\xD8"s);  // a lone high surrogate at the end
+  auto decoded = DecodeText(
+      "\xFF\xFE"
+      "a\0\x3D\xD8"s);  // a lone high surrogate at the end
   ASSERT_TRUE(decoded.ok());
   EXPECT_TRUE(IsValidUtf8(decoded->text));
   EXPECT_EQ(decoded->text.substr(0, 1), "a");

@@ -15,14 +15,14 @@ TEST(Utf8Test, Validity) {
   EXPECT_TRUE(IsValidUtf8("plain ascii, long enough to take the eight-byte path"));
   EXPECT_TRUE(IsValidUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x8E\xAC"));
   EXPECT_TRUE(IsValidUtf8("nul \0 inside"s));
-  EXPECT_FALSE(IsValidUtf8("caf\xE9"));                  // Latin-1 e-acute
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));                 // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xE0\x80\xAF"));             // overlong
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));             // surrogate U+D800
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));         // past U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));                 // cut short
-  EXPECT_FALSE(IsValidUtf8("abcdefgh\x80xyz"));          // after the fast path
-  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));     // 5-byte form
+  EXPECT_FALSE(IsValidUtf8("caf\xE9"));               // Latin-1 e-acute
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));              // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xE0\x80\xAF"));          // overlong
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));          // surrogate U+D800
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));      // past U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));              // cut short
+  EXPECT_FALSE(IsValidUtf8("abcdefgh\x80xyz"));       // after the fast path
+  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));  // 5-byte form
 }
 
 TEST(Utf8Test, ReplacesMaximalSubparts) {
@@ -34,13 +34,19 @@ TEST(Utf8Test, ReplacesMaximalSubparts) {
   EXPECT_EQ(replaced, 1u);
   // The Unicode standard's example (Table 3-8): 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64.
   EXPECT_EQ(ReplaceInvalidUtf8("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64", &replaced),
-            "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD" "d");
+            "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD"
+            "d");
   EXPECT_EQ(replaced, 6u);
   EXPECT_EQ(ReplaceInvalidUtf8("caf\xC3\xA9"), "caf\xC3\xA9");
 }
 
 TEST(Utf8Test, EscapeLeavesOrdinaryNamesAlone) {
-  for (std::string name : {"clip.mp4", "/tmp/caf\xC3\xA9/v\xC3\xAD" "deo.mkv", "a\\b", "C:\\dir"}) {
+  for (std::string name : {"clip.mp4",
+                           "/tmp/caf\xC3\xA9/v\xC3\xAD"
+                           "deo.mkv",
+                           "a\\b", "C:\\dir"}) {
     EXPECT_EQ(EscapeInvalidUtf8(name), name);
   }
 }
