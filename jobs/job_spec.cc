@@ -12,6 +12,8 @@
 #include <set>
 
 #include "base/file_util.h"
+#include "base/text_encoding.h"
+#include "base/utf8.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 
@@ -148,6 +150,22 @@ class Parser {
                                          " bytes; the limit is " +
                                          std::to_string(options_.max_file_bytes) + " bytes");
       return Finish();
+    }
+    // YAML is Unicode text. A job file saved in a legacy encoding is read like a subtitle file
+    // (base/text_encoding.h; UTF-16 with a byte-order mark too) rather than passed on with bytes
+    // no YAML scalar can write back (RenderResolvedJob must parse back to the same job).
+    std::string decoded;
+    if (!IsValidUtf8(text)) {
+      Result<DecodedText> read = DecodeText(text);
+      if (read.ok()) {
+        if (read->info.basis != EncodingBasis::kByteOrderMark) {
+          Warn(YAML::Mark::null_mark(),
+               "the job file is " + read->info.Describe() +
+                   "; save it as UTF-8 (to name a file whose name is not UTF-8, use a glob)");
+        }
+        decoded = std::move(read->text);
+        text = decoded;
+      }
     }
     std::vector<YAML::Node> documents;
     try {

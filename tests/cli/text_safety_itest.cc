@@ -32,10 +32,9 @@ const std::string kCafeUtf8 = "caf\xC3\xA9";
 // A 1-second Matroska clip whose title and stream language tags hold a raw Latin-1 byte, as an
 // old tagger writes them (the ffmpeg command line passes the byte through as it is).
 std::string Latin1TaggedClip() {
-  return GeneratedMedia("latin1_tags.mkv",
-                        "-f lavfi -i testsrc=s=64x48:r=10:d=1 -metadata " +
-                            ShellQuote("title=caf\xE9") + " -metadata:s:v:0 " +
-                            ShellQuote("language=fr\xE9") + " -c:v mpeg4");
+  return GeneratedMedia("latin1_tags.mkv", "-f lavfi -i testsrc=s=64x48:r=10:d=1 -metadata " +
+                                               ShellQuote("title=caf\xE9") + " -metadata:s:v:0 " +
+                                               ShellQuote("language=fr\xE9") + " -c:v mpeg4");
 }
 
 // A scratch copy of the clip under the Latin-1 file name.
@@ -176,12 +175,13 @@ TEST(TextSafetyTest, SubtitleEncodingsAreDetectedConvertedAndReported) {
   for (const auto& hit : hits) {
     found.insert(std::filesystem::path(hit["path"].get<std::string>()).filename().string());
   }
-  EXPECT_EQ(found, (std::set<std::string>{"cp1252.srt", "utf16be.srt", "utf16le.srt",
-                                          "utf8.srt", "utf8bom.srt"}))
+  EXPECT_EQ(found, (std::set<std::string>{"cp1252.srt", "utf16be.srt", "utf16le.srt", "utf8.srt",
+                                          "utf8bom.srt"}))
       << search.out;
   // Windows-1252's 0x80 is the euro sign.
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE text = 'Un caf\xC3\xA9 cr\xC3\xA8me "
-                         "\xE2\x82\xAC'"),
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM segments WHERE text = 'Un caf\xC3\xA9 cr\xC3\xA8me "
+                     "\xE2\x82\xAC'"),
             1);
 
   // What was detected: UTF-16 by its byte-order mark as info, the guess as a warning.

@@ -75,5 +75,39 @@ TEST(TextSettingsTest, FallbackEncodingIsPartOfTheSettingsOfTextItems) {
   EXPECT_NE(ItemSettingsHash(a, video), ItemSettingsHash(b, video));
 }
 
+// Found by the job_file fuzz target: a name with Latin-1 bytes passed the 128-character check,
+// then rendered with U+FFFD for each byte (3 bytes each) and no longer parsed back.
+TEST(TextSettingsTest, JobFileInALegacyEncodingIsReadAsWindows1252) {
+  const std::string latin1 = "name: caf\xE9\ndescription: cr\xE8me\ninputs: [a.srt]\n";
+  auto job = ParseJobText(latin1, "job.yaml", "/base");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->name, "caf\xC3\xA9");
+  EXPECT_EQ(job->description, "cr\xC3\xA8me");
+  ASSERT_EQ(job->warnings.size(), 1u);
+  EXPECT_EQ(job->warnings[0],
+            "job.yaml: the job file is not valid UTF-8; read as windows-1252 (the fallback "
+            "encoding); save it as UTF-8 (to name a file whose name is not UTF-8, use a glob)");
+  auto again = ParseJobText(RenderResolvedJob(*job), "again.yaml", "/base");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->name, job->name);
+
+  // A 128-byte name of Latin-1 letters is 256 bytes of UTF-8: too long, said once, at parse time.
+  auto long_name =
+      ParseJobText("name: " + std::string(128, '\xE9') + "\ninputs: [a]\n", "job.yaml", "/base");
+  ASSERT_FALSE(long_name.ok());
+  EXPECT_NE(long_name.status().message().find("longer than 128"), std::string::npos);
+
+  // UTF-16 with a byte-order mark is read without a warning.
+  std::string utf16 = "\xFF\xFE";
+  for (char c : std::string("name: t\ninputs: [a]\n")) {
+    utf16 += c;
+    utf16 += '\0';
+  }
+  auto wide = ParseJobText(utf16, "job.yaml", "/base");
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(wide->name, "t");
+  EXPECT_TRUE(wide->warnings.empty());
+}
+
 }  // namespace
 }  // namespace reel::jobs

@@ -37,9 +37,9 @@ TEST(StorageTextBoundaryTest, TextThatIsNotUtf8IsStoredEscaped) {
                      "JOIN events e ON e.item_id = i.id");
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ASSERT_EQ(table->rows.size(), 1u);
-  const std::vector<std::string> expected = {"j\\xE9",   "/media/clip\\xE9.mkv",
-                                             "sidecar:clip\\xE9.srt", "caf\\xE9", "fr\\xE9",
-                                             "/media/clip\\xE9.mkv: bad"};
+  const std::vector<std::string> expected = {
+      "j\\xE9",  "/media/clip\\xE9.mkv",     "sidecar:clip\\xE9.srt", "caf\\xE9",
+      "fr\\xE9", "/media/clip\\xE9.mkv: bad"};
   for (size_t c = 0; c < expected.size(); ++c) {
     const std::string& value = std::get<std::string>(table->rows[0][c]);
     EXPECT_TRUE(IsValidUtf8(value)) << c;
