@@ -3,6 +3,7 @@
 // yaml-cpp reports problems by throwing; every call into it is inside Parser::Run's try block, and
 // every problem in the job becomes a Diagnostic, so one pass reports all of them.
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "base/file_util.h"
 #include "base/text_encoding.h"
@@ -53,6 +55,67 @@ class Fields {
  private:
   std::vector<Field> fields_;
 };
+
+// Notes where each document starts, and whether its root is empty (null).
+class DocumentScanner final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start_ = mark;
+    depth_ = 0;
+    root_null_ = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Value(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Value();
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Value();
+    ++depth_;
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Value();
+    ++depth_;
+  }
+  void OnMapEnd() override { --depth_; }
+
+  const YAML::Mark& start() const { return start_; }
+  bool root_null() const { return root_null_; }
+
+ private:
+  void Value() {
+    if (depth_ == 0) root_null_ = false;
+  }
+  YAML::Mark start_;
+  int depth_ = 0;
+  bool root_null_ = true;
+};
+
+// The job file's documents: the first as a node, and where a second one starts, if any.
+// Not YAML::LoadAll: in yaml-cpp 0.7 (Debian 12) it loops forever, allocating, on a stray ','
+// at the top level, because that "document" consumes no token (jbeder/yaml-cpp#1040; fixed in
+// 0.8 by stopping at the first empty document, as this does). Found by tests/fuzz/job_file.
+struct Documents {
+  YAML::Node first;
+  std::optional<YAML::Mark> second;
+};
+Documents LoadDocuments(std::string_view text) {
+  Documents documents;
+  std::istringstream stream{std::string(text)};
+  YAML::Parser parser(stream);
+  DocumentScanner scanner;
+  int count = 0;
+  while (count < 2 && parser.HandleNextDocument(scanner) && !scanner.root_null()) {
+    if (++count == 2) documents.second = scanner.start();
+  }
+  if (count > 0) documents.first = YAML::Load(std::string(text));
+  return documents;
+}
 
 std::string Join(const std::vector<std::string>& names) {
   std::string out;
@@ -167,9 +230,9 @@ class Parser {
         text = decoded;
       }
     }
-    std::vector<YAML::Node> documents;
+    Documents documents;
     try {
-      documents = YAML::LoadAll(std::string(text));
+      documents = LoadDocuments(text);
     } catch (const YAML::DeepRecursion& e) {
       Error(e.mark, "nesting is deeper than " + std::to_string(options_.max_depth) + " levels");
       return Finish();
@@ -180,17 +243,17 @@ class Parser {
       Error(e.mark, std::string("YAML error: ") + e.what());
       return Finish();
     }
-    if (documents.empty() || documents[0].IsNull()) {
+    if (!documents.first.IsDefined() || documents.first.IsNull()) {
       Error(YAML::Mark(), "the job file is empty; it needs at least 'name' and 'inputs'");
       return Finish();
     }
-    if (documents.size() > 1) {
-      Error(documents[1].Mark(), "more than one YAML document ('---'); a job file holds one job");
+    if (documents.second) {
+      Error(*documents.second, "more than one YAML document ('---'); a job file holds one job");
     }
     try {
       int nodes = 0;
-      if (!CheckShape(documents[0], 0, &nodes)) return Finish();
-      ReadJob(documents[0]);
+      if (!CheckShape(documents.first, 0, &nodes)) return Finish();
+      ReadJob(documents.first);
     } catch (const YAML::Exception& e) {
       Error(e.mark, std::string("YAML error: ") + e.what());
     }

@@ -36,9 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reel::cli::AddFramesCommand(app, exit_code);
   {
     reel::fuzz::QuietStderr quiet;
-    std::vector<std::string> args = {"frames",       path, "--time-limit", "5",   "--count",
-                                     "2",            "--max-pixels", "3136", "--threads", "1",
-                                     "-o",           out_dir};
+    std::vector<std::string> args = {"frames",    path, "--time-limit", "5",
+                                     "--count",   "2",  "--max-pixels", "3136",
+                                     "--threads", "1",  "-o",           out_dir};
     std::reverse(args.begin(), args.end());  // CLI11's parse(vector) reads them back to front
     app.parse(args);
   }

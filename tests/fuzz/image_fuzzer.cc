@@ -18,9 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             "image error kind", image.status().ToString());
     return 0;
   }
-  Require(image->width > 0 && image->height > 0 &&
-              int64_t{image->width} * image->height <= kMaxPixels,
-          "decoded size");
+  Require(
+      image->width > 0 && image->height > 0 && int64_t{image->width} * image->height <= kMaxPixels,
+      "decoded size");
   Require(image->channels == 3, "decoded to RGB");
   Require(image->pixels.size() == image->stride() * image->height, "pixel buffer size");
   auto small = reel::pipeline::ResizeImage(*image, 28, 28);

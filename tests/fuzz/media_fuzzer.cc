@@ -14,8 +14,8 @@
 using reel::fuzz::Require;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string path =
-      reel::fuzz::WriteScratchFile("media", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = reel::fuzz::WriteScratchFile(
+      "media", std::string_view(reinterpret_cast<const char*>(data), size));
   reel::pipeline::MediaLimits limits;
   limits.time_limit_s = 5;
   limits.max_pixels = 1 << 20;  // 1 megapixel
@@ -31,9 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               "stream text", s.language + " | " + s.title);
     }
     if (info->best_video) {
-      Require(*info->best_video >= 0 &&
-                  static_cast<size_t>(*info->best_video) < info->streams.size(),
-              "best_video in range");
+      Require(
+          *info->best_video >= 0 && static_cast<size_t>(*info->best_video) < info->streams.size(),
+          "best_video in range");
     }
   }
 
@@ -65,8 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto cues = reel::pipeline::ExtractSubtitleStreams(path);
   if (cues.ok()) {
     for (const auto& cue : *cues) {
-      Require(reel::IsValidUtf8(cue.text) && reel::IsValidUtf8(cue.language), "cue text",
-              cue.text);
+      Require(reel::IsValidUtf8(cue.text) && reel::IsValidUtf8(cue.language), "cue text", cue.text);
       Require(cue.end_s >= cue.start_s || std::isnan(cue.start_s), "cue ends after it starts");
     }
   }
