@@ -128,6 +128,8 @@ struct ParseOptions {
   int max_inputs = 10000;
   int max_prompts = 1000;
   int max_nodes = 200000;  // after alias expansion
+  // Bytes of text in all values and keys after alias expansion (an alias counts at every use).
+  uint64_t max_expanded_bytes = 16 << 20;
   // Looks up ${VAR}; nullopt = unset. Default (empty function): the process environment.
   std::function<std::optional<std::string>(const std::string&)> lookup_env;
 };

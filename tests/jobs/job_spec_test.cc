@@ -125,8 +125,18 @@ std::vector<BrokenCase> BrokenCases() {
       {"unsupported version", "version: 2\n" + kHead, "1:10", "'version' 2 is not supported"},
       {"not a map", "- a\n- b\n", "1:1", "'' must be a map"},
       {"empty file", "", "1:1", "the job file is empty"},
-      {"yaml syntax error", "name: demo\ninputs: [a.mp4\n", "3:1",
-       "YAML syntax error: end of sequence flow not found"},
+      // yaml-cpp stops at the end of the file; the message points at the bracket.
+      {"unclosed bracket", "name: demo\ninputs: [a.mp4\n", "2:9",
+       "YAML syntax error: this '[' is never closed by a ']' (the parser gave up at 3:1: end of "
+       "sequence flow not found)"},
+      {"unclosed brace before more keys",
+       kHead + "sampling: {fps: 2, count: 3\nmodel:\n  name: x\n", "3:11",
+       "YAML syntax error: this '{' is never closed by a '}'"},
+      {"mismatched bracket", kHead + "x-a: {b: [1, 2}, c: 'it''s ['}\n", "3:15",
+       "YAML syntax error: illegal flow end (this '}' does not close the '[' at 3:10)"},
+      {"tab indentation", "name: demo\ninputs:\n\t- a.mp4\n", "3:2",
+       "YAML syntax error: illegal block entry (line 3 is indented with a tab; YAML indentation "
+       "must use spaces)"},
       {"yaml bad indentation", "name: demo\ninputs:\n  - a.mp4\n bad: 1\n", "4:2",
        "YAML syntax error:"},
       {"undefined alias", "name: *nope\ninputs: [a.mp4]\n", "1:7",
@@ -139,9 +149,11 @@ std::vector<BrokenCase> BrokenCases() {
        "nesting is deeper than 32 levels"},
       {"far too deep for the YAML parser", kHead + "x-deep: " + Nested(3000) + "\n", "",
        "nesting is deeper than 32 levels"},
-      {"oversize file", kHead + "description: " + std::string(1 << 20, 'x') + "\n", "",
-       "job.yaml: job file is " + std::to_string(kHead.size() + 14 + (1 << 20)) +
-           " bytes; the limit is 1048576 bytes"},
+      // The position is where the limit falls: line 3 holds the long description.
+      {"oversize file", kHead + "description: " + std::string(1 << 20, 'x') + "\n",
+       "3:" + std::to_string((1 << 20) - kHead.size() + 1),
+       "the job file is " + std::to_string(kHead.size() + 14 + (1 << 20)) +
+           " bytes, over the limit of 1048576 bytes (1 MiB); the limit falls here"},
   };
 }
 
@@ -216,6 +228,64 @@ TEST(JobSpecTest, AliasExpansionIsBounded) {
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.status().message().find("values (after expanding aliases)"), std::string::npos)
       << job.status().message();
+}
+
+// A small file that aliases one long string many times: the text after expansion is what is
+// limited, not only the count of values (a 1 MB file aliasing a 990,000-character string 2,000
+// times took 5.8 GB and 50 s).
+TEST(JobSpecTest, AliasedTextIsBoundedAfterExpansion) {
+  ParseOptions options = TestOptions();
+  options.max_expanded_bytes = 100000;
+  std::string text = kHead + "x-long: &long \"" + std::string(10000, 'q') + "\"\nprompts:\n";
+  for (int i = 0; i < 12; ++i) {
+    text += "  - {id: p" + std::to_string(i) + ", system: *long, question: *long}\n";
+  }
+  ASSERT_LT(text.size(), 20000u);
+  Result<JobSpec> job = Parse(text, options);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find(
+                "job.yaml:3:9: the job file's text is more than 100000 bytes after expanding "
+                "aliases; this value passes the limit"),
+            std::string::npos)
+      << job.status().message();
+  // Under the limit, the same aliases are fine.
+  options.max_expanded_bytes = 300000;
+  EXPECT_TRUE(Parse(text, options).ok());
+  // Variables count too.
+  ParseOptions env = TestOptions();
+  env.max_expanded_bytes = 1000;
+  env.lookup_env = [](const std::string&) -> std::optional<std::string> {
+    return std::string(600, 'v');
+  };
+  Result<JobSpec> vars =
+      Parse(kHead + "description: ${A}\nx-b: 1\nprompts:\n  - {id: a, question: \"${B}\"}\n", env);
+  ASSERT_FALSE(vars.ok());
+  EXPECT_NE(vars.status().message().find("after expanding aliases and variables"),
+            std::string::npos)
+      << vars.status().message();
+  // The documented default.
+  EXPECT_EQ(ParseOptions().max_expanded_bytes, 16u << 20);
+}
+
+TEST(JobValuesTest, SyntaxErrorHints) {
+  EXPECT_EQ(PositionOfOffset("ab\ncd", 4), (TextPosition{2, 2}));
+  EXPECT_EQ(PositionOfOffset("ab", 99), (TextPosition{1, 3}));
+  EXPECT_EQ(LastTabIndentedLine("a:\n\t- b\n  c\n\t\n", 9), 2);
+  EXPECT_EQ(LastTabIndentedLine("a:\n  b\tc\n", 9), std::nullopt);  // a tab, not indentation
+  EXPECT_EQ(LastTabIndentedLine("a:\n\t- b\n", 1), std::nullopt);
+  auto open = [](std::string_view text) {
+    std::optional<OpenBracket> found = FindUnclosedFlow(text, text.size());
+    return found ? std::string(1, found->bracket) + "@" + std::to_string(found->position.line) +
+                       ":" + std::to_string(found->position.column)
+                 : std::string("none");
+  };
+  EXPECT_EQ(open("a: [1, 2]\nb: {c: [d]}\n"), "none");
+  EXPECT_EQ(open("a: [1, 2\nb: 3\n"), "[@1:4");
+  EXPECT_EQ(open("a: {b: [1, 2}\n"), "[@1:8");
+  EXPECT_EQ(open("a: \"[\"\nb: '['\nc: x[1]\n# [\nd: [\n"), "[@5:4");
+  EXPECT_EQ(open("a: it's [\n"), "none");  // a plain scalar, not a flow collection
+  EXPECT_EQ(open("a: |\n  [ literal\nb: &x [1\n"), "[@3:7");
+  EXPECT_EQ(open("- [a, 'b]', \"c\\\"]\"\n"), "[@1:3");
 }
 
 const char* kCompleteJob = R"(# A job with every section.
@@ -665,8 +735,17 @@ TEST(LoadJobFileTest, ReadsFileResolvesBaseDirAndReportsMissing) {
   Result<JobSpec> big = LoadJobFile(dir + "/big.yaml");
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(big.status().message().find("the limit is 1048576 bytes"), std::string::npos)
+  EXPECT_EQ(big.status().message(), dir +
+                                        "/big.yaml:1:1048577: the job file is 1048577 bytes, over "
+                                        "the limit of 1048576 bytes (1 MiB); the limit falls here")
       << big.status().message();
+  // A device or a pipe has no size: read only up to the limit (this never ended before).
+  Result<JobSpec> endless = LoadJobFile("/dev/zero");
+  ASSERT_FALSE(endless.ok());
+  EXPECT_NE(endless.status().message().find("/dev/zero:1:1048577: the job file is more than "
+                                            "1048576 bytes"),
+            std::string::npos)
+      << endless.status().message();
 
   ASSERT_TRUE(WriteFileAtomically(dir + "/bad.yaml", "name: x\ninputs: [a.mp4]\nfps: 1\n").ok());
   Result<JobSpec> bad = LoadJobFile(dir + "/bad.yaml");
