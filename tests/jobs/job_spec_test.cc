@@ -707,6 +707,85 @@ TEST_F(ExpandInputsTest, WarningsAndErrors) {
   EXPECT_EQ(too_many.status().code(), ErrorCode::kLimitExceeded);
 }
 
+// Consecutive `**` were tried in every split of the path between them: exponential in the
+// depth. Now they are one, and each (directory, component) is visited once: the walk of a
+// 30-level tree lists each directory a few times, whatever the pattern.
+TEST_F(ExpandInputsTest, RepeatedDoubleStarsWalkEachDirectoryOnce) {
+  std::string deep = "tree";
+  for (int i = 0; i < 30; ++i) deep += "/d" + std::to_string(i);
+  Touch(fs::path(dir_) / deep / "end.mp4");
+  Touch(fs::path(dir_) / "tree/d0/top.mp4");
+  const Strings both = {deep + "/end.mp4:video", "tree/d0/top.mp4:video"};
+  for (const char* pattern : {"tree/**/*.mp4", "tree/**/**/**/**/**/*.mp4",
+                              "tree/**/*/**/*/**/*.mp4", "tree/**/**/d0/**/**/*.mp4"}) {
+    SCOPED_TRACE(pattern);
+    std::vector<std::string> warnings;
+    // 31 directories; each is listed at most once per pattern component.
+    Result<std::vector<InputFile>> files =
+        ExpandInputs(Job("  - \"" + std::string(pattern) + "\"\n"), &warnings, 1000, 31 * 6);
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    Strings got;
+    for (const InputFile& f : *files) {
+      got.push_back(fs::path(f.path).lexically_relative(dir_).string() + ":" +
+                    InputKindName(f.kind));
+    }
+    if (std::string(pattern).find("/*/") != std::string::npos) {
+      EXPECT_EQ(got, Strings({deep + "/end.mp4:video"}));  // needs two levels below tree
+    } else {
+      EXPECT_EQ(got, both);
+    }
+  }
+  // The walk is bounded: past the limit, an error naming the entry, not an endless walk.
+  Result<std::vector<InputFile>> bounded =
+      ExpandInputs(Job("  - \"tree/**/*.mp4\"\n"), nullptr, 1000, 10);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_EQ(bounded.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(bounded.status().message().find(
+                "job.yaml:3:5: listing 'tree/**/*.mp4' reads more than 10 directories"),
+            std::string::npos)
+      << bounded.status().message();
+}
+
+// A glob that finds a video and its side-car subtitles lists the video only: its item reads the
+// side-cars (they were stored twice: as the video's and as an item of their own).
+TEST_F(ExpandInputsTest, SidecarSubtitlesGoWithTheirVideo) {
+  for (const char* name : {"cars/clip.mp4", "cars/clip.srt", "cars/clip.en.vtt", "cars/lone.srt",
+                           "cars/clipper.srt", "cars/other/clip.srt"}) {
+    Touch(fs::path(dir_) / name);
+  }
+  EXPECT_EQ(Expand("  - cars\n"),
+            Strings({"cars/clip.mp4:video", "cars/clipper.srt:subtitle", "cars/lone.srt:subtitle",
+                     "cars/other/clip.srt:subtitle"}));
+  EXPECT_EQ(Expand("  - \"cars/clip.*\"\n"), Strings({"cars/clip.mp4:video"}));
+  std::vector<std::string> warnings;
+  EXPECT_EQ(Expand("  - cars/clip.srt\n  - cars/clip.mp4\n", &warnings),
+            Strings({"cars/clip.mp4:video"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cars/clip.srt: read as a side-car subtitle of '"), std::string::npos)
+      << warnings[0];
+  // Without the video, the subtitles are items.
+  EXPECT_EQ(
+      Expand("  - cars/*.srt\n"),
+      Strings({"cars/clip.srt:subtitle", "cars/clipper.srt:subtitle", "cars/lone.srt:subtitle"}));
+}
+
+// The "skipped files of unknown kind" warning named files another entry took in with a kind.
+TEST_F(ExpandInputsTest, UnknownKindWarningLeavesOutFilesTakenByAnotherEntry) {
+  Touch(fs::path(dir_) / "mixed/anim.xyz");
+  Touch(fs::path(dir_) / "mixed/v.mp4");
+  std::vector<std::string> warnings;
+  EXPECT_EQ(Expand("  - mixed\n  - {path: mixed/anim.xyz, kind: video}\n", &warnings),
+            Strings({"mixed/anim.xyz:video", "mixed/v.mp4:video"}));
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  Touch(fs::path(dir_) / "mixed/other.xyz");
+  EXPECT_EQ(Expand("  - mixed\n  - {path: mixed/anim.xyz, kind: video}\n", &warnings).size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("skipped 1 file of unknown kind under 'mixed' (e.g. '" + dir_ +
+                             "/mixed/other.xyz')"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(GuessInputKindTest, ByExtension) {
   EXPECT_EQ(GuessInputKind("a/b.MP4"), InputKind::kVideo);
   EXPECT_EQ(GuessInputKind("x.webm"), InputKind::kVideo);
@@ -715,6 +794,10 @@ TEST(GuessInputKindTest, ByExtension) {
   EXPECT_EQ(GuessInputKind("x.txt"), InputKind::kDocument);
   EXPECT_EQ(GuessInputKind("x.srt"), InputKind::kSubtitle);
   EXPECT_EQ(GuessInputKind("x.vtt"), InputKind::kSubtitle);
+  // Animated GIFs and MPEG elementary / DVD streams are videos (FFmpeg reads them all).
+  for (const char* name : {"a.gif", "a.GIF", "a.mpv", "a.m1v", "a.m2v", "a.vob"}) {
+    EXPECT_EQ(GuessInputKind(name), InputKind::kVideo) << name;
+  }
   EXPECT_EQ(GuessInputKind("x.bin"), InputKind::kAuto);
   EXPECT_EQ(GuessInputKind("README"), InputKind::kAuto);
 }
