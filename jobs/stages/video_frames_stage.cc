@@ -41,12 +41,12 @@ class VideoFramesStage final : public ItemStage {
                           pipeline::SampleVideo(work.input.path, options, sink));
     std::sort(frames.begin(), frames.end(),
               [](const auto& a, const auto& b) { return a.sample_index < b.sample_index; });
-    nlohmann::json sample = {{"requested", report.requested},
-                             {"returned", report.returned},
-                             {"missing", report.missing.size()},
-                             {"decode_errors", report.decode_errors},
-                             {"width", report.width},
-                             {"height", report.height}};
+    nlohmann::json sample = {
+        {"requested", report.requested},    {"returned", report.returned},
+        {"missing", report.missing.size()}, {"decode_errors", report.decode_errors},
+        {"partial", report.partial()},      {"width", report.width},
+        {"height", report.height}};
+    if (report.truncated) sample["truncation"] = report.truncation;
     work.media_facts.emplace_back("sample", sample.dump());
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
@@ -55,7 +55,8 @@ class VideoFramesStage final : public ItemStage {
       work.warnings.push_back(
           work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +
           std::to_string(report.requested) + " chosen frames could not be decoded, " +
-          std::to_string(report.decode_errors) + " decoding errors");
+          std::to_string(report.decode_errors) + " decoding errors" +
+          (report.truncated ? "; " + report.truncation : ""));
     }
     return Status::Ok();
   }

@@ -1,6 +1,9 @@
 // End-to-end tests of the reporting commands: query (every format), status, results, search,
 // and how they pick the database.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -204,6 +207,64 @@ TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
   EXPECT_EQ(Q("search --db zoo.db \"  \"").exit_code, 2);
   CommandResult table = Q("search --db zoo.db penguin");
   EXPECT_NE(table.out.find("[penguin]"), std::string::npos) << table.out;
+}
+
+// Readers refuse what the writer refuses and name the file: a newer schema (was read as if
+// known), a file with no tables (was "prepare: no such table: runs"), and a file a run is
+// creating right now.
+TEST(ReaderCommandsTest, RefuseNewerAndEmptyDatabasesNamingThem) {
+  std::string dir = ScratchDir("reader_refusals");
+  WriteText(dir + "/a.txt", "some text\n");
+  WriteText(dir + "/job.yaml", "name: r\ninputs: [a.txt]\n");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  fs::copy_file(dir + "/r.db", dir + "/newer.db");
+  ASSERT_EQ(RunCommand("sqlite3 " + ShellQuote(dir + "/newer.db") + " 'PRAGMA user_version = 99'")
+                .exit_code,
+            0);
+  for (const std::string& command :
+       {std::string("status --db newer.db"), std::string("results --db newer.db"),
+        std::string("search --db newer.db text"), std::string("query --db newer.db 'SELECT 1'")}) {
+    SCOPED_TRACE(command);
+    CommandResult r = Reel(command, dir);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("newer.db: schema version 99 is newer than this build of reel"),
+              std::string::npos)
+        << r.err;
+  }
+  fs::copy_file(dir + "/newer.db", dir + "/newer-job.db");
+  WriteText(dir + "/newer-job.yaml", "name: r\ninputs: [a.txt]\nstorage: {database: newer.db}\n");
+  CommandResult plan = Reel("plan newer-job.yaml", dir);
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.err.find("schema version 99 is newer"), std::string::npos) << plan.err;
+
+  WriteText(dir + "/empty.db", "");
+  for (const std::string& command :
+       {std::string("status --db empty.db"), std::string("results --db empty.db"),
+        std::string("query --db empty.db 'SELECT * FROM runs'")}) {
+    SCOPED_TRACE(command);
+    CommandResult r = Reel(command, dir);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("empty.db: not a Reel results database yet"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("no such table"), std::string::npos) << r.err;
+  }
+  // plan: a file without tables holds no items; everything is new.
+  WriteText(dir + "/empty-job.yaml", "name: r\ninputs: [a.txt]\nstorage: {database: empty.db}\n");
+  CommandResult fresh = Reel("plan empty-job.yaml --format csv", dir);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_NE(fresh.out.find(",process,new,"), std::string::npos) << fresh.out;
+
+  // A run holds the lock and has not created the tables yet.
+  WriteText(dir + "/empty.db.lock", "4242 somehost 2024-05-01T12:00:00Z\n");
+  int fd = open((dir + "/empty.db.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  CommandResult racing = Reel("status --db empty.db", dir);
+  close(fd);
+  EXPECT_EQ(racing.exit_code, 1);
+  EXPECT_NE(racing.err.find("empty.db: a run is creating this database right now (pid 4242 on "
+                            "somehost"),
+            std::string::npos)
+      << racing.err;
 }
 
 }  // namespace
