@@ -3,6 +3,7 @@
 // yaml-cpp reports problems by throwing; every call into it is inside Parser::Run's try block, and
 // every problem in the job becomes a Diagnostic, so one pass reports all of them.
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
@@ -132,6 +134,32 @@ const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
     "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
 
+// Counts the documents of a YAML stream and notes where the second one starts; builds nothing.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  int documents() const { return documents_; }
+  const YAML::Mark& second_start() const { return second_start_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) second_start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  int documents_ = 0;
+  YAML::Mark second_start_;
+};
+
 // Keys that only matter for some sampling policies.
 struct PolicyKey {
   const char* key;
@@ -162,9 +190,19 @@ class Parser {
       ReportTooBig(text, std::to_string(text.size()) + " bytes");
       return Finish();
     }
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
+    std::optional<YAML::Mark> second_document;
     try {
-      documents = YAML::LoadAll(std::string(text));
+      const std::string copy(text);
+      root = YAML::Load(copy);
+      // YAML::LoadAll never returns on some inputs (a lone ',': yaml-cpp issue #1040, fixed
+      // upstream after 0.7): the documents are counted here, and only up to the second.
+      std::istringstream stream(copy);
+      YAML::Parser parser(stream);
+      DocumentCounter counter;
+      for (int n = 0; n < 2 && parser.HandleNextDocument(counter); ++n) {
+      }
+      if (counter.documents() > 1) second_document = counter.second_start();
     } catch (const YAML::DeepRecursion& e) {
       Error(e.mark, "nesting is deeper than " + std::to_string(options_.max_depth) + " levels");
       return Finish();
@@ -175,18 +213,26 @@ class Parser {
       Error(e.mark, std::string("YAML error: ") + e.what());
       return Finish();
     }
-    if (documents.empty() || documents[0].IsNull()) {
+    if (!root.IsDefined() || root.IsNull()) {
+      // yaml-cpp 0.7 reads some stray tokens (a lone ',') as an empty document: name them.
+      if (std::optional<size_t> stray = FirstContent(text)) {
+        TextPosition at = PositionOfOffset(text, *stray);
+        errors_.push_back({at.line, at.column,
+                           "YAML syntax error: unexpected '" + std::string(1, text[*stray]) +
+                               "' (the job file holds no settings)"});
+        return Finish();
+      }
       Error(YAML::Mark(), "the job file is empty; it needs at least 'name' and 'inputs'");
       return Finish();
     }
-    if (documents.size() > 1) {
-      Error(documents[1].Mark(), "more than one YAML document ('---'); a job file holds one job");
+    if (second_document) {
+      Error(*second_document, "more than one YAML document ('---'); a job file holds one job");
     }
     try {
       Shape shape;
-      if (!CheckShape(documents[0], 0, &shape)) return Finish();
+      if (!CheckShape(root, 0, &shape)) return Finish();
       text_bytes_ = shape.bytes;
-      ReadJob(documents[0]);
+      ReadJob(root);
     } catch (const YAML::Exception& e) {
       Error(e.mark, std::string("YAML error: ") + e.what());
     }
@@ -220,6 +266,24 @@ class Parser {
     }
     for (const Diagnostic& d : warnings_) job_.warnings.push_back(Format(d));
     return std::move(job_);
+  }
+
+  // The offset of the first character that is not blank, a comment, a document marker ('---',
+  // '...') or a directive ('%'): nullopt if there is none.
+  static std::optional<size_t> FirstContent(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(i, end - i);
+      size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string_view::npos && line[first] != '#' && line[first] != '%' &&
+          !(first == 0 && (line.starts_with("---") || line.starts_with("...")))) {
+        return i + first;
+      }
+      i = end + 1;
+    }
+    return std::nullopt;
   }
 
   // The job file is bigger than max_file_bytes: say so where the limit falls, with the size

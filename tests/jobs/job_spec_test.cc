@@ -134,6 +134,10 @@ std::vector<BrokenCase> BrokenCases() {
        "YAML syntax error: this '{' is never closed by a '}'"},
       {"mismatched bracket", kHead + "x-a: {b: [1, 2}, c: 'it''s ['}\n", "3:15",
        "YAML syntax error: illegal flow end (this '}' does not close the '[' at 3:10)"},
+      // yaml-cpp 0.7's LoadAll never returned on this (issue #1040), growing without bound.
+      {"a lone comma", ",", "1:1", "YAML syntax error: unexpected ','"},
+      {"a comma after comments", "# job\n\n  ,\n", "3:3", "YAML syntax error: unexpected ','"},
+      {"two documents", kHead + "---\nname: b\n", "3:1", "more than one YAML document"},
       {"tab indentation", "name: demo\ninputs:\n\t- a.mp4\n", "3:2",
        "YAML syntax error: illegal block entry (line 3 is indented with a tab; YAML indentation "
        "must use spaces)"},
