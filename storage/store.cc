@@ -897,6 +897,7 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
     static constexpr const char* kPartial =
         "i.status = 'done' AND json_valid(i.media_json) AND "
         "(coalesce(json_extract(i.media_json, '$.sample.partial'), 0) = 1 OR "
+        "coalesce(json_extract(i.media_json, '$.sample.truncated'), 0) = 1 OR "
         "coalesce(json_extract(i.media_json, '$.sample.missing'), 0) > 0 OR "
         "coalesce(json_extract(i.media_json, '$.sample.decode_errors'), 0) > 0)";
     REEL_ASSIGN_OR_RETURN(

@@ -46,17 +46,19 @@ class VideoFramesStage final : public ItemStage {
         {"missing", report.missing.size()}, {"decode_errors", report.decode_errors},
         {"partial", report.partial()},      {"width", report.width},
         {"height", report.height}};
-    if (report.truncated) sample["truncation"] = report.truncation;
+    if (!report.fps_timeline.empty()) sample["fps_timeline"] = report.fps_timeline;
+    if (report.truncated) {
+      sample["truncated"] = true;
+      sample["truncation"] = report.truncation;
+      sample["missing_bytes"] = report.missing_bytes;
+      sample["missing_seconds"] = report.missing_s;
+    }
     work.media_facts.emplace_back("sample", sample.dump());
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
     }
     if (report.partial()) {
-      work.warnings.push_back(
-          work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +
-          std::to_string(report.requested) + " chosen frames could not be decoded, " +
-          std::to_string(report.decode_errors) + " decoding errors" +
-          (report.truncated ? "; " + report.truncation : ""));
+      work.warnings.push_back(work.input.path + ": partial sample: " + report.PartialReason());
     }
     return Status::Ok();
   }
