@@ -57,7 +57,9 @@ TEST(ValidateCommandTest, ReportsLineAndColumnAndExitsTwo) {
        "bad.yaml:3:1: unknown key 'sampeling' (did you mean 'sampling'?)"},
       {"name: v\ninputs: [clip.mp4]\nsampling:\n  fps: -1\n",
        "bad.yaml:4:8: 'sampling.fps' must be greater than 0"},
-      {"name: v\ninputs: [clip.mp4\nsampling: {fps: 1}\n", "bad.yaml:3:9: YAML syntax error"},
+      // At the unclosed bracket, not where the parser gave up.
+      {"name: v\ninputs: [clip.mp4\nsampling: {fps: 1}\n",
+       "bad.yaml:2:9: YAML syntax error: this '[' is never closed"},
       {"inputs: [clip.mp4]\n", "bad.yaml:1:1: missing required key 'name'"},
   };
   for (const Case& c : cases) {
