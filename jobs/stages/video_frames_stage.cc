@@ -41,12 +41,11 @@ class VideoFramesStage final : public ItemStage {
                           pipeline::SampleVideo(work.input.path, options, sink));
     std::sort(frames.begin(), frames.end(),
               [](const auto& a, const auto& b) { return a.sample_index < b.sample_index; });
-    nlohmann::json sample = {{"requested", report.requested},
-                             {"returned", report.returned},
-                             {"missing", report.missing.size()},
-                             {"decode_errors", report.decode_errors},
-                             {"width", report.width},
-                             {"height", report.height}};
+    nlohmann::json sample = {
+        {"requested", report.requested},    {"returned", report.returned},
+        {"missing", report.missing.size()}, {"decode_errors", report.decode_errors},
+        {"partial", report.partial()},      {"width", report.width},
+        {"height", report.height}};
     if (!report.fps_timeline.empty()) sample["fps_timeline"] = report.fps_timeline;
     if (report.truncated) {
       sample["truncated"] = true;
