@@ -52,10 +52,8 @@ class SubtitleStage final : public ItemStage {
       TextEncodingInfo encoding;
       REEL_ASSIGN_OR_RETURN(std::vector<pipeline::TextSegment> cues,
                             pipeline::ReadSubtitleFile(path, options, &encoding));
-      const std::string source =
-          "sidecar:" + DisplayPath(std::filesystem::path(path).filename().string());
-      AppendSegments(cues, source, &segments);
-      ReportTextEncoding(work, path, source, encoding);
+      AppendSegments(cues, kSubtitleFileSource, &segments);
+      ReportTextEncoding(work, path, kSubtitleFileSource, encoding);
       work.media_facts.emplace_back("cues", std::to_string(cues.size()));
       if (!cues.empty()) {
         double end = 0;

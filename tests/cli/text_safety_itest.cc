@@ -205,7 +205,7 @@ TEST(TextSafetyTest, SubtitleEncodingsAreDetectedConvertedAndReported) {
       QueryJson(db, "SELECT media_json FROM items WHERE path LIKE '%cp1252.srt'");
   ASSERT_EQ(media.size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(media[0]["media_json"].get<std::string>())["text_encodings"],
-            nlohmann::json({{"sidecar:cp1252.srt", "windows-1252"}}));
+            nlohmann::json({{"subtitles", "windows-1252"}}));
 }
 
 TEST(TextSafetyTest, FallbackEncodingFromTheJobOrTheCommandLine) {
