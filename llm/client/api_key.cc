@@ -13,8 +13,8 @@ Result<ApiKey> ApiKey::FromEnvironment(const std::string& env_name) {
   }
   key.secret_ = value;
   // Keys copied from a web page often carry a trailing newline or spaces.
-  while (!key.secret_.empty() && (key.secret_.back() == '\n' || key.secret_.back() == '\r' ||
-                                  key.secret_.back() == ' ')) {
+  while (!key.secret_.empty() &&
+         (key.secret_.back() == '\n' || key.secret_.back() == '\r' || key.secret_.back() == ' ')) {
     key.secret_.pop_back();
   }
   if (key.secret_.empty()) {

@@ -90,6 +90,7 @@ class FileReader {
 }  // namespace
 
 Result<std::string> ReadAll(BodySource& source) {
+  REEL_RETURN_IF_ERROR(source.Rewind());
   std::string out;
   if (source.Size() > 0) out.reserve(static_cast<size_t>(source.Size()));
   char buffer[16384];
@@ -157,9 +158,7 @@ struct Base64Part final : ComposedBody::Part {
   explicit Base64Part(std::shared_ptr<const std::string> b) : bytes(std::move(b)) {}
   Base64Part(std::string path, int64_t size) : file(std::make_unique<FileReader>(path, size)) {}
 
-  int64_t InputSize() const {
-    return file ? file->size() : static_cast<int64_t>(bytes->size());
-  }
+  int64_t InputSize() const { return file ? file->size() : static_cast<int64_t>(bytes->size()); }
   int64_t Size() const override { return Base64Length(InputSize()); }
 
   Result<size_t> Read(char* out, size_t capacity) override {
@@ -174,8 +173,7 @@ struct Base64Part final : ComposedBody::Part {
         REEL_ASSIGN_OR_RETURN(size_t got, file->Read(raw.data(), n));
         AppendBase64(reinterpret_cast<const unsigned char*>(raw.data()), got, &pending);
       } else {
-        AppendBase64(reinterpret_cast<const unsigned char*>(bytes->data()) + consumed, n,
-                     &pending);
+        AppendBase64(reinterpret_cast<const unsigned char*>(bytes->data()) + consumed, n, &pending);
       }
       consumed += static_cast<int64_t>(n);
     }

@@ -4,9 +4,10 @@
 // pulls it through a BodySource in small pieces, so it is never built as one string (and never
 // twice). The same source feeds a Batch-file line (batch_lines.h) or a hash.
 //
-// A source is read from the start to the end, then rewound for a retry. Sizes are known before
-// the first byte whenever the parts' sizes are (files are stat'ed when the body is built), so the
-// request carries a Content-Length; a source of unknown size is sent chunked.
+// A source is rewound, then read from the start to the end (the HTTP client, ReadAll and the
+// Batch writer rewind first, so a source shared by several bodies reads whole in each). Sizes are
+// known before the first byte whenever the parts' sizes are (files are stat'ed when the body is
+// built), so the request carries a Content-Length; a source of unknown size is sent chunked.
 //
 // Thread safety: one source is read by one thread at a time (the HTTP client's thread while it is
 // being sent). Sources are not copied; ComposedBody holds its parts by shared pointer so a part
@@ -39,7 +40,7 @@ class BodySource {
   virtual Status Rewind() = 0;
 };
 
-// Reads a whole source into a string (tests, small bodies, hashing through a sink).
+// Rewinds a source and reads it whole into a string (tests, small bodies).
 Result<std::string> ReadAll(BodySource& source);
 
 // A body held in memory.

@@ -57,7 +57,8 @@ std::string ReasoningText(const json& msg, const Dialect& dialect) {
   for (const std::string& field : dialect.reasoning_fields) {
     auto it = msg.find(field);
     if (it == msg.end()) continue;
-    if (it->is_string() && !it->get_ref<const std::string&>().empty()) return it->get<std::string>();
+    if (it->is_string() && !it->get_ref<const std::string&>().empty())
+      return it->get<std::string>();
     if (it->is_array()) {  // reasoning_details: [{"type": "reasoning.text", "text": ...}]
       std::string out;
       for (const auto& d : *it) {
@@ -108,8 +109,8 @@ std::optional<std::string> EmbeddedError(const json& doc, std::string_view text)
 }
 
 std::string_view TrimLeadingSpace(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' ||
-                        s.front() == '\t')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' || s.front() == '\t')) {
     s.remove_prefix(1);
   }
   return s;
@@ -117,8 +118,8 @@ std::string_view TrimLeadingSpace(std::string_view s) {
 
 std::string_view TrimSpace(std::string_view s) {
   s = TrimLeadingSpace(s);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
-                        s.back() == '\t')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
     s.remove_suffix(1);
   }
   return s;
@@ -168,8 +169,8 @@ ParsedAnswer ParseChatCompletion(std::string_view body, const Dialect& dialect) 
   const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     out.problem = AnswerProblem::kMalformed;
-    out.problem_message = body.empty() ? "empty response body"
-                                       : "response is not a JSON object: " + Preview(body);
+    out.problem_message =
+        body.empty() ? "empty response body" : "response is not a JSON object: " + Preview(body);
     return out;
   }
   if (auto err = EmbeddedError(doc, body)) {
@@ -216,8 +217,8 @@ struct ChatStreamParser::State {
   bool done = false;    // "data: [DONE]" seen
   bool saw_choices = false;
   bool got_first_token = false;
-  std::string line;   // the current, unfinished line
-  std::string data;   // the current event's data lines
+  std::string line;  // the current, unfinished line
+  std::string data;  // the current event's data lines
   bool has_data = false;
   bool after_cr = false;  // the last byte was '\r' (a following '\n' belongs to it)
 

@@ -15,7 +15,8 @@ Result<const Dialect*> DialectByName(std::string_view name) {
 }
 
 const Dialect& DetectDialect(std::string_view models_body) {
-  const nlohmann::json doc = nlohmann::json::parse(models_body, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json doc =
+      nlohmann::json::parse(models_body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_object() && doc.contains("data") && doc["data"].is_array()) {
     for (const auto& card : doc["data"]) {
       if (!card.is_object()) continue;

@@ -46,8 +46,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return s;
@@ -393,7 +393,8 @@ void HttpClient::Impl::Finish(Transfer* t, CURLcode code) {
         case CURLE_OPERATION_TIMEDOUT: {
           curl_off_t connected = 0;
           curl_easy_getinfo(t->easy.get(), CURLINFO_CONNECT_TIME_T, &connected);
-          r.error = connected == 0 ? TransportError::kConnectTimeout : TransportError::kTotalTimeout;
+          r.error =
+              connected == 0 ? TransportError::kConnectTimeout : TransportError::kTotalTimeout;
           break;
         }
         case CURLE_SEND_ERROR:
@@ -460,7 +461,8 @@ void HttpClient::Impl::Loop() {
         Complete(std::move(t));
       }
       while (!active.empty()) {
-        Abandon(active.back().get(), TransportError::kCancelled, "the HTTP client is shutting down");
+        Abandon(active.back().get(), TransportError::kCancelled,
+                "the HTTP client is shutting down");
       }
       return;
     }

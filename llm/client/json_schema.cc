@@ -2,43 +2,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+
+#include "llm/client/json_depth.h"
 
 namespace reel::llm {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxDepth = 256;
+constexpr int kMaxDepth = kMaxJsonDepth;
 
-// The deepest nesting of arrays and objects in JSON text (strings skipped), without parsing it:
-// nlohmann's dump() recurses, so deeper documents are refused before they are built.
-int NestingDepth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
+int NestingDepth(std::string_view text) { return JsonNestingDepth(text); }
 
 const char* TypeName(const json& v) {
   switch (v.type()) {
@@ -104,11 +82,22 @@ std::string Short(const json& v) {
 }
 
 const std::set<std::string>& UncheckedKeywords() {
-  static const auto* const kSet = new std::set<std::string>{
-      "pattern",        "patternProperties",     "dependentRequired", "dependentSchemas",
-      "dependencies",   "if",                    "then",              "else",
-      "contains",       "propertyNames",         "unevaluatedItems",  "unevaluatedProperties",
-      "$dynamicRef",    "additionalItems",       "minContains",       "maxContains"};
+  static const auto* const kSet = new std::set<std::string>{"pattern",
+                                                            "patternProperties",
+                                                            "dependentRequired",
+                                                            "dependentSchemas",
+                                                            "dependencies",
+                                                            "if",
+                                                            "then",
+                                                            "else",
+                                                            "contains",
+                                                            "propertyNames",
+                                                            "unevaluatedItems",
+                                                            "unevaluatedProperties",
+                                                            "$dynamicRef",
+                                                            "additionalItems",
+                                                            "minContains",
+                                                            "maxContains"};
   return *kSet;
 }
 
@@ -386,6 +375,7 @@ Result<JsonSchema> JsonSchema::Parse(std::string_view schema_text) {
     return InvalidArgument("a JSON schema must be an object");
   }
   REEL_RETURN_IF_ERROR(impl->Scan(impl->root, 0).WithPrefix("JSON schema"));
+  std::sort(impl->unchecked.begin(), impl->unchecked.end());
   impl->compact = impl->root.dump();
   return JsonSchema(std::move(impl));
 }
@@ -402,9 +392,7 @@ Status JsonSchema::Validate(std::string_view instance_text) const {
 
 const std::string& JsonSchema::compact_text() const { return impl_->compact; }
 
-const std::vector<std::string>& JsonSchema::unchecked_keywords() const {
-  return impl_->unchecked;
-}
+const std::vector<std::string>& JsonSchema::unchecked_keywords() const { return impl_->unchecked; }
 
 Result<std::string> ExtractJsonAnswer(std::string_view content) {
   auto parse = [](std::string_view text) -> std::optional<std::string> {

@@ -154,6 +154,27 @@ const char* ChatOutcomeName(ChatOutcome outcome) {
   return "failed";
 }
 
+void FinishAnswer(const ChatAnswer& answer, const JsonSchema* schema, ChatResult* result) {
+  result->answer = answer;
+  result->truncated = answer.finish_reason == "length";
+  result->outcome = ChatOutcome::kOk;
+  result->error.clear();
+  if (schema == nullptr) return;
+  const std::string cut = result->truncated ? " (cut by max_completion_tokens)" : "";
+  Result<std::string> answer_json = ExtractJsonAnswer(answer.content);
+  if (!answer_json.ok()) {
+    result->outcome = ChatOutcome::kSchemaMismatch;
+    result->error = "the answer is not JSON" + cut;
+    return;
+  }
+  if (Status valid = schema->Validate(*answer_json); !valid.ok()) {
+    result->outcome = ChatOutcome::kSchemaMismatch;
+    result->error = "the answer does not match the schema: " + valid.message() + cut;
+    return;
+  }
+  result->json_answer = std::move(answer_json).value();
+}
+
 struct ModelClient::Impl {
   ModelClientOptions options;
   std::string base;  // ".../v1"
@@ -215,8 +236,8 @@ struct ModelClient::Impl {
         retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
       }
       if (!retryable || retry >= options.retry.max_retries) return r;
-      const auto hint = ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"),
-                                        std::time(nullptr));
+      const auto hint =
+          ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
       const double wait = RetryDelaySeconds(options.retry, retry, hint, Random());
       Event("retrying " + request.url + " in " + Seconds(wait) + ": " + Describe(r));
       if (!options.clock->SleepUntil(options.clock->Now() + wait, request.cancel)) return r;
@@ -452,8 +473,9 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
         case AnswerProblem::kNone:
           break;
         case AnswerProblem::kIncomplete:
-          failure = {ChatOutcome::kConnection, "the answer stopped early: " + parsed.problem_message,
-                     true, false, std::nullopt};
+          failure = {ChatOutcome::kConnection,
+                     "the answer stopped early: " + parsed.problem_message, true, false,
+                     std::nullopt};
           break;
         case AnswerProblem::kServerError: {
           ServerError se{parsed.problem_message, "", ""};
@@ -482,16 +504,17 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
         breaker.RecordUp();
         limiter.Adjust(reserved, 0);
         result.too_long = too_long;
-        return finish(ChatOutcome::kTooLong, "HTTP " + std::to_string(r.status) + ": " + se.message);
+        return finish(ChatOutcome::kTooLong,
+                      "HTTP " + std::to_string(r.status) + ": " + se.message);
       }
       failure.message = "HTTP " + std::to_string(r.status) + ": " + se.message;
       failure.retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
       failure.down = r.status == 502 || r.status == 503 || r.status == 504;
-      failure.outcome = r.status == 408                           ? ChatOutcome::kTimeout
+      failure.outcome = r.status == 408                                  ? ChatOutcome::kTimeout
                         : IsRetryableStatus(r.status) || r.status >= 500 ? ChatOutcome::kServerError
                                                                          : ChatOutcome::kRejected;
-      failure.retry_after = ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"),
-                                            std::time(nullptr));
+      failure.retry_after =
+          ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
     }
     result.server_request_id = !header_id.empty() ? header_id : result.answer.response_id;
 
@@ -509,27 +532,13 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     }
 
     if (failure.outcome == ChatOutcome::kOk) {
-      const ChatAnswer& a = result.answer;
+      const ChatAnswer a = result.answer;
       if (a.prompt_tokens || a.completion_tokens) {
         limiter.Adjust(reserved, a.prompt_tokens.value_or(request.prompt_tokens_estimate) +
                                      a.completion_tokens.value_or(0));
       }
-      result.truncated = a.finish_reason == "length";
-      if (schema) {
-        Result<std::string> answer_json = ExtractJsonAnswer(a.content);
-        if (!answer_json.ok()) {
-          return finish(ChatOutcome::kSchemaMismatch,
-                        std::string("the answer is not JSON") +
-                            (result.truncated ? " (cut by max_completion_tokens)" : ""));
-        }
-        if (Status valid = schema->Validate(*answer_json); !valid.ok()) {
-          return finish(ChatOutcome::kSchemaMismatch,
-                        "the answer does not match the schema: " + valid.message() +
-                            (result.truncated ? " (cut by max_completion_tokens)" : ""));
-        }
-        result.json_answer = std::move(answer_json).value();
-      }
-      return finish(ChatOutcome::kOk, "");
+      FinishAnswer(a, schema ? &*schema : nullptr, &result);
+      return finish(result.outcome, result.error);
     }
 
     limiter.Adjust(reserved, 0);  // the server did not process it
@@ -542,15 +551,16 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     }
     if (!failure.retryable || retries_used >= options.retry.max_retries) {
       std::string message = reason;
-      if (result.attempts > 1) message += " (after " + std::to_string(result.attempts) + " attempts)";
+      if (result.attempts > 1)
+        message += " (after " + std::to_string(result.attempts) + " attempts)";
       return finish(failure.outcome, message);
     }
     const double wait =
         RetryDelaySeconds(options.retry, retries_used, failure.retry_after, Random());
     ++retries_used;
     result.retry_reasons.push_back(reason);
-    Event("retry " + std::to_string(retries_used) + "/" + std::to_string(options.retry.max_retries) +
-          " in " + Seconds(wait) + ": " + reason);
+    Event("retry " + std::to_string(retries_used) + "/" +
+          std::to_string(options.retry.max_retries) + " in " + Seconds(wait) + ": " + reason);
     if (observer && shown_output) observer->OnRetry(reason);
     if (!options.clock->SleepUntil(options.clock->Now() + wait, cancel)) {
       return finish(ChatOutcome::kCancelled, "cancelled");

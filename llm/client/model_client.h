@@ -60,9 +60,9 @@ struct ModelClientOptions {
 
 // What GET /v1/models said.
 struct ServerInfo {
-  const Dialect* dialect = nullptr;         // the one in use (detected when "auto")
-  std::vector<std::string> models;          // the served model ids
-  std::optional<int64_t> max_model_len;     // of our model, when the server says
+  const Dialect* dialect = nullptr;      // the one in use (detected when "auto")
+  std::vector<std::string> models;       // the served model ids
+  std::optional<int64_t> max_model_len;  // of our model, when the server says
 };
 
 enum class ChatOutcome {
@@ -87,22 +87,29 @@ struct ChatResult {
   std::string error;  // why it failed, for a person; "" when ok; never contains the key
   int http_status = 0;
 
-  ChatAnswer answer;            // content, reasoning, finish reason, usage, ids
-  bool truncated = false;       // finish_reason "length": the answer hit max_completion_tokens
-  std::string json_answer;      // with a schema: the answer as compact JSON, checked
+  ChatAnswer answer;        // content, reasoning, finish reason, usage, ids
+  bool truncated = false;   // finish_reason "length": the answer hit max_completion_tokens
+  std::string json_answer;  // with a schema: the answer as compact JSON, checked
   std::optional<TooLongPrompt> too_long;  // with kTooLong: the server's numbers
 
-  int attempts = 0;                      // requests sent (1 + retries)
+  int attempts = 0;                        // requests sent (1 + retries)
   std::vector<std::string> retry_reasons;  // why each retry happened
-  double latency_s = 0;        // the final attempt: request start to the whole answer
-  double total_s = 0;          // the whole call, waits and retries included
-  std::optional<double> ttft_s;  // streaming: start of the final attempt to its first token
+  double latency_s = 0;                    // the final attempt: request start to the whole answer
+  double total_s = 0;                      // the whole call, waits and retries included
+  std::optional<double> ttft_s;   // streaming: start of the final attempt to its first token
   std::string server_request_id;  // the server's id for the request (header, else body id)
   std::string http_version;
   int64_t request_bytes = 0;  // body bytes of the final attempt
 
   bool ok() const { return outcome == ChatOutcome::kOk; }
 };
+
+class JsonSchema;
+
+// Fills `result` from a complete answer: the answer itself, the `length` flag, and with a schema
+// the answer as checked JSON (or kSchemaMismatch with the reason; the content is kept). Shared by
+// Chat and the Batch-file import, so both store the same result.
+void FinishAnswer(const ChatAnswer& answer, const JsonSchema* schema, ChatResult* result);
 
 // Watches a streamed answer arrive (reel ask). OnRetry is called before a retry that follows
 // output already shown, so the watcher can start over.

@@ -41,8 +41,8 @@ std::optional<double> ParseRetryAfter(const std::string& retry_after_ms,
   return std::nullopt;
 }
 
-double RetryDelaySeconds(const RetryOptions& options, int retry,
-                         std::optional<double> retry_after, double unit_random) {
+double RetryDelaySeconds(const RetryOptions& options, int retry, std::optional<double> retry_after,
+                         double unit_random) {
   if (retry_after && *retry_after > 0 && *retry_after <= options.max_retry_after_s) {
     return *retry_after;
   }

@@ -32,7 +32,7 @@ std::optional<double> ParseRetryAfter(const std::string& retry_after_ms,
 
 // Seconds to wait before retry number `retry` (0 = the first retry). `unit_random` is a uniform
 // number in [0, 1) (passed in so tests are deterministic).
-double RetryDelaySeconds(const RetryOptions& options, int retry,
-                         std::optional<double> retry_after, double unit_random);
+double RetryDelaySeconds(const RetryOptions& options, int retry, std::optional<double> retry_after,
+                         double unit_random);
 
 }  // namespace reel::llm
