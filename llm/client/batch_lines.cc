@@ -35,11 +35,10 @@ Result<json> ParseLine(std::string_view line) {
 }  // namespace
 
 std::unique_ptr<BodySource> BatchInputLine(std::string_view custom_id,
-                                           std::shared_ptr<BodySource> body,
-                                           std::string_view url) {
+                                           std::shared_ptr<BodySource> body, std::string_view url) {
   auto line = std::make_unique<ComposedBody>();
-  line->AddText("{\"custom_id\":" + Quoted(custom_id) + ",\"method\":\"POST\",\"url\":" +
-                Quoted(url) + ",\"body\":");
+  line->AddText("{\"custom_id\":" + Quoted(custom_id) +
+                ",\"method\":\"POST\",\"url\":" + Quoted(url) + ",\"body\":");
   line->AddSource(std::move(body));
   line->AddText("}\n");
   return line;
@@ -176,8 +175,8 @@ ChatResult ChatResultFromBatchOutput(const BatchOutput& output, const Dialect& d
   }
   result.outcome = output.status_code >= 500 || output.status_code == 0 ? ChatOutcome::kServerError
                                                                         : ChatOutcome::kRejected;
-  result.error = (output.status_code ? "HTTP " + std::to_string(output.status_code) + ": " : "") +
-                 se.message;
+  result.error =
+      (output.status_code ? "HTTP " + std::to_string(output.status_code) + ": " : "") + se.message;
   return result;
 }
 

@@ -52,7 +52,7 @@ struct BatchOutput {
   bool has_response = false;
   int status_code = 0;
   std::string request_id;
-  std::string body;           // response.body as compact JSON; "" when null or absent
+  std::string body;  // response.body as compact JSON; "" when null or absent
   bool has_error = false;
   std::string error_code;     // "" when none
   std::string error_message;  // "" when none

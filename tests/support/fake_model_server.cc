@@ -17,14 +17,9 @@ namespace reel::testing {
 namespace {
 
 std::vector<std::string> Arguments(const FakeServerOptions& o) {
-  std::vector<std::string> args = {"python3",
-                                   FakeModelServer::ScriptPath(),
-                                   "--mode",
-                                   o.mode,
-                                   "--model",
-                                   o.model,
-                                   "--max-model-len",
-                                   std::to_string(o.max_model_len)};
+  std::vector<std::string> args = {
+      "python3",         FakeModelServer::ScriptPath(),  "--mode", o.mode, "--model", o.model,
+      "--max-model-len", std::to_string(o.max_model_len)};
   if (!o.api_key.empty()) {
     args.push_back("--api-key");
     args.push_back(o.api_key);
@@ -112,7 +107,9 @@ std::string FakeModelServer::Call(const std::string& method, const std::string& 
   return out;
 }
 
-void FakeModelServer::Script(const std::string& json_list) { Call("POST", "/_fake/script", json_list); }
+void FakeModelServer::Script(const std::string& json_list) {
+  Call("POST", "/_fake/script", json_list);
+}
 void FakeModelServer::Reset() { Call("POST", "/_fake/reset", "{}"); }
 std::string FakeModelServer::Log() { return Call("GET", "/_fake/log", ""); }
 
@@ -120,8 +117,8 @@ int FakeModelServer::RunBatch(const FakeServerOptions& options, const std::strin
                               const std::string& output_path) {
   std::string command;
   for (const auto& a : Arguments(options)) command += ShellQuote(a) + " ";
-  command += "--batch-input " + ShellQuote(input_path) + " --batch-output " +
-             ShellQuote(output_path);
+  command +=
+      "--batch-input " + ShellQuote(input_path) + " --batch-output " + ShellQuote(output_path);
   return RunCommand(command).exit_code;
 }
 

@@ -49,20 +49,21 @@ std::string Completion(const std::string& content) {
 }
 
 TEST(BatchLinesTest, OutputLineToTheSameResultAsOnline) {
-  const std::string line =
-      json{{"id", "vllm-1"},
-           {"custom_id", "c1"},
-           {"response",
-            {{"status_code", 200}, {"request_id", "vllm-batch-1"}, {"body", json::parse(Completion(R"({"n": 2})"))}}},
-           {"error", nullptr}}
-          .dump();
+  const std::string line = json{
+      {"id", "vllm-1"},
+      {"custom_id", "c1"},
+      {"response",
+       {{"status_code", 200},
+        {"request_id", "vllm-batch-1"},
+        {"body", json::parse(Completion(R"({"n": 2})"))}}},
+      {"error", nullptr}}.dump();
   Result<BatchOutput> out = ParseBatchOutputLine(line);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->custom_id, "c1");
   EXPECT_EQ(out->status_code, 200);
   EXPECT_FALSE(out->has_error);
-  ChatResult r = ChatResultFromBatchOutput(*out, VllmDialect(),
-                                           R"({"type":"object","required":["n"]})");
+  ChatResult r =
+      ChatResultFromBatchOutput(*out, VllmDialect(), R"({"type":"object","required":["n"]})");
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.answer.content, R"({"n": 2})");
   EXPECT_EQ(r.answer.reasoning, "r");
@@ -104,7 +105,10 @@ TEST(BatchLinesTest, ErrorsInEveryShape) {
       {json{{"id", "a"},
             {"custom_id", "c"},
             {"response", nullptr},
-            {"error", {{"code", "batch_expired"}, {"message", "This request could not be executed before the completion window expired."}}}}
+            {"error",
+             {{"code", "batch_expired"},
+              {"message",
+               "This request could not be executed before the completion window expired."}}}}
            .dump(),
        ChatOutcome::kServerError, "completion window"},
       // OpenAI Batch API: the error document as the response body.
@@ -120,7 +124,8 @@ TEST(BatchLinesTest, ErrorsInEveryShape) {
       // A 200 with an empty choice list.
       {json{{"id", "a"},
             {"custom_id", "c"},
-            {"response", {{"status_code", 200}, {"body", {{"id", "x"}, {"choices", json::array()}}}}},
+            {"response",
+             {{"status_code", 200}, {"body", {{"id", "x"}, {"choices", json::array()}}}}},
             {"error", nullptr}}
            .dump(),
        ChatOutcome::kEmptyChoices, "empty"},
@@ -141,9 +146,8 @@ TEST(BatchLinesTest, ErrorsInEveryShape) {
 
 TEST(BatchLinesTest, BadLinesAreErrorsNotCrashes) {
   for (const std::string& line :
-       {std::string(""), std::string("not json"), std::string("[1]"),
-        std::string(R"({"id":"x"})"), std::string(R"({"custom_id":"c"})"),
-        std::string(R"({"custom_id":"c","response":7})"),
+       {std::string(""), std::string("not json"), std::string("[1]"), std::string(R"({"id":"x"})"),
+        std::string(R"({"custom_id":"c"})"), std::string(R"({"custom_id":"c","response":7})"),
         std::string(R"({"custom_id":5,"response":{}})"),
         std::string(50000, '[') + std::string(50000, ']')}) {
     EXPECT_FALSE(ParseBatchOutputLine(line).ok()) << line.substr(0, 40);

@@ -20,7 +20,8 @@ ChatRequest FullRequest() {
   r.top_k = 40;
   r.seed = 7;
   r.thinking_mode = "disabled";
-  r.json_schema = R"({"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}}})";
+  r.json_schema =
+      R"({"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}}})";
   r.stream = true;
   return r;
 }

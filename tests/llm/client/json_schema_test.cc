@@ -69,8 +69,7 @@ TEST(JsonSchemaTest, RejectsWithThePathAndReason) {
   for (const Case& c : cases) {
     Status s = schema->Validate(c.answer);
     ASSERT_FALSE(s.ok()) << c.answer;
-    EXPECT_NE(s.message().find(c.message), std::string::npos)
-        << c.answer << " -> " << s.message();
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << c.answer << " -> " << s.message();
   }
 }
 
@@ -99,8 +98,8 @@ TEST(JsonSchemaTest, UncheckedKeywordsAreListed) {
       R"({"type":"object","properties":{"id":{"type":"string","pattern":"^[a-z]+$"}},
           "patternProperties":{"^x-":{}},"additionalProperties":false})");
   ASSERT_TRUE(schema.ok());
-  EXPECT_EQ(schema->unchecked_keywords(), (std::vector<std::string>{"pattern",
-                                                                    "patternProperties"}));
+  EXPECT_EQ(schema->unchecked_keywords(),
+            (std::vector<std::string>{"pattern", "patternProperties"}));
   // With patternProperties, extra keys are not refused (they might match a pattern).
   EXPECT_TRUE(schema->Validate(R"({"id":"abc","x-y":1})").ok());
 }

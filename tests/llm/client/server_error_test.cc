@@ -7,7 +7,8 @@ namespace {
 
 TEST(ServerErrorTest, BothShapes) {
   ServerError nested = ParseServerError(
-      400, R"j({"error":{"message":"bad thing","type":"BadRequestError","param":null,"code":400}})j");
+      400,
+      R"j({"error":{"message":"bad thing","type":"BadRequestError","param":null,"code":400}})j");
   EXPECT_EQ(nested.message, "bad thing");
   EXPECT_EQ(nested.type, "BadRequestError");
   EXPECT_EQ(nested.code, "400");
@@ -15,8 +16,8 @@ TEST(ServerErrorTest, BothShapes) {
       400, R"j({"object":"error","message":"flat thing","type":"BadRequestError","code":400})j");
   EXPECT_EQ(flat.message, "flat thing");
   EXPECT_EQ(flat.code, "400");
-  ServerError openai = ParseServerError(
-      400, R"j({"error":{"message":"too long","type":"invalid_request_error",
+  ServerError openai =
+      ParseServerError(400, R"j({"error":{"message":"too long","type":"invalid_request_error",
                "code":"context_length_exceeded"}})j");
   EXPECT_EQ(openai.code, "context_length_exceeded");
 }
