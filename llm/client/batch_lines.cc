@@ -35,7 +35,8 @@ Result<json> ParseLine(std::string_view line) {
 }  // namespace
 
 std::unique_ptr<BodySource> BatchInputLine(std::string_view custom_id,
-                                           std::shared_ptr<BodySource> body, std::string_view url) {
+                                           std::shared_ptr<const BodySource> body,
+                                           std::string_view url) {
   auto line = std::make_unique<ComposedBody>();
   line->AddText("{\"custom_id\":" + Quoted(custom_id) +
                 ",\"method\":\"POST\",\"url\":" + Quoted(url) + ",\"body\":");
@@ -44,13 +45,13 @@ std::unique_ptr<BodySource> BatchInputLine(std::string_view custom_id,
   return line;
 }
 
-Status WriteBatchInputLine(std::string_view custom_id, std::shared_ptr<BodySource> body,
+Status WriteBatchInputLine(std::string_view custom_id, std::shared_ptr<const BodySource> body,
                            std::ostream& out, std::string_view url) {
   std::unique_ptr<BodySource> line = BatchInputLine(custom_id, std::move(body), url);
-  REEL_RETURN_IF_ERROR(line->Rewind());
+  std::unique_ptr<BodyReader> reader = line->Open();
   char buffer[64 * 1024];
   while (true) {
-    REEL_ASSIGN_OR_RETURN(size_t n, line->Read(buffer, sizeof(buffer)));
+    REEL_ASSIGN_OR_RETURN(size_t n, reader->Read(buffer, sizeof(buffer)));
     if (n == 0) break;
     out.write(buffer, static_cast<std::streamsize>(n));
     if (!out) return IoError("cannot write the batch line for '" + std::string(custom_id) + "'");

@@ -29,11 +29,11 @@ inline constexpr char kChatCompletionsPath[] = "/v1/chat/completions";
 
 // One input line (ending in "\n") as a BodySource around `body` (compact JSON, no line breaks).
 std::unique_ptr<BodySource> BatchInputLine(std::string_view custom_id,
-                                           std::shared_ptr<BodySource> body,
+                                           std::shared_ptr<const BodySource> body,
                                            std::string_view url = kChatCompletionsPath);
 
 // Writes one input line to `out`, streaming the body. kIoError when the stream fails.
-Status WriteBatchInputLine(std::string_view custom_id, std::shared_ptr<BodySource> body,
+Status WriteBatchInputLine(std::string_view custom_id, std::shared_ptr<const BodySource> body,
                            std::ostream& out, std::string_view url = kChatCompletionsPath);
 
 struct BatchInput {

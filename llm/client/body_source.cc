@@ -20,20 +20,24 @@ using UniqueFile = std::unique_ptr<std::FILE, FileCloser>;
 
 // Appends the base64 of `n` bytes; `n` must be a multiple of 3 unless this is the end.
 void AppendBase64(const unsigned char* in, size_t n, std::string* out) {
+  const size_t start = out->size();
+  out->resize(start + (n + 2) / 3 * 4);
+  char* o = out->data() + start;
   size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
+  for (; i + 3 <= n; i += 3, o += 4) {
     const uint32_t v = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8) | in[i + 2];
-    const char quad[4] = {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63],
-                          kAlphabet[v & 63]};
-    out->append(quad, 4);
+    o[0] = kAlphabet[v >> 18];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = kAlphabet[(v >> 6) & 63];
+    o[3] = kAlphabet[v & 63];
   }
   if (i < n) {
     uint32_t v = uint32_t{in[i]} << 16;
     if (i + 1 < n) v |= uint32_t{in[i + 1]} << 8;
-    out->push_back(kAlphabet[v >> 18]);
-    out->push_back(kAlphabet[(v >> 12) & 63]);
-    out->push_back(i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=');
-    out->push_back('=');
+    o[0] = kAlphabet[v >> 18];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    o[3] = '=';
   }
 }
 
@@ -74,10 +78,6 @@ class FileReader {
     if (done_ == size_) file_.reset();
     return got;
   }
-  void Rewind() {
-    file_.reset();
-    done_ = 0;
-  }
   int64_t size() const { return size_; }
 
  private:
@@ -89,13 +89,13 @@ class FileReader {
 
 }  // namespace
 
-Result<std::string> ReadAll(BodySource& source) {
-  REEL_RETURN_IF_ERROR(source.Rewind());
+Result<std::string> ReadAll(const BodySource& source) {
   std::string out;
   if (source.Size() > 0) out.reserve(static_cast<size_t>(source.Size()));
+  std::unique_ptr<BodyReader> reader = source.Open();
   char buffer[16384];
   while (true) {
-    REEL_ASSIGN_OR_RETURN(size_t n, source.Read(buffer, sizeof(buffer)));
+    REEL_ASSIGN_OR_RETURN(size_t n, reader->Read(buffer, sizeof(buffer)));
     if (n == 0) break;
     out.append(buffer, n);
   }
@@ -109,123 +109,128 @@ std::string Base64Encode(std::string_view bytes) {
   return out;
 }
 
-Result<size_t> StringBody::Read(char* out, size_t capacity) {
-  const size_t n = std::min(capacity, text_.size() - offset_);
-  std::memcpy(out, text_.data() + offset_, n);
-  offset_ += n;
-  return n;
-}
-
-// One part of a ComposedBody. Each kind keeps its own read position.
-struct ComposedBody::Part {
-  virtual ~Part() = default;
-  virtual int64_t Size() const = 0;
-  virtual Result<size_t> Read(char* out, size_t capacity) = 0;
-  virtual Status Rewind() = 0;
-};
-
 namespace {
 
-struct TextPart final : ComposedBody::Part {
-  explicit TextPart(std::string t) : body(std::move(t)) {}
-  int64_t Size() const override { return body.Size(); }
-  Result<size_t> Read(char* out, size_t capacity) override { return body.Read(out, capacity); }
-  Status Rewind() override { return body.Rewind(); }
-  StringBody body;
-};
-
-struct SourcePart final : ComposedBody::Part {
-  explicit SourcePart(std::shared_ptr<BodySource> s) : source(std::move(s)) {}
-  int64_t Size() const override { return source->Size(); }
-  Result<size_t> Read(char* out, size_t capacity) override { return source->Read(out, capacity); }
-  Status Rewind() override { return source->Rewind(); }
-  std::shared_ptr<BodySource> source;
-};
-
-struct FilePart final : ComposedBody::Part {
-  FilePart(std::string path, int64_t size) : reader(std::move(path), size) {}
-  int64_t Size() const override { return reader.size(); }
-  Result<size_t> Read(char* out, size_t capacity) override { return reader.Read(out, capacity); }
-  Status Rewind() override {
-    reader.Rewind();
-    return Status::Ok();
-  }
-  FileReader reader;
-};
-
-// Base64 of bytes in memory or of a file, encoded one chunk at a time.
-struct Base64Part final : ComposedBody::Part {
-  explicit Base64Part(std::shared_ptr<const std::string> b) : bytes(std::move(b)) {}
-  Base64Part(std::string path, int64_t size) : file(std::make_unique<FileReader>(path, size)) {}
-
-  int64_t InputSize() const { return file ? file->size() : static_cast<int64_t>(bytes->size()); }
-  int64_t Size() const override { return Base64Length(InputSize()); }
-
+class MemoryReader final : public BodyReader {
+ public:
+  explicit MemoryReader(std::string_view bytes) : bytes_(bytes) {}
   Result<size_t> Read(char* out, size_t capacity) override {
-    if (pending_pos == pending.size()) {
-      pending.clear();
-      pending_pos = 0;
-      const int64_t left = InputSize() - consumed;
-      if (left == 0) return size_t{0};
-      const size_t n = static_cast<size_t>(std::min<int64_t>(kChunk, left));
-      if (file) {
-        raw.resize(n);
-        REEL_ASSIGN_OR_RETURN(size_t got, file->Read(raw.data(), n));
-        AppendBase64(reinterpret_cast<const unsigned char*>(raw.data()), got, &pending);
-      } else {
-        AppendBase64(reinterpret_cast<const unsigned char*>(bytes->data()) + consumed, n, &pending);
-      }
-      consumed += static_cast<int64_t>(n);
-    }
-    const size_t n = std::min(capacity, pending.size() - pending_pos);
-    std::memcpy(out, pending.data() + pending_pos, n);
-    pending_pos += n;
+    const size_t n = std::min(capacity, bytes_.size() - offset_);
+    std::memcpy(out, bytes_.data() + offset_, n);
+    offset_ += n;
     return n;
   }
 
-  Status Rewind() override {
-    if (file) file->Rewind();
-    consumed = 0;
-    pending.clear();
-    pending_pos = 0;
-    return Status::Ok();
+ private:
+  std::string_view bytes_;
+  size_t offset_ = 0;
+};
+
+// A file's bytes as they are.
+class FileBody final : public BodySource {
+ public:
+  FileBody(std::string path, int64_t size) : path_(std::move(path)), size_(size) {}
+  int64_t Size() const override { return size_; }
+  std::unique_ptr<BodyReader> Open() const override {
+    class Reader final : public BodyReader {
+     public:
+      Reader(const std::string& path, int64_t size) : file_(path, size) {}
+      Result<size_t> Read(char* out, size_t capacity) override { return file_.Read(out, capacity); }
+
+     private:
+      FileReader file_;
+    };
+    return std::make_unique<Reader>(path_, size_);
   }
 
-  std::shared_ptr<const std::string> bytes;
-  std::unique_ptr<FileReader> file;
-  int64_t consumed = 0;  // input bytes encoded so far
-  std::string raw;       // one chunk of file bytes
-  std::string pending;   // encoded text not yet handed out
-  size_t pending_pos = 0;
+ private:
+  std::string path_;
+  int64_t size_;
+};
+
+// Base64 of bytes in memory or of a file, encoded one chunk at a time by each reader.
+class Base64Body final : public BodySource {
+ public:
+  explicit Base64Body(std::shared_ptr<const std::string> bytes)
+      : bytes_(std::move(bytes)), input_size_(static_cast<int64_t>(bytes_->size())) {}
+  Base64Body(std::string path, int64_t size) : path_(std::move(path)), input_size_(size) {}
+
+  int64_t Size() const override { return Base64Length(input_size_); }
+
+  std::unique_ptr<BodyReader> Open() const override {
+    class Reader final : public BodyReader {
+     public:
+      explicit Reader(const Base64Body& body) : body_(body) {
+        if (!body.bytes_) file_ = std::make_unique<FileReader>(body.path_, body.input_size_);
+      }
+      Result<size_t> Read(char* out, size_t capacity) override {
+        if (pending_pos_ == pending_.size()) {
+          pending_.clear();
+          pending_pos_ = 0;
+          const int64_t left = body_.input_size_ - consumed_;
+          if (left == 0) return size_t{0};
+          const size_t n = static_cast<size_t>(std::min<int64_t>(kChunk, left));
+          if (file_) {
+            raw_.resize(n);
+            REEL_ASSIGN_OR_RETURN(size_t got, file_->Read(raw_.data(), n));
+            AppendBase64(reinterpret_cast<const unsigned char*>(raw_.data()), got, &pending_);
+          } else {
+            AppendBase64(reinterpret_cast<const unsigned char*>(body_.bytes_->data()) + consumed_,
+                         n, &pending_);
+          }
+          consumed_ += static_cast<int64_t>(n);
+        }
+        const size_t n = std::min(capacity, pending_.size() - pending_pos_);
+        std::memcpy(out, pending_.data() + pending_pos_, n);
+        pending_pos_ += n;
+        return n;
+      }
+
+     private:
+      const Base64Body& body_;
+      std::unique_ptr<FileReader> file_;
+      int64_t consumed_ = 0;  // input bytes encoded so far
+      std::string raw_;       // one chunk of file bytes
+      std::string pending_;   // encoded text not yet handed out
+      size_t pending_pos_ = 0;
+    };
+    return std::make_unique<Reader>(*this);
+  }
+
+ private:
+  std::shared_ptr<const std::string> bytes_;  // or, when null, the file:
+  std::string path_;
+  int64_t input_size_;
 };
 
 }  // namespace
 
-ComposedBody::ComposedBody() = default;
-ComposedBody::~ComposedBody() = default;
+std::unique_ptr<BodyReader> StringBody::Open() const {
+  return std::make_unique<MemoryReader>(text_);
+}
 
 void ComposedBody::AddText(std::string text) {
   if (text.empty()) return;
-  parts_.push_back(std::make_unique<TextPart>(std::move(text)));
+  parts_.push_back(std::make_shared<StringBody>(std::move(text)));
 }
 
-void ComposedBody::AddSource(std::shared_ptr<BodySource> source) {
-  parts_.push_back(std::make_unique<SourcePart>(std::move(source)));
+void ComposedBody::AddSource(std::shared_ptr<const BodySource> source) {
+  parts_.push_back(std::move(source));
 }
 
 Status ComposedBody::AddFile(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(int64_t size, FileSize(path));
-  parts_.push_back(std::make_unique<FilePart>(path, size));
+  parts_.push_back(std::make_shared<FileBody>(path, size));
   return Status::Ok();
 }
 
 void ComposedBody::AddBase64(std::shared_ptr<const std::string> bytes) {
-  parts_.push_back(std::make_unique<Base64Part>(std::move(bytes)));
+  parts_.push_back(std::make_shared<Base64Body>(std::move(bytes)));
 }
 
 Status ComposedBody::AddBase64OfFile(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(int64_t size, FileSize(path));
-  parts_.push_back(std::make_unique<Base64Part>(path, size));
+  parts_.push_back(std::make_shared<Base64Body>(path, size));
   return Status::Ok();
 }
 
@@ -239,23 +244,33 @@ int64_t ComposedBody::Size() const {
   return total;
 }
 
-Result<size_t> ComposedBody::Read(char* out, size_t capacity) {
-  size_t written = 0;
-  while (written < capacity && current_ < parts_.size()) {
-    REEL_ASSIGN_OR_RETURN(size_t n, parts_[current_]->Read(out + written, capacity - written));
-    if (n == 0) {
-      ++current_;
-    } else {
-      written += n;
+std::unique_ptr<BodyReader> ComposedBody::Open() const {
+  class Reader final : public BodyReader {
+   public:
+    explicit Reader(const std::vector<std::shared_ptr<const BodySource>>& parts) : parts_(parts) {}
+    Result<size_t> Read(char* out, size_t capacity) override {
+      size_t written = 0;
+      while (written < capacity && next_ <= parts_.size()) {
+        if (!current_) {
+          if (next_ == parts_.size()) break;
+          current_ = parts_[next_++]->Open();
+        }
+        REEL_ASSIGN_OR_RETURN(size_t n, current_->Read(out + written, capacity - written));
+        if (n == 0) {
+          current_.reset();
+        } else {
+          written += n;
+        }
+      }
+      return written;
     }
-  }
-  return written;
-}
 
-Status ComposedBody::Rewind() {
-  for (auto& part : parts_) REEL_RETURN_IF_ERROR(part->Rewind());
-  current_ = 0;
-  return Status::Ok();
+   private:
+    const std::vector<std::shared_ptr<const BodySource>>& parts_;
+    size_t next_ = 0;
+    std::unique_ptr<BodyReader> current_;
+  };
+  return std::make_unique<Reader>(parts_);
 }
 
 }  // namespace reel::llm

@@ -1,17 +1,18 @@
 // Request bodies that are produced while they are sent.
 //
 // A 1M-token request for an hour of video is hundreds of megabytes of base64 JPEG; the HTTP client
-// pulls it through a BodySource in small pieces, so it is never built as one string (and never
-// twice). The same source feeds a Batch-file line (batch_lines.h) or a hash.
+// pulls it through a BodyReader in small pieces, so it is never built as one string (and never
+// twice). The same source feeds a Batch-file line (batch_lines.h), a token count, or a hash.
 //
-// A source is rewound, then read from the start to the end (the HTTP client, ReadAll and the
-// Batch writer rewind first, so a source shared by several bodies reads whole in each). Sizes are
-// known before the first byte whenever the parts' sizes are (files are stat'ed when the body is
-// built), so the request carries a Content-Length; a source of unknown size is sent chunked.
+// A BodySource describes bytes and does not change once built; each use opens its own BodyReader
+// (a cursor), so one source (the messages of a context, say) can be sent by several requests at
+// once, from several threads, and again for a retry. Sizes are known before the first byte
+// whenever the parts' sizes are (files are stat'ed when the body is built), so a request carries
+// a Content-Length; a source of unknown size is sent chunked.
 //
-// Thread safety: one source is read by one thread at a time (the HTTP client's thread while it is
-// being sent). Sources are not copied; ComposedBody holds its parts by shared pointer so a part
-// (the messages of a context, say) can be sent in several requests one after the other.
+// Ownership and threads: a source must outlive the readers opened from it. Open and Size may be
+// called from any thread; one reader is used by one thread at a time. ComposedBody is built
+// (Add...) by one thread before it is shared.
 #pragma once
 
 #include <cstddef>
@@ -25,39 +26,37 @@
 
 namespace reel::llm {
 
-class BodySource {
+// A cursor over a source's bytes, from the first.
+class BodyReader {
  public:
-  virtual ~BodySource() = default;
-
-  // The total number of bytes, or -1 when it is not known before the end.
-  virtual int64_t Size() const = 0;
-
+  virtual ~BodyReader() = default;
   // Copies the next bytes into `out` (at most `capacity`, capacity > 0) and returns how many;
   // 0 means the end. An error (a file that vanished, say) fails the request that reads it.
   virtual Result<size_t> Read(char* out, size_t capacity) = 0;
-
-  // Back to the first byte.
-  virtual Status Rewind() = 0;
 };
 
-// Rewinds a source and reads it whole into a string (tests, small bodies).
-Result<std::string> ReadAll(BodySource& source);
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  // The total number of bytes, or -1 when it is not known before the end.
+  virtual int64_t Size() const = 0;
+  // A new reader at byte 0. Opening does no I/O; errors show up on Read.
+  virtual std::unique_ptr<BodyReader> Open() const = 0;
+};
+
+// Reads a whole source into a string (tests, small bodies).
+Result<std::string> ReadAll(const BodySource& source);
 
 // A body held in memory.
 class StringBody final : public BodySource {
  public:
   explicit StringBody(std::string text) : text_(std::move(text)) {}
   int64_t Size() const override { return static_cast<int64_t>(text_.size()); }
-  Result<size_t> Read(char* out, size_t capacity) override;
-  Status Rewind() override {
-    offset_ = 0;
-    return Status::Ok();
-  }
+  std::unique_ptr<BodyReader> Open() const override;
   const std::string& text() const { return text_; }
 
  private:
   std::string text_;
-  size_t offset_ = 0;
 };
 
 // A body made of parts sent one after the other: literal bytes, other sources, files as they
@@ -67,33 +66,24 @@ class StringBody final : public BodySource {
 //   b.AddText(R"({"type":"image_url","image_url":{"url":"data:image/jpeg;base64,)");
 //   b.AddBase64OfFile("/frames/000123.jpg");
 //   b.AddText(R"("}})");
-// Memory held: the literal text and the parts' descriptions; file bytes are read in 48 KiB
-// pieces while sending.
+// Memory held: the literal text and the parts' descriptions; file bytes are read and encoded in
+// 48 KiB pieces by each reader while it is read.
 class ComposedBody final : public BodySource {
  public:
-  ComposedBody();
-  ~ComposedBody() override;
-  ComposedBody(const ComposedBody&) = delete;
-  ComposedBody& operator=(const ComposedBody&) = delete;
-
   void AddText(std::string text);
-  void AddSource(std::shared_ptr<BodySource> source);
+  void AddSource(std::shared_ptr<const BodySource> source);
   // The file's bytes as they are. Its size is taken now; a file that changes size before it is
-  // sent fails that request.
+  // sent fails that request (with a message naming it).
   Status AddFile(const std::string& path);
   // Base64 (standard alphabet, padded, no line breaks) of bytes or of a file.
   void AddBase64(std::shared_ptr<const std::string> bytes);
   Status AddBase64OfFile(const std::string& path);
 
   int64_t Size() const override;
-  Result<size_t> Read(char* out, size_t capacity) override;
-  Status Rewind() override;
-
-  struct Part;
+  std::unique_ptr<BodyReader> Open() const override;
 
  private:
-  std::vector<std::unique_ptr<Part>> parts_;
-  size_t current_ = 0;
+  std::vector<std::shared_ptr<const BodySource>> parts_;
 };
 
 // The length of the base64 text of `n` bytes.

@@ -23,7 +23,7 @@ namespace reel::llm {
 struct ChatRequest {
   // The `messages` array as JSON text: [{"role": "user", "content": [...]}, ...]. Shared so the
   // same messages can be sent more than once (a retry, a token count, a Batch line).
-  std::shared_ptr<BodySource> messages;
+  std::shared_ptr<const BodySource> messages;
   int64_t max_completion_tokens = 16384;  // always sent: omitted, vLLM fills the context
   std::optional<double> temperature;
   std::optional<double> top_p;

@@ -4,12 +4,13 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
-#include <future>
 #include <mutex>
-#include <thread>
+#include <vector>
 
 namespace reel::llm {
 namespace {
@@ -92,13 +93,13 @@ std::string HttpResponse::Header(std::string_view lower_name) const {
   return "";
 }
 
-// One transfer: the request's own copies, the response being built, and its timers.
+// One transfer: the request, the response being built, and its timers. Lives on the stack of
+// the Perform that runs it.
 struct Transfer {
-  HttpRequest request;
+  const HttpRequest* request = nullptr;
+  std::unique_ptr<BodyReader> body;  // a fresh cursor over request->body
   ResponseSink* sink = nullptr;
-  std::function<void(HttpResponse)> done;
-  UniqueEasy easy;
-  UniqueSlist header_list;
+  CURL* easy = nullptr;
   HttpResponse response;
   char error_buffer[CURL_ERROR_SIZE] = {};
   Clock::time_point started;
@@ -113,7 +114,7 @@ struct Transfer {
 
   long StatusNow() const {
     long code = 0;
-    curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
     return code;
   }
 
@@ -163,7 +164,7 @@ struct Transfer {
   static size_t OnRead(char* out, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     t->Touch();
-    Result<size_t> n = t->request.body->Read(out, size * count);
+    Result<size_t> n = t->body->Read(out, size * count);
     if (!n.ok()) {
       t->abort_reason = TransportError::kBodyFailed;
       t->abort_message = "request body: " + n.status().message();
@@ -175,33 +176,69 @@ struct Transfer {
 
   static int OnSeek(void* user, curl_off_t offset, int origin) {
     auto* t = static_cast<Transfer*>(user);
+    // libcurl rewinds to send the body again (a kept-alive connection that turned out closed).
     if (offset != 0 || origin != SEEK_SET) return CURL_SEEKFUNC_CANTSEEK;
-    if (!t->request.body->Rewind().ok()) return CURL_SEEKFUNC_FAIL;
+    t->body = t->request->body->Open();
     t->response.bytes_sent = 0;
     return CURL_SEEKFUNC_OK;
   }
 };
 
+// A pooled connection: a multi handle (its connection cache keeps the connection open between
+// transfers) and the easy handle driven through it.
+struct Connection {
+  UniqueMulti multi;
+  UniqueEasy easy;
+};
+
 struct HttpClient::Impl {
   Options options;
-  UniqueMulti multi;
-  std::thread thread;
-
   mutable std::mutex mutex;
-  std::vector<std::unique_ptr<Transfer>> queued;  // guarded by mutex
-  bool stopping = false;                          // guarded by mutex
-  std::atomic<int> in_flight{0};
+  std::condition_variable changed;
+  std::vector<std::unique_ptr<Connection>> idle;  // guarded by mutex; most recently used last
+  int created = 0;                                // guarded by mutex
+  int leased = 0;                                 // guarded by mutex
+  std::atomic<bool> stopping{false};
 
-  // Loop thread only.
-  std::vector<std::unique_ptr<Transfer>> active;
-  std::vector<UniqueEasy> spare_handles;
+  ~Impl() {
+    // Easy handles before their multi handles.
+    for (auto& c : idle) c->easy.reset();
+  }
 
-  void Loop();
-  void Begin(std::unique_ptr<Transfer> t);
-  void Finish(Transfer* t, CURLcode code);
-  void Complete(std::unique_ptr<Transfer> t);
-  void Abandon(Transfer* t, TransportError error, std::string message);
-  std::unique_ptr<Transfer> Detach(Transfer* t);
+  // A free connection, a new one while under the limit, or nullptr when cancelled or stopping.
+  std::unique_ptr<Connection> Lease(const std::atomic<bool>* cancel) {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      if (stopping.load() || (cancel != nullptr && cancel->load())) return nullptr;
+      if (!idle.empty()) {
+        std::unique_ptr<Connection> c = std::move(idle.back());
+        idle.pop_back();
+        ++leased;
+        return c;
+      }
+      if (created < std::max(1, options.max_connections)) {
+        auto c = std::make_unique<Connection>();
+        c->multi.reset(curl_multi_init());
+        c->easy.reset(curl_easy_init());
+        if (!c->multi || !c->easy) return nullptr;
+        curl_multi_setopt(c->multi.get(), CURLMOPT_MAXCONNECTS, 1L);
+        ++created;
+        ++leased;
+        return c;
+      }
+      changed.wait_for(lock, std::chrono::milliseconds(100));
+    }
+  }
+
+  void Return(std::unique_ptr<Connection> c) {
+    // Notified under the lock: the destructor may run as soon as `leased` reaches 0.
+    std::lock_guard<std::mutex> lock(mutex);
+    --leased;
+    idle.push_back(std::move(c));
+    changed.notify_all();
+  }
+
+  HttpResponse Run(Connection& c, const HttpRequest& request, ResponseSink* sink);
 };
 
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -214,82 +251,83 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(const Options& options) {
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->multi.reset(curl_multi_init());
-  if (!impl->multi) return Internal("libcurl: cannot create a multi handle");
-  CURLM* m = impl->multi.get();
-  curl_multi_setopt(m, CURLMOPT_PIPELINING, long{CURLPIPE_MULTIPLEX});
-  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, options.max_connections_per_host);
-  curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, options.max_total_connections);
-  curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, options.max_total_connections);
-  Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->Loop(); });
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
 HttpClient::~HttpClient() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->stopping = true;
-  }
-  curl_multi_wakeup(impl_->multi.get());
-  impl_->thread.join();
+  impl_->stopping = true;
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  impl_->changed.wait(lock, [this] { return impl_->leased == 0; });
 }
 
-int HttpClient::InFlight() const { return impl_->in_flight.load(); }
-
-void HttpClient::Start(HttpRequest request, ResponseSink* sink,
-                       std::function<void(HttpResponse)> done) {
-  auto t = std::make_unique<Transfer>();
-  t->request = std::move(request);
-  t->sink = sink;
-  t->done = std::move(done);
-  t->max_response_bytes = impl_->options.max_response_bytes;
-  impl_->in_flight.fetch_add(1);
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (!impl_->stopping) {
-      impl_->queued.push_back(std::move(t));
-    }
-  }
-  if (t) {  // the client is being destroyed
-    t->response.error = TransportError::kCancelled;
-    t->response.error_message = "the HTTP client is shutting down";
-    impl_->Complete(std::move(t));
-    return;
-  }
-  curl_multi_wakeup(impl_->multi.get());
+int HttpClient::InFlight() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->leased;
 }
 
 HttpResponse HttpClient::Perform(const HttpRequest& request, ResponseSink* sink) {
-  std::promise<HttpResponse> promise;
-  std::future<HttpResponse> future = promise.get_future();
-  Start(request, sink, [&promise](HttpResponse r) { promise.set_value(std::move(r)); });
-  return future.get();
+  std::unique_ptr<Connection> c = impl_->Lease(request.cancel);
+  if (!c) {
+    HttpResponse r;
+    r.error = TransportError::kCancelled;
+    r.error_message = impl_->stopping ? "the HTTP client is shutting down" : "cancelled";
+    return r;
+  }
+  HttpResponse response = impl_->Run(*c, request, sink);
+  impl_->Return(std::move(c));
+  return response;
 }
 
-void HttpClient::Impl::Begin(std::unique_ptr<Transfer> t) {
-  if (!spare_handles.empty()) {
-    t->easy = std::move(spare_handles.back());
-    spare_handles.pop_back();
-    curl_easy_reset(t->easy.get());
-  } else {
-    t->easy.reset(curl_easy_init());
+namespace {
+
+void Classify(CURLcode code, CURL* easy, HttpResponse* r) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+      r->error = TransportError::kConnect;
+      break;
+    case CURLE_OPERATION_TIMEDOUT: {
+      curl_off_t connected = 0;
+      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
+      r->error = connected == 0 ? TransportError::kConnectTimeout : TransportError::kTotalTimeout;
+      break;
+    }
+    case CURLE_SEND_ERROR:
+      r->error = TransportError::kSendFailed;
+      break;
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      r->error = TransportError::kReceiveFailed;
+      break;
+    default:
+      r->error = TransportError::kOther;
+      break;
   }
-  if (!t->easy) {
-    t->response.error = TransportError::kOther;
-    t->response.error_message = "libcurl: cannot create a transfer";
-    Complete(std::move(t));
-    return;
-  }
-  const HttpRequest& r = t->request;
-  CURL* e = t->easy.get();
+}
+
+}  // namespace
+
+HttpResponse HttpClient::Impl::Run(Connection& c, const HttpRequest& r, ResponseSink* sink) {
+  Transfer t;
+  t.request = &r;
+  t.sink = sink;
+  t.easy = c.easy.get();
+  t.max_response_bytes = options.max_response_bytes;
+  CURL* e = c.easy.get();
+  curl_easy_reset(e);
   curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
-  curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error_buffer);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error_buffer);
   curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_2TLS});
-  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   // A minutes-long prefill sends nothing: keep the connection alive through NATs and proxies.
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -303,9 +341,9 @@ void HttpClient::Impl::Begin(std::unique_ptr<Transfer> t) {
                      static_cast<long>(std::max(1.0, r.total_timeout_s * 1000)));
   }
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::OnWrite);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
 
   curl_slist* list = nullptr;
   for (const std::string& h : r.headers) list = curl_slist_append(list, h.c_str());
@@ -315,17 +353,11 @@ void HttpClient::Impl::Begin(std::unique_ptr<Transfer> t) {
     list = curl_slist_append(list, "Expect:");
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     if (r.body != nullptr) {
-      if (Status s = r.body->Rewind(); !s.ok()) {
-        t->response.error = TransportError::kBodyFailed;
-        t->response.error_message = "request body: " + s.message();
-        curl_slist_free_all(list);
-        Complete(std::move(t));
-        return;
-      }
+      t.body = r.body->Open();
       curl_easy_setopt(e, CURLOPT_READFUNCTION, &Transfer::OnRead);
-      curl_easy_setopt(e, CURLOPT_READDATA, t.get());
+      curl_easy_setopt(e, CURLOPT_READDATA, &t);
       curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &Transfer::OnSeek);
-      curl_easy_setopt(e, CURLOPT_SEEKDATA, t.get());
+      curl_easy_setopt(e, CURLOPT_SEEKDATA, &t);
       const int64_t size = r.body->Size();
       if (size >= 0) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(size));
@@ -339,177 +371,81 @@ void HttpClient::Impl::Begin(std::unique_ptr<Transfer> t) {
   } else {
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
   }
-  t->header_list.reset(list);
+  UniqueSlist header_list(list);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, list);
 
-  t->started = Clock::now();
-  t->last_activity = t->started;
-  if (curl_multi_add_handle(multi.get(), e) != CURLM_OK) {
-    t->response.error = TransportError::kOther;
-    t->response.error_message = "libcurl: cannot start the transfer";
-    Complete(std::move(t));
-    return;
+  t.started = Clock::now();
+  t.last_activity = t.started;
+  CURLM* m = c.multi.get();
+  if (curl_multi_add_handle(m, e) != CURLM_OK) {
+    t.response.error = TransportError::kOther;
+    t.response.error_message = "libcurl: cannot start the transfer";
+    return std::move(t.response);
   }
-  active.push_back(std::move(t));
-}
 
-std::unique_ptr<Transfer> HttpClient::Impl::Detach(Transfer* t) {
-  curl_multi_remove_handle(multi.get(), t->easy.get());
-  auto it = std::find_if(active.begin(), active.end(),
-                         [t](const std::unique_ptr<Transfer>& p) { return p.get() == t; });
-  std::unique_ptr<Transfer> owned = std::move(*it);
-  active.erase(it);
-  return owned;
-}
-
-void HttpClient::Impl::Finish(Transfer* t, CURLcode code) {
-  HttpResponse& r = t->response;
-  long status = 0;
-  curl_easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &status);
-  r.status = static_cast<int>(status);
-  long version = 0;
-  curl_easy_getinfo(t->easy.get(), CURLINFO_HTTP_VERSION, &version);
-  r.http_version = version == CURL_HTTP_VERSION_2_0   ? "2"
-                   : version == CURL_HTTP_VERSION_3   ? "3"
-                   : version == CURL_HTTP_VERSION_1_0 ? "1.0"
-                   : version == CURL_HTTP_VERSION_1_1 ? "1.1"
-                                                      : "";
-  if (code != CURLE_OK) {
-    std::string detail = t->error_buffer[0] != '\0' ? t->error_buffer : curl_easy_strerror(code);
-    if (t->abort_reason != TransportError::kNone) {
-      r.error = t->abort_reason;
-      r.error_message = t->abort_message;
-    } else {
-      switch (code) {
-        case CURLE_COULDNT_CONNECT:
-        case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_COULDNT_RESOLVE_PROXY:
-        case CURLE_SSL_CONNECT_ERROR:
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CERTPROBLEM:
-        case CURLE_SSL_CACERT_BADFILE:
-          r.error = TransportError::kConnect;
-          break;
-        case CURLE_OPERATION_TIMEDOUT: {
-          curl_off_t connected = 0;
-          curl_easy_getinfo(t->easy.get(), CURLINFO_CONNECT_TIME_T, &connected);
-          r.error =
-              connected == 0 ? TransportError::kConnectTimeout : TransportError::kTotalTimeout;
-          break;
-        }
-        case CURLE_SEND_ERROR:
-          r.error = TransportError::kSendFailed;
-          break;
-        case CURLE_RECV_ERROR:
-        case CURLE_GOT_NOTHING:
-        case CURLE_PARTIAL_FILE:
-        case CURLE_HTTP2:
-        case CURLE_HTTP2_STREAM:
-          r.error = TransportError::kReceiveFailed;
-          break;
-        default:
-          r.error = TransportError::kOther;
-          break;
-      }
-      r.error_message = detail;
-    }
-  }
-  std::unique_ptr<Transfer> owned = Detach(t);
-  owned->response.seconds_total = SecondsBetween(owned->started, Clock::now());
-  Complete(std::move(owned));
-}
-
-void HttpClient::Impl::Abandon(Transfer* t, TransportError error, std::string message) {
-  std::unique_ptr<Transfer> owned = Detach(t);
-  long status = 0;
-  curl_easy_getinfo(owned->easy.get(), CURLINFO_RESPONSE_CODE, &status);
-  owned->response.status = static_cast<int>(status);
-  owned->response.error = error;
-  owned->response.error_message = std::move(message);
-  owned->response.seconds_total = SecondsBetween(owned->started, Clock::now());
-  Complete(std::move(owned));
-}
-
-void HttpClient::Impl::Complete(std::unique_ptr<Transfer> t) {
-  if (t->easy) {
-    if (spare_handles.size() < 64) {
-      spare_handles.push_back(std::move(t->easy));
-    } else {
-      t->easy.reset();
-    }
-  }
-  auto done = std::move(t->done);
-  HttpResponse response = std::move(t->response);
-  t.reset();
-  in_flight.fetch_sub(1);
-  if (done) done(std::move(response));
-}
-
-void HttpClient::Impl::Loop() {
-  while (true) {
-    std::vector<std::unique_ptr<Transfer>> incoming;
-    bool stop = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      incoming.swap(queued);
-      stop = stopping;
-    }
-    if (stop) {
-      for (auto& t : incoming) {
-        t->response.error = TransportError::kCancelled;
-        t->response.error_message = "the HTTP client is shutting down";
-        Complete(std::move(t));
-      }
-      while (!active.empty()) {
-        Abandon(active.back().get(), TransportError::kCancelled,
-                "the HTTP client is shutting down");
-      }
-      return;
-    }
-    for (auto& t : incoming) Begin(std::move(t));
-
+  bool finished = false;
+  CURLcode code = CURLE_OK;
+  while (!finished) {
     int running = 0;
-    curl_multi_perform(multi.get(), &running);
+    curl_multi_perform(m, &running);
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi.get(), &left)) {
-      if (msg->msg != CURLMSG_DONE) continue;
-      Transfer* t = nullptr;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
-      Finish(t, msg->data.result);
+    while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+      if (msg->msg == CURLMSG_DONE) {
+        finished = true;
+        code = msg->data.result;
+      }
     }
-
+    if (finished) break;
     // Our own timers: silence (the read timeout) and cancellation.
-    const Clock::time_point now = Clock::now();
-    for (size_t i = 0; i < active.size();) {
-      Transfer* t = active[i].get();
-      if (t->request.cancel != nullptr && t->request.cancel->load()) {
-        Abandon(t, TransportError::kCancelled, "cancelled");
-        continue;
-      }
-      // A transfer still waiting for a free connection is not silent yet (the connect timeout
-      // covers connecting).
-      curl_off_t pretransfer = 0;
-      curl_easy_getinfo(t->easy.get(), CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
-      if (pretransfer == 0 && t->response.bytes_sent == 0 && !t->got_first_byte) {
-        t->last_activity = now;
-      }
-      const double idle = SecondsBetween(t->last_activity, now);
-      if (t->request.idle_timeout_s > 0 && idle > t->request.idle_timeout_s) {
-        char text[96];
-        std::snprintf(text, sizeof(text), "no data for %.3g s (read timeout)",
-                      t->request.idle_timeout_s);
-        Abandon(t, TransportError::kIdleTimeout, text);
-        continue;
-      }
-      ++i;
+    if (stopping.load() || (r.cancel != nullptr && r.cancel->load())) {
+      t.abort_reason = TransportError::kCancelled;
+      t.abort_message = stopping.load() ? "the HTTP client is shutting down" : "cancelled";
+      code = CURLE_ABORTED_BY_CALLBACK;
+      break;
     }
-
-    long wait_ms = active.empty() ? 60000 : 100;
+    const Clock::time_point now = Clock::now();
+    if (r.idle_timeout_s > 0 && SecondsBetween(t.last_activity, now) > r.idle_timeout_s) {
+      char text[96];
+      std::snprintf(text, sizeof(text), "no data for %.3g s (read timeout)", r.idle_timeout_s);
+      t.abort_reason = TransportError::kIdleTimeout;
+      t.abort_message = text;
+      code = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    long wait_ms = 100;
     long curl_ms = -1;
-    curl_multi_timeout(multi.get(), &curl_ms);
+    curl_multi_timeout(m, &curl_ms);
     if (curl_ms >= 0) wait_ms = std::min(wait_ms, curl_ms);
-    curl_multi_poll(multi.get(), nullptr, 0, static_cast<int>(wait_ms), nullptr);
+    if (wait_ms > 0) curl_multi_poll(m, nullptr, 0, static_cast<int>(wait_ms), nullptr);
   }
+
+  HttpResponse& out = t.response;
+  long status = 0;
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  out.status = static_cast<int>(status);
+  long version = 0;
+  curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
+  out.http_version = version == CURL_HTTP_VERSION_2_0   ? "2"
+                     : version == CURL_HTTP_VERSION_3   ? "3"
+                     : version == CURL_HTTP_VERSION_1_0 ? "1.0"
+                     : version == CURL_HTTP_VERSION_1_1 ? "1.1"
+                                                        : "";
+  if (code != CURLE_OK) {
+    if (t.abort_reason != TransportError::kNone) {
+      out.error = t.abort_reason;
+      out.error_message = t.abort_message;
+    } else {
+      Classify(code, e, &out);
+      out.error_message = t.error_buffer[0] != '\0' ? t.error_buffer : curl_easy_strerror(code);
+    }
+  }
+  // Removing a transfer that did not finish closes its connection; a finished one stays open
+  // in the multi handle's cache for the next request.
+  curl_multi_remove_handle(m, e);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nullptr);
+  out.seconds_total = SecondsBetween(t.started, Clock::now());
+  return std::move(out);
 }
 
 }  // namespace reel::llm

@@ -1,21 +1,23 @@
-// An HTTP client for model servers, on libcurl's multi interface.
+// An HTTP client for model servers, on libcurl: a bounded pool of kept-alive connections.
 //
-// One HttpClient owns one background thread that drives every transfer, and a connection cache
-// shared by all of them: connections are kept alive between requests, HTTP/2 is used where a
-// server offers it over TLS (ALPN; several requests then share one connection), HTTP/1.1
-// otherwise. Request bodies are pulled from a BodySource while they are sent; response bodies
-// are collected, or handed to a ResponseSink as they arrive (server-sent events).
+// Each Perform runs on the calling thread: it leases a connection from the pool (one libcurl
+// multi handle with its easy handle, so the connection stays open between requests), drives the
+// transfer, and gives the connection back. At most `max_connections` transfers run at once; more
+// callers wait for a free connection. No thread hands work to another, so a request costs no
+// more than libcurl itself, and the base64 of many large bodies is encoded on as many cores.
+// HTTP/2 is used where a server offers it over TLS (ALPN), HTTP/1.1 otherwise.
+//
+// Request bodies are pulled from a BodySource while they are sent; response bodies are
+// collected, or handed to a ResponseSink as they arrive (server-sent events).
 //
 // Timeouts: `connect_timeout_s` for the TCP/TLS connection; `idle_timeout_s` for silence: no byte
 // sent or received for that long fails the transfer. The silence after the body is sent is the
 // server's prefill, which for 1M tokens takes minutes: the default allows an hour. An optional
-// `total_timeout_s` bounds the whole transfer.
+// `total_timeout_s` bounds the whole transfer. Silence and `cancel` are checked every 100 ms.
 //
-// Thread safety: Perform and Start may be called from any number of threads at once. Sinks,
-// callbacks and body sources run on the client's thread, one at a time; they must not block for
-// long and must not call back into the client. The BodySource and ResponseSink of a request must
-// outlive its completion. Destroying the client cancels what is still running (each completes
-// with kCancelled) and joins the thread.
+// Thread safety: Perform may be called from any number of threads at once. A request's sink and
+// body source run on the calling thread. Destroying the client while transfers run cancels them
+// (each completes with kCancelled) and waits for them to end.
 //
 // Secrets: the API key goes into the Authorization header and nowhere else; no message this
 // client produces contains a request header.
@@ -23,7 +25,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"; never secrets (use api_key)
   ApiKey api_key;                    // sent as "Authorization: Bearer ..." when set
-  BodySource* body = nullptr;        // POST body; not owned; rewound before sending
+  const BodySource* body = nullptr;  // POST body; not owned; read from its start
   double connect_timeout_s = 10;
   double idle_timeout_s = 3600;  // no byte either way for this long fails the transfer
   double total_timeout_s = 0;    // 0 = no limit on the whole transfer
@@ -96,8 +97,7 @@ struct HttpResponse {
 class HttpClient {
  public:
   struct Options {
-    long max_connections_per_host = 64;  // also caps transfers in flight to one host
-    long max_total_connections = 256;
+    int max_connections = 64;  // transfers at once; each keeps its own connection alive
     int64_t max_response_bytes = int64_t{256} << 20;  // collected bodies above this fail
     std::string user_agent = "reel";
   };
@@ -108,13 +108,11 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Runs one request and waits for it. Never throws; failures are in the response.
+  // Runs one request on this thread and returns when it ends. Never throws; failures are in the
+  // response.
   HttpResponse Perform(const HttpRequest& request, ResponseSink* sink = nullptr);
 
-  // Starts a request; `done` runs on the client's thread when it ends.
-  void Start(HttpRequest request, ResponseSink* sink, std::function<void(HttpResponse)> done);
-
-  // Transfers started or queued and not yet completed.
+  // Transfers running now.
   int InFlight() const;
 
   struct Impl;

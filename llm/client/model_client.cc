@@ -280,8 +280,7 @@ Result<std::unique_ptr<ModelClient>> ModelClient::Create(ModelClientOptions opti
     impl->dialect_resolved = true;
   }
   HttpClient::Options http_options;
-  http_options.max_connections_per_host = std::max(1, impl->options.max_connections);
-  http_options.max_total_connections = std::max(1, impl->options.max_connections);
+  http_options.max_connections = std::max(1, impl->options.max_connections);
   http_options.user_agent = "reel/0.1";
   REEL_ASSIGN_OR_RETURN(impl->http, HttpClient::Create(http_options));
   return std::unique_ptr<ModelClient>(new ModelClient(std::move(impl)));

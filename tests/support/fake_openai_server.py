@@ -377,6 +377,12 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-openai/1"
 
+    def setup(self):
+        super().setup()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK add 40 ms to every answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, fmt, *args):  # quiet
         pass
 
@@ -475,6 +481,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- POST
     def do_POST(self):
+        if ARGS.sink_bodies and self.path == "/v1/chat/completions":
+            self.sink_chat()
+            return
         raw = self.read_body()
         headers = self.lower_headers()
         if self.path == "/_fake/script":
@@ -500,6 +509,25 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(404, error_body(f"no route {self.path}", 404, "NotFoundError"))
             return
         self.chat(raw, headers)
+
+    def sink_chat(self):
+        """Benchmarks: reads the body in pieces and throws it away; a fixed answer."""
+        left = int(self.headers.get("Content-Length") or 0)
+        got = 0
+        while left > 0:
+            piece = self.rfile.read(min(left, 1 << 20))
+            if not piece:
+                return
+            got += len(piece)
+            left -= len(piece)
+        answer = {"id": "chatcmpl-sink", "object": "chat.completion", "created": 0,
+                  "model": ARGS.model,
+                  "choices": [{"index": 0, "message": {"role": "assistant",
+                                                       "content": f"received {got} bytes"},
+                               "finish_reason": "stop"}],
+                  "usage": {"prompt_tokens": got // 200, "completion_tokens": 3,
+                            "total_tokens": got // 200 + 3}}
+        self.send_json(200, answer)
 
     def tokenize(self, raw, headers):
         auth = check_auth(headers, raw, self.path)
@@ -715,6 +743,8 @@ def main():
     p.add_argument("--inline-reasoning", action="store_true",
                    help="no reasoning parser: reasoning inline in the content")
     p.add_argument("--no-log", action="store_true")
+    p.add_argument("--sink-bodies", action="store_true",
+                   help="benchmarks: chat bodies are read and discarded, a fixed answer")
     p.add_argument("--batch-input")
     p.add_argument("--batch-output")
     ARGS = p.parse_args()

@@ -19,8 +19,8 @@ using reel::testing::FakeServerOptions;
 ChatRequest Request(const std::string& text, const std::string& schema = "") {
   ChatRequest r;
   r.messages = std::make_shared<StringBody>(
-      json::array({{{"role", "user"}, {"content", json::array({{{"type", "text"},
-                                                                {"text", text}}})}}})
+      json::array(
+          {{{"role", "user"}, {"content", json::array({{{"type", "text"}, {"text", text}}})}}})
           .dump());
   r.max_completion_tokens = 64;
   r.thinking_mode = "enabled";

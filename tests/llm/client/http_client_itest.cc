@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
+#include <thread>
 
 #include "llm/client/model_client.h"
 #include "tests/support/fake_model_server.h"
@@ -99,8 +101,7 @@ class UnsizedBody final : public BodySource {
  public:
   explicit UnsizedBody(std::string text) : inner_(std::move(text)) {}
   int64_t Size() const override { return -1; }
-  Result<size_t> Read(char* out, size_t capacity) override { return inner_.Read(out, capacity); }
-  Status Rewind() override { return inner_.Rewind(); }
+  std::unique_ptr<BodyReader> Open() const override { return inner_.Open(); }
 
  private:
   StringBody inner_;
@@ -151,26 +152,60 @@ TEST(HttpClientTest, DirectUseAndShutdownWithTransfersInFlight) {
   EXPECT_EQ(r.Header("content-type"), "application/json");
   EXPECT_NE(r.body.find("\"owned_by\": \"vllm\""), std::string::npos);
 
-  // Destroying the client completes what is still running as cancelled.
+  // Destroying the client cancels what is still running and waits for it.
   server.Script(R"([{"kind":"stall","seconds":5}])");
   HttpRequest stalled;
   stalled.method = "POST";
   stalled.url = server.endpoint() + "/chat/completions";
-  StringBody body(
-      R"({"model":"MiniMax-M3","messages":[{"role":"user","content":"x"}],)"
-      R"("max_completion_tokens":5})");
+  StringBody body(R"({"model":"MiniMax-M3","messages":[{"role":"user","content":"x"}],)"
+                  R"("max_completion_tokens":5})");
   stalled.body = &body;
-  std::atomic<int> done{0};
-  TransportError error = TransportError::kNone;
-  http->Start(stalled, nullptr, [&](HttpResponse resp) {
-    error = resp.error;
-    ++done;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  HttpResponse stalled_response;
+  std::thread caller([&] { stalled_response = http->Perform(stalled); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(http->InFlight(), 1);
+  const auto start = std::chrono::steady_clock::now();
   http.reset();
-  EXPECT_EQ(done.load(), 1);
-  EXPECT_EQ(error, TransportError::kCancelled);
+  caller.join();
+  EXPECT_EQ(stalled_response.error, TransportError::kCancelled);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+}
+
+// At most max_connections transfers run at once; the others wait for a free connection, and
+// every connection is kept alive for the next request.
+TEST(HttpClientTest, BoundedPoolOfKeptAliveConnections) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  HttpClient::Options options;
+  options.max_connections = 2;
+  auto http = std::move(HttpClient::Create(options)).value();
+  server.Script(R"([{"kind":"slow","seconds":0.3,"times":6}])");
+  const std::string body_text =
+      R"({"model":"MiniMax-M3","messages":[{"role":"user","content":"x"}],)"
+      R"("max_completion_tokens":5})";
+  std::atomic<int> ok{0}, peak{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] {
+      StringBody body(body_text);
+      HttpRequest post;
+      post.method = "POST";
+      post.url = server.endpoint() + "/chat/completions";
+      post.body = &body;
+      HttpResponse r = http->Perform(post);
+      ok += r.status == 200;
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    peak = std::max(peak.load(), http->InFlight());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 6);
+  EXPECT_EQ(peak.load(), 2);
+  std::set<int> ports;
+  for (const auto& e : json::parse(server.Log())) ports.insert(e["client_port"].get<int>());
+  EXPECT_EQ(ports.size(), 2u);
 }
 
 }  // namespace

@@ -23,9 +23,9 @@ using reel::testing::FakeServerOptions;
 
 std::shared_ptr<BodySource> UserMessages(const std::string& text) {
   return std::make_shared<StringBody>(
-      json::array({{{"role", "system"}, {"content", "You are a helpful assistant."}},
-                   {{"role", "user"},
-                    {"content", json::array({{{"type", "text"}, {"text", text}}})}}})
+      json::array(
+          {{{"role", "system"}, {"content", "You are a helpful assistant."}},
+           {{"role", "user"}, {"content", json::array({{{"type", "text"}, {"text", text}}})}}})
           .dump());
 }
 
@@ -216,8 +216,8 @@ TEST_F(ModelClientTest, TooLongPromptInBothShapesIsReportedNotRetried) {
     const char* shape;
     std::optional<int64_t> output;
   };
-  for (const Case& c : {Case{"vllm", 256}, Case{"sglang", std::nullopt},
-                        Case{"sglang_total", 256}}) {
+  for (const Case& c :
+       {Case{"vllm", 256}, Case{"sglang", std::nullopt}, Case{"sglang_total", 256}}) {
     server_.Reset();
     server_.Script(json::array({{{"kind", "too_long"},
                                  {"shape", c.shape},
