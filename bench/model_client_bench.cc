@@ -76,8 +76,8 @@ class FakeServer {
     int fds[2];
     if (pipe(fds) != 0) return;
     std::vector<std::string> args = {
-        "python3", std::string(REEL_SOURCE_DIR) + "/tests/support/fake_openai_server.py",
-        "--mode", "vllm", "--no-log"};
+        "python3", std::string(REEL_SOURCE_DIR) + "/tests/support/fake_openai_server.py", "--mode",
+        "vllm", "--no-log"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -178,11 +178,10 @@ Figure RunPython(const std::string& url, const std::string& body_path, int total
 
 // The curl command line, one process per request, in one shell loop (its CPU: the children's).
 Figure RunCurl(const std::string& url, const std::string& body_path, int total) {
-  const std::string command =
-      "i=0; while [ $i -lt " + std::to_string(total) +
-      " ]; do curl -s -H 'Content-Type: application/json' --data-binary @" +
-      ShellQuote(body_path) + " " + ShellQuote(url) +
-      " > /dev/null || exit 1; i=$((i+1)); done";
+  const std::string command = "i=0; while [ $i -lt " + std::to_string(total) +
+                              " ]; do curl -s -H 'Content-Type: application/json' --data-binary @" +
+                              ShellQuote(body_path) + " " + ShellQuote(url) +
+                              " > /dev/null || exit 1; i=$((i+1)); done";
   const double cpu0 = CpuSeconds(RUSAGE_CHILDREN);
   const auto t0 = Clock::now();
   const int status = std::system(command.c_str());
@@ -232,8 +231,8 @@ int Small(const Settings& s, const fs::path& tmp) {
   RunReel(*client, 50, 1);  // warm up the connection and the server
 
   if (Has(s, "sequential")) {
-    std::printf("\nsequential (one request at a time, %d requests, body %zu bytes)\n",
-                s.requests, static_cast<size_t>(std::filesystem::file_size(body_path)));
+    std::printf("\nsequential (one request at a time, %d requests, body %zu bytes)\n", s.requests,
+                static_cast<size_t>(std::filesystem::file_size(body_path)));
     std::vector<Figure> reel, python, curl;
     for (int run = 0; run < s.runs; ++run) {
       reel.push_back(RunReel(*client, s.requests, 1));
@@ -358,10 +357,12 @@ bool ParseArgs(int argc, char** argv, Settings& s) {
 int main(int argc, char** argv) {
   Settings s;
   if (!ParseArgs(argc, argv, s)) return 2;
-  const fs::path tmp = fs::temp_directory_path() / ("reel_client_bench_" + std::to_string(getpid()));
+  const fs::path tmp =
+      fs::temp_directory_path() / ("reel_client_bench_" + std::to_string(getpid()));
   fs::create_directories(tmp);
-  std::printf("model_client_bench: %s, %u cores; fake server: tests/support/fake_openai_server.py\n",
-              reel::bench::CpuModel().c_str(), std::thread::hardware_concurrency());
+  std::printf(
+      "model_client_bench: %s, %u cores; fake server: tests/support/fake_openai_server.py\n",
+      reel::bench::CpuModel().c_str(), std::thread::hardware_concurrency());
   int rc = 0;
   if (Has(s, "sequential") || Has(s, "concurrent")) rc |= Small(s, tmp);
   if (Has(s, "big")) rc |= Big(s, tmp);

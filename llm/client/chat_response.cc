@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/client/server_error.h"
+#include "llm/client/utf8_text.h"
 
 namespace reel::llm {
 namespace {
@@ -12,12 +13,10 @@ using nlohmann::json;
 constexpr size_t kMaxEventBytes = size_t{16} << 20;
 
 std::string Preview(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 120)) {
-    out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
+  std::string out = SanitizedUtf8(text.substr(0, 120));
+  for (char& c : out) {
+    if (c == '\n' || c == '\t') c = ' ';
   }
-  // Do not end inside a UTF-8 sequence.
-  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0) out.pop_back();
   if (text.size() > 120) out += "...";
   return out;
 }

@@ -1,5 +1,7 @@
 #include "llm/client/server_error.h"
 
+#include "llm/client/utf8_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <vector>
@@ -149,7 +151,9 @@ ServerError ParseServerError(int http_status, std::string_view body, size_t max_
     }
     out.message = text.empty() ? "HTTP " + std::to_string(http_status) : std::string(text);
   }
-  out.message = CutUtf8(out.message, max_message_chars);
+  out.message = CutUtf8(SanitizedUtf8(out.message), max_message_chars);
+  out.type = SanitizedUtf8(out.type);
+  out.code = SanitizedUtf8(out.code);
   return out;
 }
 

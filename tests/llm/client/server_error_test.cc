@@ -1,5 +1,7 @@
 #include "llm/client/server_error.h"
 
+#include "llm/client/utf8_text.h"
+
 #include <gtest/gtest.h>
 
 namespace reel::llm {
@@ -93,6 +95,22 @@ TEST(ServerErrorTest, OtherErrorsAreNotTooLong) {
   EXPECT_FALSE(RecognizeTooLongPrompt(
       200, ServerError{"The input (5 tokens) is longer than the model's context length (4 tokens).",
                        "", ""}));
+}
+
+// Whatever bytes a proxy sends, what is recorded is valid UTF-8.
+TEST(ServerErrorTest, MessagesAreValidUtf8) {
+  EXPECT_EQ(SanitizedUtf8("caf\xC3\xA9 \xE7\x8C\xAB \xF0\x9F\x8E\xA5"),
+            "caf\xC3\xA9 \xE7\x8C\xAB \xF0\x9F\x8E\xA5");
+  EXPECT_EQ(SanitizedUtf8("a\xFF"
+                          "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(SanitizedUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
+  EXPECT_EQ(SanitizedUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  EXPECT_EQ(SanitizedUtf8("\xE7\x8C"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // cut short
+  EXPECT_EQ(SanitizedUtf8(std::string("a\0b\x1b\tc\n", 7)), "a b \tc\n");
+  EXPECT_EQ(ParseServerError(502, "<h1>Bad \xFE gateway</h1>").message,
+            "<h1>Bad \xEF\xBF\xBD gateway</h1>");
 }
 
 }  // namespace
