@@ -465,8 +465,12 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     AttemptFailure failure;
     ParsedAnswer parsed;
     const bool got_2xx = r.status >= 200 && r.status < 300;
-    if (got_2xx && (r.transport_ok() || r.error == TransportError::kAborted)) {
-      parsed = sink ? sink->parser().Finish() : ParseChatCompletion(r.body, d);
+    // A stream that reached its end is an answer even if the connection then broke; a body
+    // whose transfer failed is not read at all.
+    if (got_2xx && sink) parsed = sink->parser().Finish();
+    const bool complete_stream = got_2xx && sink && parsed.ok();
+    if (got_2xx && (r.transport_ok() || r.error == TransportError::kAborted || complete_stream)) {
+      if (!sink) parsed = ParseChatCompletion(r.body, d);
       result.answer = parsed.answer;
       switch (parsed.problem) {
         case AnswerProblem::kNone:

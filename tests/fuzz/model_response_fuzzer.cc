@@ -5,9 +5,9 @@
 //
 // Properties: nothing crashes, hangs or throws; every message Reel would record is valid UTF-8;
 // a stream read in one piece and in many pieces gives the same answer.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -29,8 +29,11 @@ void CheckUtf8(const std::string& text) {
   const size_t n = text.size();
   for (size_t i = 0; i < n;) {
     const unsigned char c = s[i];
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                                    : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xC2 && c <= 0xDF ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
     if (len == 0 || i + len > n) std::abort();
     unsigned char lo = 0x80, hi = 0xBF;
     if (c == 0xE0) lo = 0xA0;
@@ -49,7 +52,8 @@ ParsedAnswer Stream(const Dialect& d, std::string_view data, std::string_view st
   ChatStreamParser parser(d);
   size_t i = 0, k = 0;
   while (i < data.size()) {
-    size_t step = steps.empty() ? data.size() : 1 + static_cast<unsigned char>(steps[k++ % steps.size()]);
+    size_t step =
+        steps.empty() ? data.size() : 1 + static_cast<unsigned char>(steps[k++ % steps.size()]);
     parser.Feed(data.substr(i, step));
     i += step;
   }

@@ -20,7 +20,8 @@ Kinds: ok, content (content/reasoning/finish_reason), status (status, headers, b
 malformed, empty_choices, stall (seconds), cut (half a body, then close), reset (close, no
 answer), too_long (shape vllm | sglang | sglang_total, prompt_tokens, limit), slow (seconds
 before the answer), stream_cut (some chunks, then close), stream_error (an error event),
-slow_stream (chunk_delay), down (seconds, status: every request in that window fails),
+slow_stream (chunk_delay), stream_done_then_cut (the whole stream, then the connection ends
+without the chunked terminator), down (seconds, status: every request in that window fails),
 echo_key (a 401 whose message repeats the Authorization header).
 
 Batch mode (as `vllm run-batch`): --batch-input IN --batch-output OUT answers every line of an
@@ -679,6 +680,9 @@ class Handler(BaseHTTPRequestHandler):
             write_chunk(b"data: " + text.encode() + b"\n\n")
             if delay:
                 time.sleep(delay)
+        if kind == "stream_done_then_cut":  # every event sent, the chunked ending never
+            self.soft_close()
+            return
         write_chunk(b"")
 
 

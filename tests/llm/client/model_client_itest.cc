@@ -376,6 +376,18 @@ TEST_F(ModelClientTest, StreamCutOrErrorEventIsRetriedAndTheWatcherStartsOver) {
   }
 }
 
+// The connection broke after the last event: the answer is whole and is kept, not asked again.
+TEST_F(ModelClientTest, CompleteStreamThenCutIsAnAnswer) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"stream_done_then_cut"}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  ChatResult r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+}
+
 TEST_F(ModelClientTest, StructuredAnswerIsCheckedAgainstTheSchema) {
   auto client = Client(Options(server_));
   ChatRequest req = Request();
