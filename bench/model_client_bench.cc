@@ -69,6 +69,11 @@ long MaxRssMiB() {
   return u.ru_maxrss / 1024;
 }
 
+// Debian's interpreter when present (a version-manager shim on PATH is slower to start).
+std::string Python() {
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
 // The fake server as a child process; stopped by the destructor.
 class FakeServer {
  public:
@@ -76,7 +81,7 @@ class FakeServer {
     int fds[2];
     if (pipe(fds) != 0) return;
     std::vector<std::string> args = {
-        "python3", std::string(REEL_SOURCE_DIR) + "/tests/support/fake_openai_server.py", "--mode",
+        Python(), std::string(REEL_SOURCE_DIR) + "/tests/support/fake_openai_server.py", "--mode",
         "vllm", "--no-log"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();
@@ -87,7 +92,7 @@ class FakeServer {
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      execvp("python3", argv.data());
+      execvp(argv[0], argv.data());
       _exit(127);
     }
     close(fds[1]);
@@ -167,7 +172,7 @@ Figure RunReel(reel::llm::ModelClient& client, int total, int threads) {
 // Python's http.client: the script times its own loop.
 Figure RunPython(const std::string& url, const std::string& body_path, int total, int threads) {
   const std::string out = reel::bench::OutputOf(
-      "python3 " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/bench/http_baseline.py") + " " +
+      Python() + " " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/bench/http_baseline.py") + " " +
       ShellQuote(url) + " " + ShellQuote(body_path) + " " + std::to_string(total) + " " +
       std::to_string(threads));
   Figure f;

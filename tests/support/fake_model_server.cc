@@ -16,9 +16,15 @@
 namespace reel::testing {
 namespace {
 
+// Debian's interpreter (installed by scripts/setup) when present: a version-manager shim on
+// PATH can add half a second to every start.
+std::string Python() {
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
 std::vector<std::string> Arguments(const FakeServerOptions& o) {
   std::vector<std::string> args = {
-      "python3",         FakeModelServer::ScriptPath(),  "--mode", o.mode, "--model", o.model,
+      Python(),          FakeModelServer::ScriptPath(),  "--mode", o.mode, "--model", o.model,
       "--max-model-len", std::to_string(o.max_model_len)};
   if (!o.api_key.empty()) {
     args.push_back("--api-key");
@@ -56,7 +62,7 @@ FakeModelServer::FakeModelServer(FakeServerOptions options) : options_(std::move
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execvp("python3", argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   close(fds[1]);
