@@ -119,7 +119,6 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     std::vector<int> all;
     for (int i = first; i < last; ++i) all.push_back(i);
     SceneDetector detector(sampling.scene_threshold, sampling.scene_min_shot_s);
-    std::vector<uint8_t> thumbnail(SceneDetector::kSide * SceneDetector::kSide);
     std::vector<char> seen(index.size(), 0);
     const bool deliver_now = !sampling.max_frames.has_value();
     int delivered = 0;
@@ -128,9 +127,10 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
           if (f < first || f >= last || seen[f]) return Status::Ok();
           seen[f] = 1;
           ++report.scene_frames_scored;
-          REEL_RETURN_IF_ERROR(
-              converter.Thumbnail(picture, SceneDetector::kSide, thumbnail.data(), path));
-          if (!detector.Feed(thumbnail.data(), index.time_s(f))) return Status::Ok();
+          REEL_ASSIGN_OR_RETURN(ScenePicture planes, converter.ScenePlanes(picture, path));
+          const bool cut = detector.Feed(planes, index.time_s(f));
+          report.scene_scores.emplace_back(f, detector.last_score());
+          if (!cut) return Status::Ok();
           targets.push_back(f);
           if (!deliver_now) return Status::Ok();
           REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -52,6 +53,9 @@ struct SampleReport {
   std::string truncation;       // what was found, e.g. "50 of the 100 frames listed, then EOF"
   int seeks = 0;
   std::vector<int> missing;  // chosen source frames that could not be decoded
+  // scene: (source frame, score) of every scored frame, in scoring order; the score is FFmpeg's
+  // `select` scene score (sampling/scene_detector.h).
+  std::vector<std::pair<int, double>> scene_scores;
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
 };
 

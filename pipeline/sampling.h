@@ -27,7 +27,7 @@ struct SamplingOptions {
   bool fps_keep_last = true;       // kFps: keep the last frame (current vLLM and SGLang)
   int count = 8;                   // kCount: frames spread evenly, first and last included
   std::vector<double> timestamps;  // kTimestamps
-  double scene_threshold = 0.3;    // kScene: content-change score in [0, 1] that cuts a shot
+  double scene_threshold = 0.3;    // kScene: cut where FFmpeg's scene score is above this
   double scene_min_shot_s = 1.0;   // kScene: no cut closer than this to the previous one
   std::optional<double> start_s;   // trim: first time considered
   std::optional<double> end_s;     // trim: last time considered (exclusive)

@@ -1,6 +1,7 @@
 // reel frames FILE (--fps R | --count N | --keyframes | --scene T | --timestamps t1,t2,...) -o DIR
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -142,6 +143,15 @@ int Run(const FramesOptions& o) {
       {"truncation", r.truncation},
       {"partial", r.partial()},
   };
+  if (options->sampling.policy == pipeline::SamplingPolicy::kScene) {
+    // Every scored frame's score, to choose a threshold from: [source_frame, score].
+    nlohmann::json scores = nlohmann::json::array();
+    for (const auto& [frame, score] : r.scene_scores) {
+      scores.push_back({frame, std::round(score * 1e6) / 1e6});
+    }
+    summary["scene_threshold"] = options->sampling.scene_threshold;
+    summary["scene_scores"] = std::move(scores);
+  }
   if (written.ok()) {
     written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "report.json").string(),
                                   summary.dump(2) + "\n");
@@ -186,7 +196,9 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--count", o->count, "Number of frames spread evenly")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--keyframes", o->keyframes, "Keyframes only");
-  cmd->add_option("--scene", o->scene, "Shot-change threshold in (0, 1], e.g. 0.3")
+  cmd->add_option("--scene", o->scene,
+                  "Shot-change threshold in (0, 1], e.g. 0.3: cuts where ffmpeg's "
+                  "select='gt(scene,T)' would (report.json lists every frame's score)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--min-shot", o->scene_min_shot, "Scene: minimum seconds between cuts")
       ->default_val(1.0)
