@@ -117,6 +117,27 @@ AVPixelFormat SceneTarget(AVPixelFormat format) {
   }
 }
 
+// Whether converting `frame` to `target` leaves its luma samples as they are: YUV or gray whose
+// luma is a plane of its own, 8-bit to 8-bit or 10-bit little-endian to 10-bit, with no range
+// change (yuv444p -> yuv420p, nv12 -> yuv420p, yuv422p10le -> yuv420p10le, ...). Converting only
+// to throw the chroma away would cost more than scoring.
+bool LumaUnchanged(const AVFrame* frame, AVPixelFormat target) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame->format));
+  if (desc == nullptr ||
+      (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_PAL |
+                      AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_HWACCEL))) {
+    return false;
+  }
+  const AVComponentDescriptor& luma = desc->comp[0];
+  const int bytes = luma.depth > 8 ? 2 : 1;
+  if (luma.plane != 0 || luma.offset != 0 || luma.shift != 0 || luma.step != bytes) return false;
+  if (target == AV_PIX_FMT_YUV420P10) return luma.depth == 10;
+  if (luma.depth != 8) return false;
+  if (target == AV_PIX_FMT_YUVJ420P) return true;
+  if (target == AV_PIX_FMT_YUV420P) return !IsFullRange(frame);
+  return target == AV_PIX_FMT_GRAY8;
+}
+
 ScenePicture PlanesOf(const AVFrame* frame) {
   ScenePicture picture;
   const AVPixelFormat format = static_cast<AVPixelFormat>(frame->format);
@@ -142,6 +163,10 @@ Result<ScenePicture> FrameConverter::ScenePlanes(const AVFrame* frame, const std
   }
   if (SceneNative(format)) return PlanesOf(frame);
   const AVPixelFormat target = SceneTarget(format);
+  if (LumaUnchanged(frame, target)) {
+    // Only the luma plane is scored and the conversion would copy it as it is: read it in place.
+    return PlanesOf(frame);
+  }
   if (!scene_frame_ || scene_frame_->width != frame->width ||
       scene_frame_->height != frame->height || scene_frame_->format != target) {
     scene_frame_.reset(av_frame_alloc());

@@ -70,12 +70,13 @@ void ExpectScoresMatchFfmpeg(const std::string& path, bool check_labels = true) 
   ASSERT_FALSE(expected.empty());
   for (size_t i = 0; i < expected.size(); ++i) {
     if (check_labels) EXPECT_EQ(run.report.scene_scores[i].first, static_cast<int>(i)) << path;
-    EXPECT_NEAR(run.report.scene_scores[i].second, expected[i], 1.5e-6)
-        << path << " frame " << i;
+    EXPECT_NEAR(run.report.scene_scores[i].second, expected[i], 1.5e-6) << path << " frame " << i;
   }
 }
 
-std::string Cockatoo() { return DebianPackageFile(kImageio, std::string(kImageioDir) + "cockatoo.mp4", "cockatoo.mp4"); }
+std::string Cockatoo() {
+  return DebianPackageFile(kImageio, std::string(kImageioDir) + "cockatoo.mp4", "cockatoo.mp4");
+}
 
 TEST(SceneScoreTest, AJumpCutFfmpegScoresAt038IsFoundWithThreshold03) {
   // Real footage cut within itself (the cockatoo at 0 s, then at 13 s): a hard cut that FFmpeg
@@ -113,8 +114,8 @@ TEST(SceneScoreTest, EveryFrameMatchesFfmpegOnARealClip) {
 TEST(SceneScoreTest, MatchesFfmpegAcrossPixelFormatsAndRanges) {
   // Native formats are read as they are; others go through the conversion FFmpeg would insert,
   // including its full-to-limited range change and the 10-bit scaling.
-  for (const char* format : {"yuv420p", "yuvj420p", "yuv444p", "yuvj444p", "yuv422p10le",
-                             "yuv444p10le", "gray"}) {
+  for (const char* format :
+       {"yuv420p", "yuvj420p", "yuv444p", "yuvj444p", "yuv422p10le", "yuv444p10le", "gray"}) {
     std::string clip = GeneratedMedia(
         std::string("scene_") + format + ".mkv",
         "-f lavfi -i testsrc2=s=96x64:r=10:d=1.5 -f lavfi -i mandelbrot=s=96x64:r=10 "
