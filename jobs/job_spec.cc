@@ -106,8 +106,8 @@ const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last", "count", "timestamps", "scene_threshold",
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
-    "mode",          "factor",          "min_pixels", "max_pixels", "image_max_pixels",
-    "max_long_side", "max_aspect_ratio"};
+    "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
+    "max_long_side", "max_aspect_ratio", "shape"};
 const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
                                               "threads"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
@@ -706,6 +706,7 @@ class Parser {
     if (!fields) return;
     pipeline::ResizeOptions& r = job_.resize.frames;
     ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
+    ReadEnum(*fields, "shape", path, FrameShapeNames(), &r.shape);
     int factor = r.smart.factor;
     if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
       r.smart.factor = factor;

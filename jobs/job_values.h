@@ -56,6 +56,7 @@ std::string ClosestName(std::string_view name, const std::vector<std::string>& c
 // Enum names as written in job files.
 const char* SamplingPolicyKey(pipeline::SamplingPolicy policy);
 const char* ResizeModeKey(pipeline::ResizeMode mode);
+const char* FrameShapeKey(pipeline::FrameShape shape);
 
 template <typename E>
 struct EnumNames {
@@ -75,6 +76,7 @@ struct EnumNames {
 
 const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames();
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames();
+const EnumNames<pipeline::FrameShape>& FrameShapeNames();
 const EnumNames<InputKind>& InputKindNames();
 const EnumNames<ThinkingMode>& ThinkingModeNames();
 const EnumNames<FitStrategy>& FitStrategyNames();

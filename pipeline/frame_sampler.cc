@@ -68,9 +68,16 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   SampleReport report;
   report.stream_index = stream_index;
   report.rotation = internal::StreamRotation(stream);
-  bool swap = report.rotation == 90 || report.rotation == 270;
-  report.source_width = swap ? par->height : par->width;
-  report.source_height = swap ? par->width : par->height;
+  report.sample_aspect = internal::StreamSampleAspect(format.get(), stream);
+  report.shape = options.resize.shape;
+  const bool swap = report.rotation == 90 || report.rotation == 270;
+  auto upright = [swap](Size s) { return swap ? Size{s.height, s.width} : s; };
+  report.storage_size = upright({par->width, par->height});
+  report.display_size = upright(DisplaySize({par->width, par->height}, report.sample_aspect));
+  const Size source =
+      report.shape == FrameShape::kStorage ? report.storage_size : report.display_size;
+  report.source_width = source.width;
+  report.source_height = source.height;
   REEL_ASSIGN_OR_RETURN(Size target,
                         TargetSize({report.source_width, report.source_height}, options.resize));
   report.width = target.width;
@@ -184,8 +191,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   if (index.has_timestamps && seeks_reliably && threads > 1) {
     groups = internal::IndependentGroups(index, targets);
   }
-  const int workers = std::min({threads, static_cast<int>(groups.size()),
-                                MaxDecodeWorkers(report.source_width, report.source_height)});
+  const int workers =
+      std::min({threads, static_cast<int>(groups.size()),
+                MaxDecodeWorkers(report.storage_size.width, report.storage_size.height)});
   bool sequential = workers < 2;
   if (!sequential) {
     internal::ParallelDecodeJob job{path,   index,           limits, deadline,

@@ -39,8 +39,14 @@ struct SampleReport {
   // The stream's length on its frame timeline: first frame's start to last frame's end, with
   // restarting timestamps joined up (a container's duration can be wrong for such files).
   double duration_s = 0;
-  int source_width = 0;  // upright size before resizing
+  int source_width = 0;  // upright size before resizing: the display or the storage shape
   int source_height = 0;
+  // The stored picture, upright; the shape it is shown at (sample aspect applied), upright; and
+  // which of the two the frames were resized from (ResizeOptions::shape).
+  Size storage_size;
+  Size display_size;
+  SampleAspect sample_aspect;
+  FrameShape shape = FrameShape::kDisplay;
   int width = 0;  // output size
   int height = 0;
   int rotation = 0;

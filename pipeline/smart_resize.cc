@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace reel::pipeline {
@@ -62,6 +63,13 @@ Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options) {
   new_w = std::max(align_up(new_w), m);
   new_h = std::max(align_up(new_h), m);
   return Size{new_w, new_h};
+}
+
+Size DisplaySize(Size storage, SampleAspect aspect) {
+  if (aspect.num <= 0 || aspect.den <= 0 || aspect.square()) return storage;
+  // Exact rational arithmetic, halves rounded up.
+  const int64_t scaled = (int64_t{storage.width} * aspect.num * 2 + aspect.den) / (2 * aspect.den);
+  return Size{static_cast<int>(std::clamp<int64_t>(scaled, 1, int64_t{1} << 30)), storage.height};
 }
 
 Result<Size> TargetSize(Size source, const ResizeOptions& options) {

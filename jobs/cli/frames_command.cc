@@ -29,6 +29,7 @@ struct FramesOptions {
   std::optional<int64_t> max_pixels, min_pixels;
   std::optional<int> long_side;
   bool no_resize = false;
+  bool storage_shape = false;
   std::string format = "jpg";
   int quality = 90;
   double time_limit = 600;
@@ -79,11 +80,17 @@ Result<pipeline::SampleOptions> ToSampleOptions(const FramesOptions& o) {
       return InvalidArgument("--min-pixels is larger than --max-pixels");
     }
   }
+  options.resize.shape =
+      o.storage_shape ? pipeline::FrameShape::kStorage : pipeline::FrameShape::kDisplay;
   options.limits.time_limit_s = o.time_limit;
   options.limits.max_error_rate = o.max_error_rate;
   options.limits.decoder_threads = o.threads;
   options.stream_index = o.stream;
   return options;
+}
+
+std::string SampleAspectText(pipeline::SampleAspect a) {
+  return std::to_string(a.num) + ":" + std::to_string(a.den);
 }
 
 int Run(const FramesOptions& o) {
@@ -130,6 +137,12 @@ int Run(const FramesOptions& o) {
       {"source_fps", r.source_fps},
       {"source_width", r.source_width},
       {"source_height", r.source_height},
+      {"shape", r.shape == pipeline::FrameShape::kStorage ? "storage" : "display"},
+      {"storage_width", r.storage_size.width},
+      {"storage_height", r.storage_size.height},
+      {"sample_aspect_ratio", SampleAspectText(r.sample_aspect)},
+      {"display_width", r.display_size.width},
+      {"display_height", r.display_size.height},
       {"rotation", r.rotation},
       {"width", r.width},
       {"height", r.height},
@@ -188,7 +201,8 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
       "--timestamps takes the frames shown at the given times.\n"
       "Times are seconds from the first frame. frames.json lists index, source_frame, pts_s "
       "(the stream's presentation time), time_s, width, height, keyframe and file; report.json "
-      "says what was decoded and whether the result is partial.\n"
+      "says what was decoded and whether the result is partial, and the shapes: stored, displayed "
+      "(sample aspect ratio applied) and the one resized from.\n"
       "Exit status: 0 done, 1 failed, 2 bad options, 3 partial result (damaged video).");
   cmd->add_option("FILE", o->file, "Video file")->required();
   cmd->add_option("-o,--output", o->out_dir, "Folder for the frames and frames.json")->required();
@@ -220,6 +234,11 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
                   "SGLang's resize instead: cap the long side (e.g. 672), round up to 28")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-resize", o->no_resize, "Keep the source size (upright)");
+  cmd->add_flag(
+      "--storage-shape", o->storage_shape,
+      "Videos with non-square pixels (e.g. DVD 720x480 at 32:27): resize from the stored "
+      "pixel grid, as vLLM's and SGLang's own decoders do, instead of the shape the video "
+      "is shown at (the default)");
   cmd->add_option("--format", o->format, "Image format")
       ->check(CLI::IsMember({"jpg", "png"}))
       ->default_val("jpg");

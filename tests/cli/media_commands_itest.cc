@@ -43,6 +43,56 @@ TEST(ProbeCommandTest, JsonHasTheDocumentedFields) {
   EXPECT_NEAR(j["duration_s"].get<double>(), 4.0, 0.01);
 }
 
+std::string DvdClip() {
+  return GeneratedMedia("cli_dvd.mpg",
+                        "-f lavfi -i testsrc2=s=720x480:r=30000/1001:d=2 -vf setsar=32/27 "
+                        "-c:v mpeg2video -pix_fmt yuv420p");
+}
+
+TEST(ProbeCommandTest, AnamorphicVideoShowsStoredAndShownShapes) {
+  auto r = RunCommand(Reel("probe --json " + ShellQuote(DvdClip())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out)["streams"][0];
+  EXPECT_EQ(v["width"], 720);
+  EXPECT_EQ(v["height"], 480);
+  EXPECT_EQ(v["sample_aspect_ratio"], "32:27");
+  EXPECT_EQ(v["display_width"], 853);
+  EXPECT_EQ(v["display_height"], 480);
+  r = RunCommand(Reel("probe " + ShellQuote(DvdClip())));
+  EXPECT_NE(r.out.find("720x480 (SAR 32:27, shown 853x480)"), std::string::npos) << r.out;
+  r = RunCommand(Reel("probe " + ShellQuote(Clip())));
+  EXPECT_NE(r.out.find(" 640x360 30.000 fps"), std::string::npos) << "square pixels: one size\n"
+                                                                  << r.out;
+}
+
+TEST(FramesCommandTest, AnamorphicFramesAtTheShownShapeUnlessStorageShape) {
+  std::string base = reel::testing::ScratchDir("FramesAnamorphic");
+  struct Case {
+    std::string flags, shape;
+    int source_width, width;
+  };
+  for (const Case& c :
+       {Case{"", "display", 853, 840}, Case{"--storage-shape", "storage", 720, 728}}) {
+    std::string dir = base + "/" + c.shape;
+    auto r = RunCommand(Reel("frames " + ShellQuote(DvdClip()) + " --count 1 " + c.flags + " -o " +
+                             ShellQuote(dir)));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(dir + "/report.json");
+    auto report = nlohmann::json::parse(in);
+    EXPECT_EQ(report["shape"], c.shape);
+    EXPECT_EQ(report["storage_width"], 720);
+    EXPECT_EQ(report["storage_height"], 480);
+    EXPECT_EQ(report["sample_aspect_ratio"], "32:27");
+    EXPECT_EQ(report["display_width"], 853);
+    EXPECT_EQ(report["display_height"], 480);
+    EXPECT_EQ(report["source_width"], c.source_width);
+    EXPECT_EQ(report["width"], c.width);
+    EXPECT_EQ(report["height"], 476);
+    std::ifstream frames_in(dir + "/frames.json");
+    EXPECT_EQ(nlohmann::json::parse(frames_in)[0]["width"], c.width);
+  }
+}
+
 TEST(ProbeCommandTest, OneLinePerBadFileAndTheRestGoOn) {
   std::string dir = reel::testing::ScratchDir("ProbeCommand");
   std::ofstream(dir + "/notes.mp4") << "not a video";
@@ -144,7 +194,7 @@ TEST(FramesCommandTest, HelpListsEveryOption) {
   for (const char* option :
        {"--fps", "--count", "--keyframes", "--scene", "--timestamps", "--start", "--end",
         "--max-frames", "--max-pixels", "--min-pixels", "--format", "-o", "--long-side",
-        "--time-limit", "--max-error-rate", "Exit status"}) {
+        "--time-limit", "--max-error-rate", "--storage-shape", "Exit status"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
   r = RunCommand(Reel("probe --help"));
