@@ -97,6 +97,16 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     if (!index.read_error.empty()) report.truncation += ", then: " + index.read_error;
   }
   if (index.size() == 0) return CorruptData(path + ": the video stream has no frames");
+  report.warnings = RequestWarnings(index, options.sampling);
+  auto nothing_to_sample = [&] {
+    std::string why;
+    for (const std::string& w : report.warnings) why += (why.empty() ? "" : "; ") + w;
+    return InvalidArgument(path + ": nothing to sample: " +
+                           (why.empty() ? std::string("the request selects no frame") : why));
+  };
+  if (auto [first, last] = TrimRange(index, options.sampling); first >= last) {
+    return nothing_to_sample();
+  }
 
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
                         internal::OpenDecoder(stream, limits.decoder_threads, path));
@@ -156,7 +166,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     REEL_ASSIGN_OR_RETURN(targets, SelectFrames(index, sampling));
     report.requested = static_cast<int>(targets.size());
   }
-  if (targets.empty()) return counted();
+  if (targets.empty()) return nothing_to_sample();
 
   std::unordered_map<int, int> position;  // frame -> position in the sample
   for (size_t i = 0; i < targets.size(); ++i) position[targets[i]] = static_cast<int>(i);

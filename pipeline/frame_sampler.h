@@ -62,6 +62,8 @@ struct SampleReport {
   // scene: (source frame, score) of every scored frame, in scoring order; the score is FFmpeg's
   // `select` scene score (sampling/scene_detector.h).
   std::vector<std::pair<int, double>> scene_scores;
+  // Parts of the request outside the video (RequestWarnings in sampling.h), one sentence each.
+  std::vector<std::string> warnings;
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
 };
 
@@ -73,7 +75,9 @@ using FrameSink = std::function<Status(SampledFrame&&)>;
 
 // Samples `path`. Frames that the stream's damage makes undecodable are listed in
 // report.missing; the call still succeeds unless the decode error rate exceeds the limit, or
-// nothing at all could be decoded. Messages start with the path.
+// nothing at all could be decoded. A request that selects no frame of this video (a start after
+// its end, timestamps past it) fails with kInvalidArgument saying why; one that selects some is
+// served, and report.warnings says what was left out. Messages start with the path.
 Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& options,
                                  const FrameSink& sink);
 

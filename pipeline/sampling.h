@@ -45,6 +45,12 @@ Result<std::vector<int>> SelectFrames(const FrameIndex& index, const SamplingOpt
 // The first and one-past-last presentation indices inside the trim range.
 std::pair<int, int> TrimRange(const FrameIndex& index, const SamplingOptions& options);
 
+// What in the request lies outside the video, for the user, one sentence each: a start after the
+// last frame, a trim range that holds no frame, timestamps past the end or outside the trim
+// range, a count larger than the frames in range, keyframes wanted from a range without one.
+// Empty when the request fits the video.
+std::vector<std::string> RequestWarnings(const FrameIndex& index, const SamplingOptions& options);
+
 // Evenly thins `selected` to `max_frames`, keeping the first and the last (SGLang's rule).
 std::vector<int> ThinEvenly(const std::vector<int>& selected, int max_frames);
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "jobs/cli/commands.h"
+#include "jobs/cli/number_checks.h"
 #include "pipeline/probe.h"
 
 namespace reel::cli {
@@ -99,7 +100,7 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
                 "display_height the shape shown: sample_aspect_ratio applied, then upright)");
   cmd->add_option("--time-limit", options->time_limit, "Seconds allowed per file")
       ->default_val(600)
-      ->check(CLI::PositiveNumber);
+      ->check(GreaterThan(0));
   cmd->callback([options, &exit_code] {
     pipeline::MediaLimits limits;
     limits.time_limit_s = options->time_limit;

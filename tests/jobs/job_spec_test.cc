@@ -80,6 +80,12 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad enum", kHead + "sampling:\n  policy: sceen\n", "4:11",
        "'sampling.policy' must be one of fps, count, keyframes, scene, timestamps; got 'sceen' "
        "(did you mean 'scene'?)"},
+      {"max below the default min", kHead + "resize:\n  max_pixels: 1000\n", "4:15",
+       "'resize.max_pixels' (1000) is smaller than the default 'resize.min_pixels' (3136): set "
+       "'resize.min_pixels' too"},
+      {"min above the default max", kHead + "resize:\n  min_pixels: 700000\n", "4:15",
+       "'resize.min_pixels' (700000) is larger than the default 'resize.max_pixels' (602112): set "
+       "'resize.max_pixels' too"},
       {"bad shape", kHead + "resize:\n  shape: stored\n", "4:10",
        "'resize.shape' must be one of display, storage; got 'stored'"},
       {"bad input kind", "name: demo\ninputs:\n  - {path: a.mp4, kind: movie}\n", "3:25",

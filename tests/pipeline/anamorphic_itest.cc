@@ -49,8 +49,8 @@ std::vector<SampledFrame> Sample(const std::string& path, ResizeMode mode, Frame
 // through `filter`.
 double DifferenceFromFfmpeg(const std::string& path, const SampledFrame& frame,
                             const std::string& filter) {
-  auto r = RunCommand("ffmpeg -nostdin -v error -i " + ShellQuote(path) +
-                      " -vf \"select=eq(n\\," + std::to_string(frame.source_frame) + ")," + filter +
+  auto r = RunCommand("ffmpeg -nostdin -v error -i " + ShellQuote(path) + " -vf \"select=eq(n\\," +
+                      std::to_string(frame.source_frame) + ")," + filter +
                       "\" -frames:v 1 -f rawvideo -pix_fmt rgb24 -");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::vector<uint8_t>& ours = frame.image.pixels;
@@ -118,8 +118,7 @@ TEST(AnamorphicTest, StorageShapeKeepsTheStoredGrid) {
   EXPECT_EQ(frames[0].image.height, 480);
   EXPECT_EQ(report.display_size, (Size{853, 480}));  // still reported
   EXPECT_EQ(report.shape, FrameShape::kStorage);
-  EXPECT_LT(DifferenceFromFfmpeg(dvd, frames[0], std::string("scale=iw:ih:") + kSameScaler),
-            0.01);
+  EXPECT_LT(DifferenceFromFfmpeg(dvd, frames[0], std::string("scale=iw:ih:") + kSameScaler), 0.01);
   frames = Sample(dvd, ResizeMode::kSmart, FrameShape::kStorage);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].image.width, 728);
@@ -128,9 +127,10 @@ TEST(AnamorphicTest, StorageShapeKeepsTheStoredGrid) {
 
 TEST(AnamorphicTest, SampleAspectAppliesBeforeRotation) {
   // Stored 320x180 at 2:1 (shown 640x180), turned a quarter: upright 180x640.
-  std::string plain = GeneratedMedia(
-      "sar2_plain.mp4", "-f lavfi -i testsrc2=s=320x180:r=10:d=2 -vf setsar=2/1 -c:v libx264 "
-                        "-pix_fmt yuv420p");
+  std::string plain =
+      GeneratedMedia("sar2_plain.mp4",
+                     "-f lavfi -i testsrc2=s=320x180:r=10:d=2 -vf setsar=2/1 -c:v libx264 "
+                     "-pix_fmt yuv420p");
   std::string rotated = GeneratedMedia(
       "sar2_rot90.mp4", "-i " + ShellQuote(plain) + " -c copy -metadata:s:v:0 rotate=90");
   auto info = Probe(rotated);
