@@ -78,9 +78,11 @@ Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile
 // The storage kind of an input kind (kAuto is treated as video).
 storage::ItemKind ToItemKind(InputKind kind);
 
-// How many frames `sampling` would take from this video, from its probe: the trimmed duration
-// times fps (plus the last frame), the count, the timestamps in range, capped by max_frames and
-// the stream's frame count. nullopt for keyframes and scene, which depend on the pictures.
+// How many frames `sampling` would take from this video, from its probe: for fps, the trimmed
+// duration times fps (the time timeline) or the frames in range times fps / src_fps (the index
+// timeline, chosen as SamplingOptions::fps_timeline says from the probe's constant_rate), plus
+// the last frame; the count; the timestamps in range; capped by max_frames and the stream's frame
+// count. nullopt for keyframes and scene, which depend on the pictures.
 std::optional<int64_t> EstimateFrames(const pipeline::SamplingOptions& sampling,
                                       const pipeline::MediaInfo& media);
 

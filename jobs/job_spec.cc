@@ -103,7 +103,8 @@ const std::vector<std::string> kTopKeys = {"version",  "name",    "description",
                                            "model",    "prompts", "storage",     "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
-    "policy",         "fps",   "fps_epsilon", "keep_last", "count", "timestamps", "scene_threshold",
+    "policy",         "fps",   "fps_epsilon", "keep_last",
+    "fps_timeline",   "count", "timestamps",  "scene_threshold",
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
     "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
@@ -637,6 +638,7 @@ class Parser {
     ReadNumber(*fields, "fps", path, &s.fps, 0, true, 1000);
     ReadNumber(*fields, "fps_epsilon", path, &s.fps_epsilon, 0, false, 0.5);
     ReadBool(*fields, "keep_last", path, &s.fps_keep_last);
+    ReadEnum(*fields, "fps_timeline", path, FpsTimelineNames(), &s.fps_timeline);
     ReadInt(*fields, "count", path, &s.count, 1, 1000000);
     ReadNumber(*fields, "scene_threshold", path, &s.scene_threshold, 0, false, 1);
     ReadSeconds(*fields, "scene_min_shot", path, &s.scene_min_shot_s, 0, false, 1e9);
@@ -682,6 +684,7 @@ class Parser {
         {"fps", {P::kFps}},
         {"fps_epsilon", {P::kFps}},
         {"keep_last", {P::kFps}},
+        {"fps_timeline", {P::kFps}},
         {"count", {P::kCount}},
         {"timestamps", {P::kTimestamps}},
         {"scene_threshold", {P::kScene}},

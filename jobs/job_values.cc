@@ -260,6 +260,12 @@ const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames() {
   return names;
 }
 
+const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames() {
+  using T = pipeline::FpsTimeline;
+  static const EnumNames<T> names{{{"auto", T::kAuto}, {"index", T::kIndex}, {"time", T::kTime}}};
+  return names;
+}
+
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames() {
   using M = pipeline::ResizeMode;
   static const EnumNames<M> names{
@@ -316,6 +322,7 @@ const char* NameOf(const EnumNames<E>& names, E value) {
 const char* SamplingPolicyKey(pipeline::SamplingPolicy p) {
   return NameOf(SamplingPolicyNames(), p);
 }
+const char* FpsTimelineKey(pipeline::FpsTimeline t) { return NameOf(FpsTimelineNames(), t); }
 const char* ResizeModeKey(pipeline::ResizeMode m) { return NameOf(ResizeModeNames(), m); }
 const char* FrameShapeKey(pipeline::FrameShape s) { return NameOf(FrameShapeNames(), s); }
 const char* InputKindName(InputKind kind) { return NameOf(InputKindNames(), kind); }

@@ -57,6 +57,7 @@ std::string ClosestName(std::string_view name, const std::vector<std::string>& c
 const char* SamplingPolicyKey(pipeline::SamplingPolicy policy);
 const char* ResizeModeKey(pipeline::ResizeMode mode);
 const char* FrameShapeKey(pipeline::FrameShape shape);
+const char* FpsTimelineKey(pipeline::FpsTimeline timeline);
 
 template <typename E>
 struct EnumNames {
@@ -77,6 +78,7 @@ struct EnumNames {
 const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames();
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames();
 const EnumNames<pipeline::FrameShape>& FrameShapeNames();
+const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames();
 const EnumNames<InputKind>& InputKindNames();
 const EnumNames<ThinkingMode>& ThinkingModeNames();
 const EnumNames<FitStrategy>& FitStrategyNames();

@@ -55,8 +55,11 @@ struct SampleReport {
   int returned = 0;             // frames delivered to the callback
   int packets_decoded = 0;      // packets sent to the decoder
   int decode_errors = 0;        // packets the decoder rejected, and pictures it flagged damaged
-  bool truncated = false;       // the file ends before the container says it should
-  std::string truncation;       // what was found, e.g. "50 of the 100 frames listed, then EOF"
+  bool truncated = false;       // the file ends before its container says it should
+  std::string truncation;       // why, and how much is missing (Truncation::reason)
+  int64_t missing_bytes = 0;    // truncated: bytes the container declares past the end (0: unknown)
+  double missing_s = 0;         // truncated: media time lost past the end of what was read
+  std::string fps_timeline;     // kFps: the rule's timeline used, "index" or "time"
   int seeks = 0;
   std::vector<int> missing;  // chosen source frames that could not be decoded
   // scene: (source frame, score) of every scored frame, in scoring order; the score is FFmpeg's
@@ -65,6 +68,9 @@ struct SampleReport {
   // Parts of the request outside the video (RequestWarnings in sampling.h), one sentence each.
   std::vector<std::string> warnings;
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
+  // Why the result is partial, for people ("" when it is not): the truncation, the chosen frames
+  // that could not be decoded, the decoding errors, joined by "; ".
+  std::string PartialReason() const;
 };
 
 // Receives frames, normally in ascending source order; a frame that needed a second decoding

@@ -20,6 +20,7 @@ struct FramesOptions {
   std::string file;
   std::string out_dir;
   std::optional<double> fps;
+  std::string fps_timeline = "auto";
   std::optional<int> count;
   bool keyframes = false;
   std::optional<double> scene;
@@ -63,6 +64,11 @@ Result<pipeline::SampleOptions> ToSampleOptions(const FramesOptions& o) {
   } else {
     s.policy = pipeline::SamplingPolicy::kFps;
     s.fps = o.fps.value_or(1.0);
+  }
+  REEL_ASSIGN_OR_RETURN(s.fps_timeline, pipeline::ParseFpsTimeline(o.fps_timeline));
+  if (s.policy != pipeline::SamplingPolicy::kFps &&
+      s.fps_timeline != pipeline::FpsTimeline::kAuto) {
+    return InvalidArgument("--fps-timeline applies to --fps only");
   }
   s.start_s = o.start;
   s.end_s = o.end;
@@ -271,9 +277,13 @@ int Run(const FramesOptions& o) {
       {"seeks", r.seeks},
       {"truncated", r.truncated},
       {"truncation", r.truncation},
+      {"missing_bytes", r.missing_bytes},
+      {"missing_s", r.missing_s},
       {"partial", r.partial()},
+      {"partial_reason", r.PartialReason()},
       {"warnings", r.warnings},
   };
+  if (!r.fps_timeline.empty()) summary["fps_timeline"] = r.fps_timeline;
   if (options->sampling.policy == pipeline::SamplingPolicy::kScene) {
     // Every scored frame's score, to choose a threshold from: [source_frame, score].
     nlohmann::json scores = nlohmann::json::array();
@@ -297,11 +307,8 @@ int Run(const FramesOptions& o) {
   std::fprintf(stderr, "%s: %d frames (%dx%d) written to %s\n", o.file.c_str(), r.returned, r.width,
                r.height, o.out_dir.c_str());
   if (r.partial()) {
-    std::fprintf(stderr,
-                 "%s: partial result: %zu of %d chosen frames could not be decoded, %d decoding "
-                 "errors%s%s (see report.json)\n",
-                 o.file.c_str(), r.missing.size(), r.requested, r.decode_errors,
-                 r.truncated ? "; file truncated: " : "", r.truncation.c_str());
+    std::fprintf(stderr, "%s: partial result: %s (see report.json)\n", o.file.c_str(),
+                 r.PartialReason().c_str());
     return kExitPartial;
   }
   return kExitOk;
@@ -331,6 +338,12 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("FILE", o->file, "Video file")->required();
   cmd->add_option("-o,--output", o->out_dir, "Folder for the frames and frames.json")->required();
   cmd->add_option("--fps", o->fps, "Frames per second (M3's rule)")->check(GreaterThan(0));
+  cmd->add_option("--fps-timeline", o->fps_timeline,
+                  "fps: apply the rule to frame indices at the average rate (index, as the "
+                  "servers do), to presentation times (time), or index on constant-rate streams "
+                  "and time on others (auto)")
+      ->check(CLI::IsMember({"auto", "index", "time"}))
+      ->default_val("auto");
   cmd->add_option("--count", o->count, "Number of frames spread evenly")->check(AtLeast(1));
   cmd->add_flag("--keyframes", o->keyframes, "Keyframes only");
   cmd->add_option("--scene", o->scene,

@@ -49,6 +49,13 @@ class VideoFramesStage final : public ItemStage {
         {"width", report.width},
         {"height", report.height},
         {"shape", report.shape == pipeline::FrameShape::kStorage ? "storage" : "display"}};
+    if (!report.fps_timeline.empty()) sample["fps_timeline"] = report.fps_timeline;
+    if (report.truncated) {
+      sample["truncated"] = true;
+      sample["truncation"] = report.truncation;
+      sample["missing_bytes"] = report.missing_bytes;
+      sample["missing_seconds"] = report.missing_s;
+    }
     work.media_facts.emplace_back("sample", sample.dump());
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
@@ -57,10 +64,7 @@ class VideoFramesStage final : public ItemStage {
       work.warnings.push_back(work.input.path + ": " + warning);
     }
     if (report.partial()) {
-      work.warnings.push_back(
-          work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +
-          std::to_string(report.requested) + " chosen frames could not be decoded, " +
-          std::to_string(report.decode_errors) + " decoding errors");
+      work.warnings.push_back(work.input.path + ": partial sample: " + report.PartialReason());
     }
     return Status::Ok();
   }

@@ -436,11 +436,41 @@ TEST(JobSpecTest, WarnsAboutSettingsThePolicyIgnores) {
   EXPECT_EQ(job->warnings[0], "job.yaml:5:3: 'sampling.fps' has no effect with policy 'count'");
 }
 
+TEST(JobSpecTest, FpsTimeline) {
+  Result<JobSpec> job = Parse(kHead);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->sampling.fps_timeline, pipeline::FpsTimeline::kAuto);
+  EXPECT_NE(RenderResolvedJob(*job).find("\n  fps_timeline: auto\n"), std::string::npos);
+  EXPECT_NE(FrameSettingsKey(*job).find("sampling.fps_timeline=auto\n"), std::string::npos);
+  for (const char* name : {"auto", "index", "time"}) {
+    job = Parse(kHead + "sampling:\n  fps_timeline: " + name + "\n");
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    EXPECT_STREQ(pipeline::FpsTimelineName(job->sampling.fps_timeline), name);
+    EXPECT_TRUE(job->warnings.empty());
+  }
+  job = Parse(kHead + "sampling:\n  fps_timeline: tme\n");
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("'sampling.fps_timeline' must be one of auto, index, "
+                                        "time; got 'tme' (did you mean 'time'?)"),
+            std::string::npos)
+      << job.status().message();
+  job = Parse(kHead + "sampling:\n  policy: keyframes\n  fps_timeline: time\n");
+  ASSERT_TRUE(job.ok());
+  ASSERT_EQ(job->warnings.size(), 1u);
+  EXPECT_NE(job->warnings[0].find("'sampling.fps_timeline' has no effect with policy 'keyframes'"),
+            std::string::npos);
+  // Other policies do not hash it.
+  JobSpec a = *Parse(kHead + "sampling:\n  policy: count\n");
+  JobSpec b = *Parse(kHead + "sampling:\n  policy: count\n  fps_timeline: time\n");
+  EXPECT_EQ(FrameSettingsKey(a), FrameSettingsKey(b));
+}
+
 // The settings of two jobs, compared through everything RenderResolvedJob shows.
 void ExpectSameSettings(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(RenderResolvedJob(a), RenderResolvedJob(b));
   EXPECT_EQ(FrameSettingsKey(a), FrameSettingsKey(b));
   EXPECT_EQ(a.sampling.fps, b.sampling.fps);
+  EXPECT_EQ(a.sampling.fps_timeline, b.sampling.fps_timeline);
   EXPECT_EQ(a.sampling.start_s, b.sampling.start_s);
   EXPECT_EQ(a.sampling.end_s, b.sampling.end_s);
   EXPECT_EQ(a.sampling.timestamps, b.sampling.timestamps);
@@ -463,7 +493,7 @@ void ExpectSameSettings(const JobSpec& a, const JobSpec& b) {
 TEST(JobSpecTest, ResolvedRenderingRoundTrips) {
   const std::string odd_values = kHead +
                                  "sampling:\n  policy: timestamps\n  timestamps: [0.1, 2.5, "
-                                 "\"1:00\"]\n  fps_epsilon: 0.00001\n"
+                                 "\"1:00\"]\n  fps_epsilon: 0.00001\n  fps_timeline: time\n"
                                  "prompts:\n  - id: q\n    question: \"tab\\tquote\\\" ${"
                                  "EMPTY} $${lit} ünïcode\\nnew line\"\n";
   for (const std::string& text : {std::string(kCompleteJob), kHead, odd_values}) {
@@ -494,7 +524,9 @@ TEST(JobSpecTest, FrameSettingsKeyFollowsOnlyFrameSettings) {
         std::string("sampling:\n  max_frames: 10\n"), std::string("sampling:\n  start: 5\n"),
         std::string("resize:\n  max_pixels: 401408\n"), std::string("resize:\n  mode: none\n"),
         std::string("resize:\n  shape: storage\n"),
-        std::string("limits:\n  max_decode_error_rate: 0.2\n")}) {
+        std::string("limits:\n  max_decode_error_rate: 0.2\n"),
+        std::string("sampling:\n  fps_timeline: index\n"),
+        std::string("sampling:\n  fps_timeline: time\n")}) {
     SCOPED_TRACE(change);
     Result<JobSpec> changed = Parse(kHead + change);
     ASSERT_TRUE(changed.ok()) << changed.status().ToString();
