@@ -162,6 +162,9 @@ std::string FrameSettingsKey(const JobSpec& job) {
     case P::kScene:
       out << "sampling.scene_threshold=" << Num(s.scene_threshold) << "\n";
       out << "sampling.scene_min_shot=" << Num(s.scene_min_shot_s) << "\n";
+      // The score itself: FFmpeg's select scene score (earlier releases scored thumbnails, so
+      // items sampled by them are redone).
+      out << "sampling.scene_score=ffmpeg-select\n";
       break;
     case P::kTimestamps:
       out << "sampling.timestamps=";
