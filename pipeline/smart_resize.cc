@@ -66,9 +66,13 @@ Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options) {
 }
 
 Size DisplaySize(Size storage, SampleAspect aspect) {
-  if (aspect.num <= 0 || aspect.den <= 0 || aspect.square()) return storage;
-  // Exact rational arithmetic, halves rounded up.
-  const int64_t scaled = (int64_t{storage.width} * aspect.num * 2 + aspect.den) / (2 * aspect.den);
+  if (storage.width <= 0 || aspect.num <= 0 || aspect.den <= 0 || aspect.square()) {
+    return storage;
+  }
+  // Exact rational arithmetic, halves rounded up; no overflow for any int sizes and ratios.
+  const int64_t product = int64_t{storage.width} * aspect.num;
+  int64_t scaled = product / aspect.den;
+  if (2 * (product % aspect.den) >= aspect.den) ++scaled;
   return Size{static_cast<int>(std::clamp<int64_t>(scaled, 1, int64_t{1} << 30)), storage.height};
 }
 

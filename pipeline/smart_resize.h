@@ -64,7 +64,7 @@ struct SampleAspect {
 // The shape a stored picture is meant to be seen at: the width scaled by the sample aspect ratio
 // and rounded to the nearest pixel, the height kept (the picture's lines stay whole, as
 // `ffmpeg -vf scale=iw*sar:ih` does). 720x480 at 32:27 -> 853x480; 352x288 at 12:11 -> 384x288.
-// Never smaller than 1x1.
+// Never narrower than 1 pixel; an empty size stays as it is.
 Size DisplaySize(Size storage, SampleAspect aspect);
 
 // Python's round(): nearest integer, halves to even.
