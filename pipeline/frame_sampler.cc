@@ -96,6 +96,16 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                         TargetSize({report.source_width, report.source_height}, options.resize));
   report.width = target.width;
   report.height = target.height;
+  // The shown shape can be wider than the stored one (up to 8x): the frames made from it must
+  // stay within the same limits.
+  if (target.width > limits.max_side || target.height > limits.max_side ||
+      int64_t{target.width} * target.height > limits.max_pixels) {
+    return LimitExceeded(path + ": frames would be " + std::to_string(target.width) + "x" +
+                         std::to_string(target.height) + " (stored " + std::to_string(par->width) +
+                         "x" + std::to_string(par->height) + ", sample aspect " +
+                         std::to_string(report.sample_aspect.num) + ":" +
+                         std::to_string(report.sample_aspect.den) + "), over the size limit");
+  }
 
   REEL_ASSIGN_OR_RETURN(FrameIndex index,
                         internal::IndexStream(format.get(), stream_index, path, deadline));

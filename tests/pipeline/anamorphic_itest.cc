@@ -143,6 +143,35 @@ TEST(AnamorphicTest, SampleAspectAppliesBeforeRotation) {
   EXPECT_EQ(frames[0].image.height, 640);
 }
 
+TEST(AnamorphicTest, ImplausibleRatiosAreIgnoredAndWideShapesStayWithinLimits) {
+  // 9:1 pixels are no real camera's: damage, treated as square.
+  std::string nine = GeneratedMedia(
+      "sar9.mp4",
+      "-f lavfi -i testsrc2=s=64x64:r=10:d=1 -vf setsar=9/1 -c:v libx264 -pix_fmt yuv420p");
+  auto info = Probe(nine);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->streams[0].sample_aspect, (SampleAspect{1, 1}));
+  EXPECT_EQ(info->streams[0].display_width, 64);
+  // 8:1 on 2100 stored pixels is 16800 wide: over the 16384 side limit when not resized.
+  std::string wide = GeneratedMedia(
+      "sar8_wide.mp4",
+      "-f lavfi -i testsrc2=s=2100x128:r=10:d=1 -vf setsar=8/1 -c:v libx264 -pix_fmt yuv420p");
+  SampleOptions o;
+  o.sampling.policy = SamplingPolicy::kCount;
+  o.sampling.count = 1;
+  o.resize.mode = ResizeMode::kNone;
+  auto r = SampleVideo(wide, o, [](SampledFrame&&) { return Status::Ok(); });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(r.status().message().find("frames would be 16800x128 (stored 2100x128, sample aspect "
+                                      "8:1), over the size limit"),
+            std::string::npos)
+      << r.status().message();
+  o.resize.mode = ResizeMode::kSmart;  // resized to the model's size: fine
+  r = SampleVideo(wide, o, [](SampledFrame&&) { return Status::Ok(); });
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
 TEST(AnamorphicTest, RealPhoneClipAt12To11) {
   // CIF H.263 from a 3GP phone recording: 352x288 stored, 12:11 pixels, shown 384x288.
   std::string clip = DebianPackageFile(
