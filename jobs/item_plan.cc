@@ -64,6 +64,10 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
   if (input.kind == InputKind::kVideo || input.kind == InputKind::kImage) {
     key += "\n" + FrameSettingsKey(job);
   }
+  if (input.kind == InputKind::kSubtitle) {
+    // Subtitle items' cues were labelled "sidecar:NAME" before: relabel them on the next run.
+    key += std::string("\nsource=") + kSubtitleFileSource;
+  }
   if (input.kind == InputKind::kImage) {
     key += "\nimage_max_pixels=" + std::to_string(job.resize.image_max_pixels);
   }

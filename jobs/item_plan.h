@@ -43,8 +43,8 @@ Result<std::string> HashFile(const std::string& path, const std::atomic<bool>* c
 
 // The hash of everything besides the file's bytes that shapes an item's outputs:
 // kItemOutputsVersion, the item's kind, FrameSettingsKey(job) for videos and images (documents
-// and subtitle files do not depend on it), and for a video the names and
-// SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
+// and subtitle files do not depend on it), the segment source of subtitle files, and for a video
+// the names and SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
 std::string ItemSettingsHash(const JobSpec& job, const InputFile& input);
 
 enum class PlanAction { kProcess, kSkip };

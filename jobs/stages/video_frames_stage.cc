@@ -46,6 +46,7 @@ class VideoFramesStage final : public ItemStage {
         {"returned", report.returned},
         {"missing", report.missing.size()},
         {"decode_errors", report.decode_errors},
+        {"partial", report.partial()},
         {"width", report.width},
         {"height", report.height},
         {"shape", report.shape == pipeline::FrameShape::kStorage ? "storage" : "display"}};
