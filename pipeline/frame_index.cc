@@ -78,10 +78,25 @@ namespace internal {
 
 Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std::string& path) {
   if (requested >= 0) {
-    if (requested >= static_cast<int>(format->nb_streams) ||
-        format->streams[requested]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) {
-      return InvalidArgument(path + ": stream " + std::to_string(requested) +
-                             " is not a video stream");
+    const int count = static_cast<int>(format->nb_streams);
+    std::string videos;  // the streams that can be asked for instead
+    for (int i = 0; i < count; ++i) {
+      if (format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+        videos += (videos.empty() ? "" : ", ") + std::to_string(i);
+      }
+    }
+    videos = videos.empty() ? "; it has no video stream" : "; its video streams: " + videos;
+    if (requested >= count) {
+      return NotFound(
+          path + ": there is no stream " + std::to_string(requested) + ": the file has " +
+          std::to_string(count) +
+          (count == 1 ? " stream (0)" : " streams (0-" + std::to_string(count - 1) + ")") + videos);
+    }
+    const AVMediaType type = format->streams[requested]->codecpar->codec_type;
+    if (type != AVMEDIA_TYPE_VIDEO) {
+      const char* name = av_get_media_type_string(type);
+      return InvalidArgument(path + ": stream " + std::to_string(requested) + " is " +
+                             (name ? name : "not video") + ", not video" + videos);
     }
     return requested;
   }
