@@ -5,6 +5,14 @@
 //
 // Properties: nothing crashes, hangs or throws; every message Reel would record is valid UTF-8;
 // a stream read in one piece and in many pieces gives the same answer.
+//
+// Build and run (clang-14, ASan + UBSan), bounded, from the seed corpus:
+//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+//     tests/fuzz/model_response_fuzz.cc llm/client/*.cc base/status.cc -lcurl \
+//     -o /tmp/model_response_fuzz
+//   cp -r tests/fuzz/corpus/model_response /tmp/corpus
+//   /tmp/model_response_fuzz -max_total_time=300 -max_len=16384 /tmp/corpus
+// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target model_response_fuzz).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
