@@ -126,81 +126,54 @@ class MemoryReader final : public BodyReader {
   size_t offset_ = 0;
 };
 
-// A file's bytes as they are.
-class FileBody final : public BodySource {
+class FileBytesReader final : public BodyReader {
  public:
-  FileBody(std::string path, int64_t size) : path_(std::move(path)), size_(size) {}
-  int64_t Size() const override { return size_; }
-  std::unique_ptr<BodyReader> Open() const override {
-    class Reader final : public BodyReader {
-     public:
-      Reader(const std::string& path, int64_t size) : file_(path, size) {}
-      Result<size_t> Read(char* out, size_t capacity) override { return file_.Read(out, capacity); }
-
-     private:
-      FileReader file_;
-    };
-    return std::make_unique<Reader>(path_, size_);
-  }
+  FileBytesReader(const std::string& path, int64_t size) : file_(path, size) {}
+  Result<size_t> Read(char* out, size_t capacity) override { return file_.Read(out, capacity); }
 
  private:
-  std::string path_;
-  int64_t size_;
+  FileReader file_;
 };
 
-// Base64 of bytes in memory or of a file, encoded one chunk at a time by each reader.
-class Base64Body final : public BodySource {
+// Base64 of bytes in memory (`bytes`) or of a file (`path`), encoded one chunk at a time.
+class Base64Reader final : public BodyReader {
  public:
-  explicit Base64Body(std::shared_ptr<const std::string> bytes)
-      : bytes_(std::move(bytes)), input_size_(static_cast<int64_t>(bytes_->size())) {}
-  Base64Body(std::string path, int64_t size) : path_(std::move(path)), input_size_(size) {}
+  explicit Base64Reader(const std::string* bytes)
+      : bytes_(bytes), input_size_(static_cast<int64_t>(bytes->size())) {}
+  Base64Reader(const std::string& path, int64_t size)
+      : file_(std::make_unique<FileReader>(path, size)), input_size_(size) {}
 
-  int64_t Size() const override { return Base64Length(input_size_); }
-
-  std::unique_ptr<BodyReader> Open() const override {
-    class Reader final : public BodyReader {
-     public:
-      explicit Reader(const Base64Body& body) : body_(body) {
-        if (!body.bytes_) file_ = std::make_unique<FileReader>(body.path_, body.input_size_);
+  Result<size_t> Read(char* out, size_t capacity) override {
+    if (pending_pos_ == pending_.size()) {
+      pending_.clear();
+      pending_pos_ = 0;
+      const int64_t left = input_size_ - consumed_;
+      if (left == 0) return size_t{0};
+      const size_t n = static_cast<size_t>(std::min<int64_t>(kChunk, left));
+      if (file_) {
+        raw_.resize(n);
+        REEL_ASSIGN_OR_RETURN(size_t got, file_->Read(raw_.data(), n));
+        AppendBase64(reinterpret_cast<const unsigned char*>(raw_.data()), got, &pending_);
+      } else {
+        AppendBase64(reinterpret_cast<const unsigned char*>(bytes_->data()) + consumed_, n,
+                     &pending_);
       }
-      Result<size_t> Read(char* out, size_t capacity) override {
-        if (pending_pos_ == pending_.size()) {
-          pending_.clear();
-          pending_pos_ = 0;
-          const int64_t left = body_.input_size_ - consumed_;
-          if (left == 0) return size_t{0};
-          const size_t n = static_cast<size_t>(std::min<int64_t>(kChunk, left));
-          if (file_) {
-            raw_.resize(n);
-            REEL_ASSIGN_OR_RETURN(size_t got, file_->Read(raw_.data(), n));
-            AppendBase64(reinterpret_cast<const unsigned char*>(raw_.data()), got, &pending_);
-          } else {
-            AppendBase64(reinterpret_cast<const unsigned char*>(body_.bytes_->data()) + consumed_,
-                         n, &pending_);
-          }
-          consumed_ += static_cast<int64_t>(n);
-        }
-        const size_t n = std::min(capacity, pending_.size() - pending_pos_);
-        std::memcpy(out, pending_.data() + pending_pos_, n);
-        pending_pos_ += n;
-        return n;
-      }
-
-     private:
-      const Base64Body& body_;
-      std::unique_ptr<FileReader> file_;
-      int64_t consumed_ = 0;  // input bytes encoded so far
-      std::string raw_;       // one chunk of file bytes
-      std::string pending_;   // encoded text not yet handed out
-      size_t pending_pos_ = 0;
-    };
-    return std::make_unique<Reader>(*this);
+      consumed_ += static_cast<int64_t>(n);
+    }
+    const size_t n = std::min(capacity, pending_.size() - pending_pos_);
+    std::memcpy(out, pending_.data() + pending_pos_, n);
+    pending_pos_ += n;
+    return n;
   }
 
  private:
-  std::shared_ptr<const std::string> bytes_;  // or, when null, the file:
-  std::string path_;
+  const std::string* bytes_ = nullptr;  // or the file:
+  std::unique_ptr<FileReader> file_;
   int64_t input_size_;
+  int64_t consumed_ = 0;  // input bytes encoded so far
+  std::string raw_;       // one chunk of file bytes
+  std::string pending_;   // encoded text not yet handed out
+  size_t pending_pos_ = 0;
 };
 
 }  // namespace
@@ -211,66 +184,92 @@ std::unique_ptr<BodyReader> StringBody::Open() const {
 
 void ComposedBody::AddText(std::string text) {
   if (text.empty()) return;
-  parts_.push_back(std::make_shared<StringBody>(std::move(text)));
+  if (!parts_.empty() && parts_.back().kind == Kind::kText) {
+    parts_.back().length += static_cast<int64_t>(text.size());  // joins the previous text
+  } else {
+    parts_.push_back({Kind::kText, text_.size(), static_cast<int64_t>(text.size())});
+  }
+  text_ += text;
+  if (size_ >= 0) size_ += static_cast<int64_t>(text.size());
 }
 
 void ComposedBody::AddSource(std::shared_ptr<const BodySource> source) {
-  parts_.push_back(std::move(source));
+  const int64_t n = source->Size();
+  size_ = size_ < 0 || n < 0 ? -1 : size_ + n;
+  parts_.push_back({Kind::kSource, sources_.size(), 0});
+  sources_.push_back(std::move(source));
 }
 
 Status ComposedBody::AddFile(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(int64_t size, FileSize(path));
-  parts_.push_back(std::make_shared<FileBody>(path, size));
+  parts_.push_back({Kind::kFile, paths_.size(), size});
+  paths_.push_back(path);
+  if (size_ >= 0) size_ += size;
   return Status::Ok();
 }
 
 void ComposedBody::AddBase64(std::shared_ptr<const std::string> bytes) {
-  parts_.push_back(std::make_shared<Base64Body>(std::move(bytes)));
+  if (size_ >= 0) size_ += Base64Length(static_cast<int64_t>(bytes->size()));
+  parts_.push_back({Kind::kBase64Bytes, bytes_.size(), 0});
+  bytes_.push_back(std::move(bytes));
 }
 
 Status ComposedBody::AddBase64OfFile(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(int64_t size, FileSize(path));
-  parts_.push_back(std::make_shared<Base64Body>(path, size));
+  parts_.push_back({Kind::kBase64File, paths_.size(), size});
+  paths_.push_back(path);
+  if (size_ >= 0) size_ += Base64Length(size);
   return Status::Ok();
 }
 
-int64_t ComposedBody::Size() const {
-  int64_t total = 0;
-  for (const auto& part : parts_) {
-    const int64_t n = part->Size();
-    if (n < 0) return -1;
-    total += n;
+int64_t ComposedBody::Size() const { return size_; }
+
+// Walks a ComposedBody's parts, with a reader for the current one.
+class ComposedReader final : public BodyReader {
+ public:
+  explicit ComposedReader(const ComposedBody& body) : body_(body) {}
+  Result<size_t> Read(char* out, size_t capacity) override {
+    size_t written = 0;
+    while (written < capacity) {
+      if (!current_) {
+        if (next_ == body_.parts_.size()) break;
+        current_ = OpenPart(body_.parts_[next_++]);
+      }
+      REEL_ASSIGN_OR_RETURN(size_t n, current_->Read(out + written, capacity - written));
+      if (n == 0) {
+        current_.reset();
+      } else {
+        written += n;
+      }
+    }
+    return written;
   }
-  return total;
-}
+
+ private:
+  std::unique_ptr<BodyReader> OpenPart(const ComposedBody::Part& p) const {
+    switch (p.kind) {
+      case ComposedBody::Kind::kText:
+        return std::make_unique<MemoryReader>(
+            std::string_view(body_.text_).substr(p.index, static_cast<size_t>(p.length)));
+      case ComposedBody::Kind::kSource:
+        return body_.sources_[p.index]->Open();
+      case ComposedBody::Kind::kFile:
+        return std::make_unique<FileBytesReader>(body_.paths_[p.index], p.length);
+      case ComposedBody::Kind::kBase64Bytes:
+        return std::make_unique<Base64Reader>(body_.bytes_[p.index].get());
+      case ComposedBody::Kind::kBase64File:
+        return std::make_unique<Base64Reader>(body_.paths_[p.index], p.length);
+    }
+    return nullptr;
+  }
+
+  const ComposedBody& body_;
+  size_t next_ = 0;
+  std::unique_ptr<BodyReader> current_;
+};
 
 std::unique_ptr<BodyReader> ComposedBody::Open() const {
-  class Reader final : public BodyReader {
-   public:
-    explicit Reader(const std::vector<std::shared_ptr<const BodySource>>& parts) : parts_(parts) {}
-    Result<size_t> Read(char* out, size_t capacity) override {
-      size_t written = 0;
-      while (written < capacity && next_ <= parts_.size()) {
-        if (!current_) {
-          if (next_ == parts_.size()) break;
-          current_ = parts_[next_++]->Open();
-        }
-        REEL_ASSIGN_OR_RETURN(size_t n, current_->Read(out + written, capacity - written));
-        if (n == 0) {
-          current_.reset();
-        } else {
-          written += n;
-        }
-      }
-      return written;
-    }
-
-   private:
-    const std::vector<std::shared_ptr<const BodySource>>& parts_;
-    size_t next_ = 0;
-    std::unique_ptr<BodyReader> current_;
-  };
-  return std::make_unique<Reader>(parts_);
+  return std::make_unique<ComposedReader>(*this);
 }
 
 }  // namespace reel::llm

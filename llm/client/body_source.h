@@ -66,10 +66,14 @@ class StringBody final : public BodySource {
 //   b.AddText(R"({"type":"image_url","image_url":{"url":"data:image/jpeg;base64,)");
 //   b.AddBase64OfFile("/frames/000123.jpg");
 //   b.AddText(R"("}})");
-// Memory held: the literal text and the parts' descriptions; file bytes are read and encoded in
-// 48 KiB pieces by each reader while it is read.
+// Memory held: the literal text (adjacent pieces joined) and about 40 bytes plus the path per
+// file part; file bytes are read and encoded in 48 KiB pieces by each reader while it is read.
 class ComposedBody final : public BodySource {
  public:
+  ComposedBody() = default;
+  ComposedBody(const ComposedBody&) = delete;
+  ComposedBody& operator=(const ComposedBody&) = delete;
+
   void AddText(std::string text);
   void AddSource(std::shared_ptr<const BodySource> source);
   // The file's bytes as they are. Its size is taken now; a file that changes size before it is
@@ -83,7 +87,20 @@ class ComposedBody final : public BodySource {
   std::unique_ptr<BodyReader> Open() const override;
 
  private:
-  std::vector<std::shared_ptr<const BodySource>> parts_;
+  friend class ComposedReader;
+  enum class Kind : uint8_t { kText, kSource, kFile, kBase64Bytes, kBase64File };
+  struct Part {
+    Kind kind;
+    size_t index;    // kText: offset in text_; kSource: in sources_; kBase64Bytes: in bytes_;
+                     // kFile, kBase64File: in paths_
+    int64_t length;  // kText: bytes of text_; kFile, kBase64File: the file's size
+  };
+  std::string text_;
+  std::vector<Part> parts_;
+  std::vector<std::shared_ptr<const BodySource>> sources_;
+  std::vector<std::shared_ptr<const std::string>> bytes_;
+  std::vector<std::string> paths_;
+  int64_t size_ = 0;  // -1 once a part of unknown size is added
 };
 
 // The length of the base64 text of `n` bytes.
