@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/index_builder.h"
 
 namespace reel::pipeline {
@@ -111,6 +112,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   const int64_t jump_threshold = static_cast<int64_t>(
       std::max(0.5, 8 * frame_s) * stream->time_base.den / std::max(1, stream->time_base.num));
   bool seen_any = false;
+  BitstreamScan scan(stream);
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
@@ -148,6 +150,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       }
       index.packets.push_back(p);
       durations.push_back(packet->duration);
+      scan.Add(packet.get());
     }
     av_packet_unref(packet.get());
   }
@@ -163,6 +166,9 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       index.packets[i].segment = 0;
     }
   }
+
+  // Start points, and presentation order where the container's times do not give it.
+  scan.Apply(index);
 
   std::vector<int> order;
   for (size_t i = 0; i < index.packets.size(); ++i) {

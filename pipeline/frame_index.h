@@ -44,6 +44,19 @@ struct FrameIndex {
   std::vector<int64_t> segment_offsets = {0};
   int64_t declared_frames = 0;  // the container's frame count (0 if it gives none)
   std::string read_error;       // why reading stopped before a clean end of file, if so
+
+  // What the bitstream says, for decoding (internal/bitstream_scan.h).
+  // Presentation order and times came from the bitstream, not the container: "h264"/"hevc" (the
+  // container's times follow decode order though the pictures' order counts reorder them: they
+  // are decode times), "mpeg4-packed" (DivX/Xvid packed B-frames); "" = the container's.
+  std::string order_source;
+  // MPEG-4 Part 2 packed B-frames: packets go through mpeg4_unpack_bframes before decoding, and
+  // packets[i] describes the i-th unpacked picture (what the decoder outputs for that packet).
+  bool packed_bframes = false;
+  // H.264: the stream's first packet. A decoder learns the encoder's version from x264's SEI in
+  // it (and with it which encoder bugs to work around), so every decoder that starts at a later
+  // keyframe is shown this packet first, as a sequential decode would have been.
+  std::vector<uint8_t> priming_packet;
   // The file ends early: reading failed, or fewer frames were found than the container lists.
   bool truncated() const {
     return !read_error.empty() ||

@@ -19,8 +19,7 @@ struct SampledFrame {
   double pts_s = 0;      // the frame's presentation timestamp, seconds (as ffprobe's pts_time)
   double time_s = 0;     // seconds from the first presented frame
   bool keyframe = false;
-  bool damaged = false;  // the decoder flagged the picture as corrupt (concealed errors)
-  Image image;           // upright RGB at the target size
+  Image image;  // upright RGB at the target size
 };
 
 struct SampleOptions {
@@ -47,18 +46,23 @@ struct SampleReport {
   int scene_frames_scored = 0;  // scene: frames scored by the detector
   int returned = 0;             // frames delivered to the callback
   int packets_decoded = 0;      // packets sent to the decoder
-  int decode_errors = 0;        // packets the decoder rejected, and pictures it flagged damaged
-  bool truncated = false;       // the file ends before the container says it should
-  std::string truncation;       // what was found, e.g. "50 of the 100 frames listed, then EOF"
+  // Packets the decoder rejected, and pictures it flagged damaged, except where decoding again
+  // from an earlier start point delivered every frame that damage had spoiled.
+  int decode_errors = 0;
+  bool truncated = false;  // the file ends before the container says it should
+  std::string truncation;  // what was found, e.g. "50 of the 100 frames listed, then EOF"
   int seeks = 0;
-  std::vector<int> missing;  // chosen source frames that could not be decoded
+  // Chosen source frames that could not be decoded, or only damaged (concealed errors): a
+  // damaged picture is never delivered.
+  std::vector<int> missing;
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
 };
 
 // Receives frames, normally in ascending source order; a frame that needed a second decoding
-// attempt arrives after the others. SampledFrame::index is the frame's position in the chosen
-// sample, so a frame that could not be decoded leaves a gap. Returning a non-OK status stops
-// sampling and that status is returned.
+// attempt (it came out damaged or not at all; it is decoded again from an earlier start point,
+// finally from the stream's start) arrives after the others. SampledFrame::index is the frame's
+// position in the chosen sample, so a frame that could not be decoded leaves a gap. Returning a
+// non-OK status stops sampling and that status is returned.
 using FrameSink = std::function<Status(SampledFrame&&)>;
 
 // Samples `path`. Frames that the stream's damage makes undecodable are listed in
