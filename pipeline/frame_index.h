@@ -50,8 +50,9 @@ struct FrameIndex {
   // container's times follow decode order though the pictures' order counts reorder them: they
   // are decode times), "mpeg4-packed" (DivX/Xvid packed B-frames); "" = the container's.
   std::string order_source;
-  // MPEG-4 Part 2 packed B-frames: packets go through mpeg4_unpack_bframes before decoding, and
-  // packets[i] describes the i-th unpacked picture (what the decoder outputs for that packet).
+  // MPEG-4 Part 2 packed B-frames: packets[i] describes the VOP FFmpeg's decoder decodes for the
+  // i-th packet (a B-VOP packed into the packet before, for an N-VOP placeholder), which the
+  // decoder is handed on its own.
   bool packed_bframes = false;
   // H.264: the stream's first packet. A decoder learns the encoder's version from x264's SEI in
   // it (and with it which encoder bugs to work around), so every decoder that starts at a later

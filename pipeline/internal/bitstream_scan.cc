@@ -2,35 +2,173 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <map>
 
 namespace reel::pipeline::internal {
 namespace {
 
-// An MPEG-4 packet this small is an N-VOP placeholder (FFmpeg's MAX_NVOP_SIZE, the size its
-// decoder and mpeg4_unpack_bframes go by).
-constexpr int kMaxNvopSize = 19;
 constexpr int kVopI = 0;
+constexpr int kVopP = 1;
 constexpr int kVopB = 2;
 // The most pictures an H.264 or HEVC decoder holds back for reordering.
 constexpr int kMaxReorderDepth = 16;
+// FFmpeg's MPEG-4 decoder holds back what follows a VOP only when it is longer than this.
+constexpr int kMinHeldBytes = 7;
 
-// The coding types (0 I, 1 P, 2 B, 3 S) of the VOPs in an MPEG-4 Part 2 packet, in order.
-std::vector<int> VopTypes(const uint8_t* data, int size) {
-  std::vector<int> types;
-  for (int i = 0; i + 3 < size; ++i) {
-    if (data[i] != 0 || data[i + 1] != 0 || data[i + 2] != 1 || data[i + 3] != 0xB6) continue;
-    // A start code at the very end has no type: count it as a P-VOP, as a decoder would fail it.
-    types.push_back(i + 4 < size ? data[i + 4] >> 6 : 1);
-    i += 3;
+// Where the first start code 00 00 01 `code` at or after `from` is (-1: none). The byte after it
+// must be there too.
+int FindStartCode(const uint8_t* data, int size, int from, uint8_t code) {
+  for (int i = std::max(from, 0); i + 4 < size; ++i) {
+    if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 && data[i + 3] == code) return i;
   }
-  return types;
+  return -1;
+}
+
+int FindVop(const uint8_t* data, int size, int from) {
+  return FindStartCode(data, size, from, 0xB6);
+}
+
+// Bits, most significant first; reading past the end gives -1 and stays there.
+class BitReader {
+ public:
+  BitReader(const uint8_t* data, int size) : data_(data), bits_(int64_t{size} * 8) {}
+  int Read(int n) {
+    int value = Peek(n);
+    pos_ = value < 0 ? bits_ : pos_ + n;
+    return value;
+  }
+  int Peek(int n) const {
+    if (n < 0 || n > 30 || pos_ + n > bits_) return -1;
+    int value = 0;
+    for (int64_t at = pos_; at < pos_ + n; ++at) {
+      value = (value << 1) | ((data_[at >> 3] >> (7 - (at & 7))) & 1);
+    }
+    return value;
+  }
+
+ private:
+  const uint8_t* data_;
+  int64_t bits_;
+  int64_t pos_ = 0;
+};
+
+// The width of vop_time_increment, from the first VOL header in `data` (0: none, or unreadable),
+// read as FFmpeg's decoder reads it.
+int Mpeg4TimeIncrementBits(const uint8_t* data, int size) {
+  int at = -1;
+  for (int i = 0; i + 4 < size; ++i) {
+    if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 && (data[i + 3] & 0xF0) == 0x20) {
+      at = i + 4;
+      break;
+    }
+  }
+  if (at < 0) return 0;
+  BitReader r(data + at, size - at);
+  r.Read(1);  // random_accessible_vol
+  const int type = r.Read(8);
+  if (type == 0x30 || type == 0x31) return 0;  // studio profiles: another header
+  int version = 1;
+  if (r.Read(1) == 1) {
+    version = r.Read(4);
+    r.Read(3);
+  }
+  if (r.Read(4) == 15) r.Read(16);  // extended pixel aspect ratio
+  if (r.Read(1) == 1) {             // vol_control_parameters
+    r.Read(3);                      // chroma_format, low_delay
+    if (r.Read(1) == 1) {
+      for (int bits : {16, 16, 16, 3, 12, 16}) r.Read(bits);  // vbv parameters and markers
+    }
+  }
+  if (r.Read(2) == 3 && version != 1) r.Read(4);  // grayscale shape extension
+  r.Read(1);
+  const int resolution = r.Read(16);
+  if (resolution <= 0) return 0;
+  int bits = 1;
+  while ((1 << bits) < resolution) ++bits;  // av_log2(resolution - 1) + 1
+  return bits;
+}
+
+// Whether the VOP at `data` (its start code) is coded. A VOP that is not (an N-VOP placeholder)
+// makes the decoder output nothing. Unreadable headers count as coded.
+bool Mpeg4VopCoded(const uint8_t* data, int size, int time_increment_bits) {
+  BitReader r(data + 4, size - 4);
+  const int type = r.Read(2);
+  int ones = 0;
+  while (r.Peek(1) == 1 && ones++ < 64) r.Read(1);  // modulo_time_base
+  if (r.Read(1) < 0) return true;                   // its closing 0
+  r.Read(1);                                        // marker
+  int bits = time_increment_bits;
+  // No VOL, or one that does not fit: guess the width from where the markers fall, as FFmpeg does.
+  if (bits == 0 || r.Peek(bits + 1) < 0 || (r.Peek(bits + 1) & 1) == 0) {
+    for (bits = 1; bits < 16; ++bits) {
+      if (type == kVopP || type == 3) {
+        if ((r.Peek(bits + 6) & 0x37) == 0x30) break;
+      } else if ((r.Peek(bits + 5) & 0x1F) == 0x18) {
+        break;
+      }
+    }
+  }
+  r.Read(bits);
+  r.Read(1);  // marker
+  return r.Read(1) != 0;
 }
 
 }  // namespace
 
+PackedVops::Vop PackedVops::Next(const uint8_t* data, int size) {
+  // A packet that starts with a visual object sequence drops what is held.
+  if (!held_.empty()) {
+    for (int i = 0; i + 3 < size; ++i) {
+      if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) {
+        if (data[i + 3] == 0xB0) held_.clear();
+        break;
+      }
+    }
+  }
+  auto holds = [&](int vop) {
+    return vop >= 0 && size - vop > kMinHeldBytes && (data[vop + 4] & 0x40) == 0;  // I or B
+  };
+  if (!held_.empty()) {
+    current_.swap(held_);
+    held_.clear();
+    // The decoder read none of this packet: all of it is held when it starts with an I or B-VOP.
+    if (holds(FindVop(data, size, 0))) held_.assign(data, data + size);
+    return {current_.data(), static_cast<int>(current_.size()), true};
+  }
+  const int first = FindVop(data, size, 0);
+  const int second = first >= 0 ? FindVop(data, size, first + 4) : -1;
+  if (holds(second)) held_.assign(data + second, data + size);
+  return {data, second >= 0 ? second : size, false};
+}
+
+bool Mpeg4SaysPacked(const uint8_t* data, int size) {
+  bool packed = false;
+  for (int at = FindStartCode(data, size, 0, 0xB2); at >= 0;
+       at = FindStartCode(data, size, at + 4, 0xB2)) {
+    char text[256];
+    int n = 0;
+    for (int i = at + 4; i < size && n < 255; ++i, ++n) {
+      if (data[i] == 0 && (i + 1 >= size || data[i + 1] == 0)) break;  // the next start code
+      text[n] = static_cast<char>(data[i]);
+    }
+    text[n] = 0;
+    int version = 0, build = 0;
+    char last = 0;
+    int e = std::sscanf(text, "DivX%dBuild%d%c", &version, &build, &last);
+    if (e < 2) e = std::sscanf(text, "DivX%db%d%c", &version, &build, &last);
+    if (e >= 2) packed = e == 3 && last == 'p';
+  }
+  return packed;
+}
+
 BitstreamScan::BitstreamScan(const AVStream* stream)
     : codec_(stream->codecpar->codec_id), reorder_depth_(stream->codecpar->video_delay) {
+  const AVCodecParameters* par = stream->codecpar;
+  if (codec_ == AV_CODEC_ID_MPEG4 && par->extradata != nullptr) {
+    packed_ = Mpeg4SaysPacked(par->extradata, par->extradata_size);
+    time_increment_bits_ = Mpeg4TimeIncrementBits(par->extradata, par->extradata_size);
+  }
   if (codec_ != AV_CODEC_ID_H264 && codec_ != AV_CODEC_ID_HEVC) return;
   parser_.reset(av_parser_init(codec_));
   parser_codec_.reset(avcodec_alloc_context3(nullptr));
@@ -74,28 +212,27 @@ void BitstreamScan::AddPictureOrderCount(const AVPacket* packet) {
   p.start = parser_->key_frame == 1;
 }
 
-// Follows mpeg4_unpack_bframes: a packet with two VOPs keeps the first and carries the second
-// into the next packet with one VOP, whose own VOP is carried on in turn, unless it is an N-VOP
-// placeholder, which is dropped.
+// Follows the decoder through packed B-frames: which VOP each packet has it decode.
 void BitstreamScan::AddMpeg4(const AVPacket* packet) {
+  if (pictures_.size() == 1) {
+    packed_ = packed_ || Mpeg4SaysPacked(packet->data, packet->size);
+    if (time_increment_bits_ == 0) {
+      time_increment_bits_ = Mpeg4TimeIncrementBits(packet->data, packet->size);
+    }
+  }
+  if (!packed_) return;
   Picture& p = pictures_.back();
   p.parsed = true;
-  const std::vector<int> vops = VopTypes(packet->data, packet->size);
-  if (vops.size() >= 2) {
-    packed_ = true;
-    p.order = vops[0];
-    carried_vop_ = vops[1];  // one carried before is lost, as in the filter
-  } else if (vops.size() == 1 && carried_vop_ >= 0) {
-    p.order = carried_vop_;
-    p.start = false;
-    carried_vop_ = packet->size <= kMaxNvopSize ? -1 : vops[0];
-  } else if (vops.size() == 1) {
-    p.order = vops[0];
-    p.shown = packet->size > kMaxNvopSize;  // an N-VOP on its own shows nothing
-  } else {
+  const PackedVops::Vop vop = vops_.Next(packet->data, packet->size);
+  const int at = FindVop(vop.data, vop.size, 0);
+  if (at < 0) {
     p.order = -1;
-    p.shown = false;
+    p.start = p.shown = false;
+    return;
   }
+  p.order = vop.data[at + 4] >> 6;
+  p.start = !vop.held;
+  p.shown = Mpeg4VopCoded(vop.data + at, vop.size - at, time_increment_bits_);
 }
 
 // The decoder's output order: pictures wait in a reorder buffer and leave lowest order count
@@ -167,9 +304,9 @@ void BitstreamScan::Apply(FrameIndex& index) {
   if (static_cast<int>(pictures_.size()) != n) return;
   index.priming_packet = std::move(first_packet_);
 
-  const bool by_order_count = parser_ && decode_ordered_times_ && n > 0 &&
-                              std::all_of(pictures_.begin(), pictures_.end(),
-                                          [](const Picture& p) { return p.parsed; });
+  const bool by_order_count =
+      parser_ && decode_ordered_times_ && n > 0 &&
+      std::all_of(pictures_.begin(), pictures_.end(), [](const Picture& p) { return p.parsed; });
   if (codec_ == AV_CODEC_ID_MPEG4 && !packed_) return;
   for (int i = 0; i < n; ++i) {
     const Picture& p = pictures_[i];
@@ -208,28 +345,9 @@ void BitstreamScan::Apply(FrameIndex& index) {
   for (int i = 0; i < n; ++i) {
     if (!is_shown[i]) index.packets[i].discarded = true;
   }
-  index.order_source = codec_ == AV_CODEC_ID_MPEG4 ? "mpeg4-packed"
+  index.order_source = codec_ == AV_CODEC_ID_MPEG4  ? "mpeg4-packed"
                        : codec_ == AV_CODEC_ID_H264 ? "h264"
-                                                     : "hevc";
-}
-
-Result<UniqueBsfContext> OpenUnpackFilter(const AVStream* stream, const std::string& path) {
-  const AVBitStreamFilter* filter = av_bsf_get_by_name("mpeg4_unpack_bframes");
-  if (filter == nullptr) {
-    return Unsupported(path + ": packed MPEG-4 B-frames need FFmpeg's mpeg4_unpack_bframes");
-  }
-  AVBSFContext* raw = nullptr;
-  if (av_bsf_alloc(filter, &raw) < 0) return Internal(path + ": out of memory");
-  UniqueBsfContext context(raw);
-  if (avcodec_parameters_copy(context->par_in, stream->codecpar) < 0) {
-    return Internal(path + ": out of memory");
-  }
-  context->time_base_in = stream->time_base;
-  int rc = av_bsf_init(context.get());
-  if (rc < 0) {
-    return CorruptData(path + ": cannot unpack MPEG-4 B-frames (" + AvErrorString(rc) + ")");
-  }
-  return context;
+                                                    : "hevc";
 }
 
 }  // namespace reel::pipeline::internal

@@ -4,29 +4,55 @@
 //   container's times follow decode order although the pictures are reordered (H.264 or HEVC in
 //   MP4 without composition offsets, or in AVI, whose times FFmpeg guesses), they are decode
 //   times: the order comes from the pictures' order counts (FFmpeg's parser), and the stream's
-//   times, sorted, are given out in that order. MPEG-4 Part 2 "packed B-frames" (DivX/Xvid in AVI)
-//   are unpacked first (what mpeg4_unpack_bframes does, and the decoder is then fed): a B-VOP
-//   packed behind a P-VOP belongs to the next packet, an N-VOP placeholder carries the B-VOP
-//   before it, and the order follows from the picture types (a B-VOP is shown when decoded, an I-
-//   or P-VOP when the next one arrives).
+//   times, sorted, are given out in that order. MPEG-4 Part 2 with packed B-frames (DivX/Xvid in
+//   AVI) is read the way FFmpeg's decoder reads it (PackedVops): a B-VOP packed behind a P-VOP is
+//   decoded with the next packet, an N-VOP placeholder with the B-VOP held back before it; the
+//   order follows from the VOP types (a B-VOP is shown when decoded, an I- or P-VOP when the next
+//   one arrives), and a VOP that is not coded shows nothing.
 // - Start points. A keyframe flag on a picture a decoder cannot start from is dropped: H.264 or
-//   HEVC without an IDR, IRAP or recovery point, or a packed MPEG-4 packet whose unpacked picture
-//   is carried over from the packet before.
+//   HEVC without an IDR, IRAP or recovery point, or a packed MPEG-4 packet whose decoded VOP is
+//   one held back from the packet before.
 // - What a decoder must see first. H.264 decoders learn the encoder's version (x264's SEI) only
 //   from the stream's first access unit, and turn on workarounds for old encoders' bugs with it:
 //   the first packet is kept so that decoders starting later can be shown it.
 //
-// Ownership and threads: one BitstreamScan per index pass, on one thread; it borrows nothing.
+// Ownership and threads: one BitstreamScan per index pass and one PackedVops per decoder, each on
+// one thread; they borrow nothing.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "base/status.h"
 #include "pipeline/frame_index.h"
 #include "pipeline/internal/ffmpeg.h"
 
 namespace reel::pipeline::internal {
+
+// How FFmpeg's MPEG-4 decoder reads packed B-frames (announced by the encoder's user data
+// "DivX...p"): one VOP per packet, the one held back from the packet before if there is one,
+// else the packet's first. What follows the VOP it decoded is held back for the next packet when
+// it starts with an I- or B-VOP: a B-VOP packed behind a P-VOP, or the whole packet when the held
+// VOP was decoded instead. Reel hands each packet's VOP to the decoder on its own, so the decoder
+// holds nothing back itself and skipping a B-VOP loses nothing. A run that starts at a keyframe
+// starts with nothing held (Reset).
+class PackedVops {
+ public:
+  struct Vop {
+    const uint8_t* data = nullptr;  // into the packet or the held bytes; valid until Next
+    int size = 0;
+    bool held = false;  // held back from the packet before
+  };
+  Vop Next(const uint8_t* data, int size);
+  void Reset() { held_.clear(); }
+
+ private:
+  std::vector<uint8_t> held_;
+  std::vector<uint8_t> current_;
+};
+
+// Whether `data` (MPEG-4 Part 2 extradata or a packet) holds DivX user data with the "packed"
+// mark, read as FFmpeg's decoder reads it.
+bool Mpeg4SaysPacked(const uint8_t* data, int size);
 
 class BitstreamScan {
  public:
@@ -42,8 +68,8 @@ class BitstreamScan {
 
  private:
   struct Picture {
-    int order = 0;       // H.264/HEVC: picture order count; MPEG-4: unpacked VOP type
-    bool parsed = false;  // the parser understood the packet (else nothing is known)
+    int order = 0;        // H.264/HEVC: picture order count; MPEG-4: type of the VOP decoded
+    bool parsed = false;  // the packet was understood (else nothing is known)
     bool start = true;    // a decoder may start here
     bool shown = true;    // the decoder outputs a picture for it
   };
@@ -60,12 +86,10 @@ class BitstreamScan {
   std::vector<uint8_t> first_packet_;
   int64_t last_pts_ = 0;
   bool decode_ordered_times_ = true;  // every time so far >= the one before, in decode order
-  // MPEG-4: the VOP type packed behind the last one, carried into the next packet (-1: none).
-  int carried_vop_ = -1;
-  bool packed_ = false;
+  // MPEG-4 Part 2.
+  bool packed_ = false;          // the encoder's user data says "packed"
+  int time_increment_bits_ = 0;  // from the VOL header (0: none seen yet)
+  PackedVops vops_;
 };
-
-// The mpeg4_unpack_bframes filter for `stream`, initialised.
-Result<UniqueBsfContext> OpenUnpackFilter(const AVStream* stream, const std::string& path);
 
 }  // namespace reel::pipeline::internal

@@ -7,7 +7,6 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
-#include <libavcodec/bsf.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
@@ -36,9 +35,6 @@ struct FrameDeleter {
 struct PacketDeleter {
   void operator()(AVPacket* p) const { av_packet_free(&p); }
 };
-struct BsfContextDeleter {
-  void operator()(AVBSFContext* p) const { av_bsf_free(&p); }
-};
 struct ParserContextDeleter {
   void operator()(AVCodecParserContext* p) const { av_parser_close(p); }
 };
@@ -51,7 +47,6 @@ using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
-using UniqueBsfContext = std::unique_ptr<AVBSFContext, BsfContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
 
 // FFmpeg's text for an error code.

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "pipeline/internal/bitstream_scan.h"
-
 namespace reel::pipeline::internal {
 namespace {
 
@@ -172,6 +170,7 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
   UniquePacket packet(av_packet_alloc());
   if (!packet) return Internal(path_ + ": out of memory");
   bool done = false;
+  int previous_sent = -1;  // the packet this call sent last
   while (!done) {
     if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
     int rc = demuxer_.Read(packet.get());
@@ -182,8 +181,10 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
       if (seeks_this_call_ > 0 && !seek_failed_) {
         REEL_RETURN_IF_ERROR(SeekFailed());
         avcodec_flush_buffers(codec_);
+        unpack_continues_ = false;
         sent_.clear();
         position = 0;
+        previous_sent = -1;
         continue;
       }
       break;
@@ -214,6 +215,11 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
       REEL_RETURN_IF_ERROR(MaybeSeek(d, next));
       continue;
     }
+    // A new run starts from a flushed decoder, as it would after a seek: pictures of the run
+    // before must not stand in for references a start point without an IDR (a recovery point,
+    // intra refresh) leaves the decoder to find.
+    if (previous_sent >= 0 && d != previous_sent + 1) REEL_RETURN_IF_ERROR(Drain(handler));
+    previous_sent = d;
     bool skip_nonref = skip_nonref_ok_ && !all_frames && !target[d];
     codec_->skip_frame = skip_nonref ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
     sent_.insert(d);
@@ -308,8 +314,8 @@ Status VideoDecoder::SeekFailed() {
 }
 
 // Sends the index's packet `d`: shows a decoder that starts past the stream's first packet that
-// packet first, and unpacks packed MPEG-4 B-frames. An empty packet would tell the decoder the
-// stream has ended, so none is sent.
+// packet first, and hands packed MPEG-4 B-frames over one VOP at a time. An empty packet would
+// tell the decoder the stream has ended, so none is sent.
 Status VideoDecoder::SendIndexed(int d, AVPacket* packet, const FrameHandler& handler) {
   if (!primed_) {
     if (d != 0) REEL_RETURN_IF_ERROR(Prime());
@@ -317,24 +323,19 @@ Status VideoDecoder::SendIndexed(int d, AVPacket* packet, const FrameHandler& ha
   }
   if (packet->size <= 0) return Status::Ok();
   if (!index_.packed_bframes) return Send(packet, handler);
-  if (!unpack_) {
-    REEL_ASSIGN_OR_RETURN(unpack_, OpenUnpackFilter(demuxer_.stream(), path_));
-    unpacked_.reset(av_packet_alloc());
-    if (!unpacked_) return Internal(path_ + ": out of memory");
-  }
-  // The filter carries a B-VOP from one packet into the next: only within a run.
-  if (!unpack_continues_ || d != last_sent_ + 1) av_bsf_flush(unpack_.get());
+  // What is held back goes from one packet to the next only within a run.
+  if (!unpack_continues_ || d != last_sent_ + 1) packed_vops_.Reset();
   unpack_continues_ = true;
   last_sent_ = d;
-  int rc = av_bsf_send_packet(unpack_.get(), packet);
-  if (rc >= 0) rc = av_bsf_receive_packet(unpack_.get(), unpacked_.get());
-  if (rc < 0) {
-    ++counters_->packets_decoded;
-    ++counters_->decode_errors;
-    return CheckErrorRate();
+  const PackedVops::Vop vop = packed_vops_.Next(packet->data, packet->size);
+  if (!vop_packet_) vop_packet_.reset(av_packet_alloc());
+  if (!vop_packet_ || av_new_packet(vop_packet_.get(), vop.size) < 0 ||
+      av_packet_copy_props(vop_packet_.get(), packet) < 0) {
+    return Internal(path_ + ": out of memory");
   }
-  Status sent = Send(unpacked_.get(), handler);
-  av_packet_unref(unpacked_.get());
+  std::memcpy(vop_packet_->data, vop.data, vop.size);
+  Status sent = Send(vop_packet_.get(), handler);
+  av_packet_unref(vop_packet_.get());
   return sent;
 }
 

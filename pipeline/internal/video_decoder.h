@@ -7,8 +7,8 @@
 // A decoder that starts anywhere but the stream's first packet must still decode as a sequential
 // decode would: it is first shown the index's priming packet (H.264: the first access unit, whose
 // x264 version SEI switches on workarounds for that encoder's bugs), with every picture discarded.
-// Packed MPEG-4 B-frames are unpacked (mpeg4_unpack_bframes) on their way to the decoder, so each
-// packet carries the picture the index says it does.
+// Packed MPEG-4 B-frames reach the decoder one VOP per packet, the VOP FFmpeg's decoder would
+// decode for that packet (PackedVops), so each packet gives the picture the index says it does.
 //
 // Ownership and threads: a VideoDecoder borrows its demuxer, codec context, index, limits,
 // deadline and counters (all must outlive it); it and its Demuxer are used by one thread at a
@@ -24,6 +24,7 @@
 
 #include "base/status.h"
 #include "pipeline/frame_index.h"
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/limits.h"
 
@@ -137,9 +138,9 @@ class VideoDecoder {
   std::unordered_multimap<int64_t, int> packets_by_pts_;
   std::unordered_set<int> sent_;
   UniqueFrame frame_;
-  UniqueBsfContext unpack_;  // packed MPEG-4 B-frames only
-  UniquePacket unpacked_;
-  bool unpack_continues_ = false;  // the filter's last packet was the one before this one
+  PackedVops packed_vops_;  // packed MPEG-4 B-frames only
+  UniquePacket vop_packet_;
+  bool unpack_continues_ = false;  // packed_vops_ last read the packet before this one
   int last_sent_ = -1;             // decode index of the packet last sent
   bool primed_ = false;            // the decoder has seen the stream's first packet
   bool skip_nonref_ok_ = false;
