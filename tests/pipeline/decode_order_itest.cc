@@ -8,11 +8,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "pipeline/frame_index.h"
 #include "pipeline/frame_sampler.h"
@@ -181,11 +186,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The index says where those clips' pictures really are.
 TEST(DecodeOrderTest, IndexTakesOrderAndStartPointsFromTheBitstream) {
-  const std::string no_ctts =
-      GeneratedMedia("counter_h264_no_ctts.mp4",
-                     CounterClipArgs(200, 160, 120, "25") +
-                         " -c:v libx264 -bf 3 -g 50 -pix_fmt yuv420p "
-                         "-bsf:v setts=pts=DTS-STARTDTS:dts=DTS-STARTDTS");
+  const std::string no_ctts = GeneratedMedia("counter_h264_no_ctts.mp4",
+                                             CounterClipArgs(200, 160, 120, "25") +
+                                                 " -c:v libx264 -bf 3 -g 50 -pix_fmt yuv420p "
+                                                 "-bsf:v setts=pts=DTS-STARTDTS:dts=DTS-STARTDTS");
   auto index = BuildFrameIndex(no_ctts);
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   EXPECT_EQ(index->order_source, "h264");
@@ -218,6 +222,71 @@ TEST(DecodeOrderTest, IndexTakesOrderAndStartPointsFromTheBitstream) {
   EXPECT_EQ(keyframes, 1) << "only the IDR at the start is a point decoding can start from";
 }
 
+// One damaged B-frame (nothing refers to it): the decoder conceals the errors and flags the
+// picture. It is decoded again from earlier start points, stays damaged, and is reported missing,
+// never delivered; every other frame is delivered and shows its own number.
+TEST(DecodeOrderTest, DamagedPicturesAreReportedMissingNotDelivered) {
+  const std::string source = GeneratedMedia(
+      "counter_h264_nonref_b.mp4", CounterClipArgs(100, 160, 120, "25") +
+                                       " -c:v libx264 -bf 3 -g 50 -x264-params b-pyramid=0 "
+                                       "-pix_fmt yuv420p");
+  ASSERT_FALSE(source.empty());
+  // A B-frame: shown before the packet decoded ahead of it.
+  auto probe = RunCommand(
+      "ffprobe -v error -select_streams v -show_entries packet=pts,pos,size "
+      "-of csv=p=0 " +
+      ShellQuote(source));
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  std::istringstream lines(probe.out);
+  std::string line;
+  int64_t previous_pts = 0, pos = -1, size = 0;
+  int packet = -1;
+  for (int i = 0; std::getline(lines, line); ++i) {
+    int64_t pts = 0, at = 0, bytes = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &pts, &bytes, &at), 3)
+        << line;
+    if (i >= 20 && pts < previous_pts && bytes >= 20) {
+      packet = i;
+      pos = at;
+      size = bytes;
+      break;
+    }
+    previous_pts = pts;
+  }
+  ASSERT_GE(packet, 0);
+  std::ifstream in(source, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), {});
+  for (int64_t i = pos + 12; i < pos + size; ++i) file[i] ^= 0x5A;  // keep the slice header
+  const std::string path = reel::testing::ScratchDir("DamagedPicture") + "/damaged.mp4";
+  std::ofstream(path, std::ios::binary) << file;
+  auto index = BuildFrameIndex(path);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const int damaged = index->packets[packet].frame;
+  ASSERT_GE(damaged, 0);
+
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    SampleOptions options;
+    options.sampling.policy = SamplingPolicy::kFps;
+    options.sampling.fps = 25;  // every frame
+    options.limits.decoder_threads = threads;
+    std::vector<int> delivered;
+    Result<SampleReport> report = SampleVideo(path, options, [&](SampledFrame&& f) {
+      delivered.push_back(f.source_frame);
+      EXPECT_EQ(DecodeCounter(f.image.pixels.data(), f.image.width, f.image.height,
+                              static_cast<int>(f.image.stride())),
+                f.source_frame);
+      return Status::Ok();
+    });
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(report->missing, std::vector<int>{damaged});
+    EXPECT_EQ(delivered.size(), 99u);
+    EXPECT_EQ(std::count(delivered.begin(), delivered.end(), damaged), 0);
+    EXPECT_GT(report->decode_errors, 0);
+    EXPECT_TRUE(report->partial());
+  }
+}
+
 // Real files. Each frame is compared with FFmpeg's decode of the frame it claims to be and of
 // that frame's neighbours, at the same size: it must be close to its own and no farther from it
 // than from a neighbour.
@@ -248,7 +317,8 @@ void ExpectMatchesFfmpeg(const std::string& path) {
   ASSERT_FALSE(runs.front().second.frames.empty());
   const Image& any = runs.front().second.frames.front().image;
   std::string select;
-  for (int k : wanted) select += (select.empty() ? "" : "+") + ("eq(n\\," + std::to_string(k) + ")");
+  for (int k : wanted)
+    select += (select.empty() ? "" : "+") + ("eq(n\\," + std::to_string(k) + ")");
   const std::string rgb =
       FfmpegRgb(path, "select='" + select + "',scale=" + std::to_string(any.width) + ":" +
                           std::to_string(any.height) + ":flags=bicubic");
