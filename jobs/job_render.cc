@@ -56,6 +56,7 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  fps: " << Num(s.fps) << "\n";
   out << "  fps_epsilon: " << Num(s.fps_epsilon) << "\n";
   out << "  keep_last: " << Bool(s.fps_keep_last) << "\n";
+  out << "  fps_timeline: " << FpsTimelineKey(s.fps_timeline) << "\n";
   out << "  count: " << s.count << "\n";
   out << "  timestamps: [";
   for (size_t i = 0; i < s.timestamps.size(); ++i) {
@@ -150,6 +151,7 @@ std::string FrameSettingsKey(const JobSpec& job) {
       out << "sampling.fps=" << Num(s.fps) << "\n";
       out << "sampling.fps_epsilon=" << Num(s.fps_epsilon) << "\n";
       out << "sampling.keep_last=" << Bool(s.fps_keep_last) << "\n";
+      out << "sampling.fps_timeline=" << FpsTimelineKey(s.fps_timeline) << "\n";
       break;
     case P::kCount:
       out << "sampling.count=" << s.count << "\n";

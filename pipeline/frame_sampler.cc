@@ -72,6 +72,19 @@ void CountPasses(const std::deque<DecodePass>& passes, const std::unordered_map<
 
 }  // namespace
 
+std::string SampleReport::PartialReason() const {
+  std::vector<std::string> parts;
+  if (truncated) parts.push_back("file truncated: " + truncation);
+  if (!missing.empty()) {
+    parts.push_back(std::to_string(missing.size()) + " of " + std::to_string(requested) +
+                    " chosen frames could not be decoded");
+  }
+  if (decode_errors > 0) parts.push_back(std::to_string(decode_errors) + " decoding errors");
+  std::string reason;
+  for (size_t i = 0; i < parts.size(); ++i) reason += (i ? "; " : "") + parts[i];
+  return reason;
+}
+
 Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& options,
                                  const FrameSink& sink) {
   REEL_RETURN_IF_ERROR(ValidateSamplingOptions(options.sampling).WithPrefix(path));
@@ -91,6 +104,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                          std::to_string(par->height) + ", over the size limit");
   }
 
+  const SamplingOptions& sampling = options.sampling;
   SampleReport report;
   report.stream_index = stream_index;
   report.rotation = internal::StreamRotation(stream);
@@ -107,13 +121,12 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   report.source_frames = index.size();
   report.source_fps = index.avg_fps;
   report.duration_s = index.duration_s();
-  if (index.truncated()) {
-    report.truncated = true;
-    report.truncation = std::to_string(index.size()) + " frames readable";
-    if (index.declared_frames > 0) {
-      report.truncation += " of the " + std::to_string(index.declared_frames) + " listed";
-    }
-    if (!index.read_error.empty()) report.truncation += ", then: " + index.read_error;
+  report.truncated = index.truncated();
+  report.truncation = index.truncation.reason;
+  report.missing_bytes = index.truncation.missing_bytes;
+  report.missing_s = index.truncation.missing_s;
+  if (sampling.policy == SamplingPolicy::kFps) {
+    report.fps_timeline = FpsTimelineName(ResolveFpsTimeline(index, sampling));
   }
   if (index.size() == 0) return CorruptData(path + ": the video stream has no frames");
 
@@ -174,7 +187,6 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     return frames;
   };
 
-  const SamplingOptions& sampling = options.sampling;
   // Scene detection with no cap on the count delivers each cut as it is found: every chosen frame
   // has then had its first attempt.
   bool attempted = false;

@@ -49,13 +49,19 @@ struct SampleReport {
   // Packets the decoder rejected, and pictures it flagged damaged, except where decoding again
   // from an earlier start point delivered every frame that damage had spoiled.
   int decode_errors = 0;
-  bool truncated = false;  // the file ends before the container says it should
-  std::string truncation;  // what was found, e.g. "50 of the 100 frames listed, then EOF"
+  bool truncated = false;     // the file ends before its container says it should
+  std::string truncation;     // why, and how much is missing (Truncation::reason)
+  int64_t missing_bytes = 0;  // truncated: bytes the container declares past the end (0: unknown)
+  double missing_s = 0;       // truncated: media time lost past the end of what was read
+  std::string fps_timeline;   // kFps: the rule's timeline used, "index" or "time"
   int seeks = 0;
   // Chosen source frames that could not be decoded, or only damaged (concealed errors): a
   // damaged picture is never delivered.
   std::vector<int> missing;
   bool partial() const { return !missing.empty() || decode_errors > 0 || truncated; }
+  // Why the result is partial, for people ("" when it is not): the truncation, the chosen frames
+  // that could not be decoded, the decoding errors, joined by "; ".
+  std::string PartialReason() const;
 };
 
 // Receives frames, normally in ascending source order; a frame that needed a second decoding

@@ -18,6 +18,7 @@ struct FramesOptions {
   std::string file;
   std::string out_dir;
   std::optional<double> fps;
+  std::string fps_timeline = "auto";
   std::optional<int> count;
   bool keyframes = false;
   std::optional<double> scene;
@@ -59,6 +60,11 @@ Result<pipeline::SampleOptions> ToSampleOptions(const FramesOptions& o) {
   } else {
     s.policy = pipeline::SamplingPolicy::kFps;
     s.fps = o.fps.value_or(1.0);
+  }
+  REEL_ASSIGN_OR_RETURN(s.fps_timeline, pipeline::ParseFpsTimeline(o.fps_timeline));
+  if (s.policy != pipeline::SamplingPolicy::kFps &&
+      s.fps_timeline != pipeline::FpsTimeline::kAuto) {
+    return InvalidArgument("--fps-timeline applies to --fps only");
   }
   s.start_s = o.start;
   s.end_s = o.end;
@@ -139,8 +145,12 @@ int Run(const FramesOptions& o) {
       {"seeks", r.seeks},
       {"truncated", r.truncated},
       {"truncation", r.truncation},
+      {"missing_bytes", r.missing_bytes},
+      {"missing_s", r.missing_s},
       {"partial", r.partial()},
+      {"partial_reason", r.PartialReason()},
   };
+  if (!r.fps_timeline.empty()) summary["fps_timeline"] = r.fps_timeline;
   if (written.ok()) {
     written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "report.json").string(),
                                   summary.dump(2) + "\n");
@@ -152,11 +162,8 @@ int Run(const FramesOptions& o) {
   std::fprintf(stderr, "%s: %d frames (%dx%d) written to %s\n", o.file.c_str(), r.returned, r.width,
                r.height, o.out_dir.c_str());
   if (r.partial()) {
-    std::fprintf(stderr,
-                 "%s: partial result: %zu of %d chosen frames could not be decoded, %d decoding "
-                 "errors%s%s (see report.json)\n",
-                 o.file.c_str(), r.missing.size(), r.requested, r.decode_errors,
-                 r.truncated ? "; file truncated: " : "", r.truncation.c_str());
+    std::fprintf(stderr, "%s: partial result: %s (see report.json)\n", o.file.c_str(),
+                 r.PartialReason().c_str());
     return kExitPartial;
   }
   return kExitOk;
@@ -182,6 +189,12 @@ void AddFramesCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("FILE", o->file, "Video file")->required();
   cmd->add_option("-o,--output", o->out_dir, "Folder for the frames and frames.json")->required();
   cmd->add_option("--fps", o->fps, "Frames per second (M3's rule)")->check(CLI::PositiveNumber);
+  cmd->add_option("--fps-timeline", o->fps_timeline,
+                  "fps: apply the rule to frame indices at the average rate (index, as the "
+                  "servers do), to presentation times (time), or index on constant-rate streams "
+                  "and time on others (auto)")
+      ->check(CLI::IsMember({"auto", "index", "time"}))
+      ->default_val("auto");
   cmd->add_option("--count", o->count, "Number of frames spread evenly")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--keyframes", o->keyframes, "Keyframes only");

@@ -30,6 +30,33 @@ Result<SamplingPolicy> ParseSamplingPolicy(const std::string& name) {
                          "' (valid: fps, count, keyframes, scene, timestamps)");
 }
 
+const char* FpsTimelineName(FpsTimeline timeline) {
+  switch (timeline) {
+    case FpsTimeline::kAuto:
+      return "auto";
+    case FpsTimeline::kIndex:
+      return "index";
+    case FpsTimeline::kTime:
+      return "time";
+  }
+  return "unknown";
+}
+
+Result<FpsTimeline> ParseFpsTimeline(const std::string& name) {
+  for (FpsTimeline t : {FpsTimeline::kAuto, FpsTimeline::kIndex, FpsTimeline::kTime}) {
+    if (name == FpsTimelineName(t)) return t;
+  }
+  return InvalidArgument("unknown fps timeline '" + name + "' (valid: auto, index, time)");
+}
+
+FpsTimeline ResolveFpsTimeline(const FrameIndex& index, const SamplingOptions& options) {
+  if (options.fps_timeline == FpsTimeline::kTime) return FpsTimeline::kTime;
+  // Without an average rate there is no index timeline.
+  if (!(index.avg_fps > 0)) return FpsTimeline::kTime;
+  if (options.fps_timeline == FpsTimeline::kIndex) return FpsTimeline::kIndex;
+  return index.constant_rate() ? FpsTimeline::kIndex : FpsTimeline::kTime;
+}
+
 Status ValidateSamplingOptions(const SamplingOptions& o) {
   if (o.policy == SamplingPolicy::kFps && !(o.fps > 0 && std::isfinite(o.fps))) {
     return InvalidArgument("fps must be a positive number");
