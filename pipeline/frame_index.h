@@ -50,9 +50,10 @@ struct FrameIndex {
   bool truncated() const { return truncation.truncated; }
 
   // What the bitstream says, for decoding (internal/bitstream_scan.h).
-  // Presentation order and times came from the bitstream, not the container: "h264"/"hevc" (the
-  // container's times follow decode order though the pictures' order counts reorder them: they
-  // are decode times), "mpeg4-packed" (DivX/Xvid packed B-frames); "" = the container's.
+  // Presentation order and times came from the bitstream, not the container: the codec's name
+  // ("h264", "hevc", "mpeg4", "mpeg2video": the container's times follow decode order though the
+  // pictures are reordered, so they are decode times), or "mpeg4-packed" (DivX/Xvid packed
+  // B-frames); "" = the container's.
   std::string order_source;
   // MPEG-4 Part 2 packed B-frames: packets[i] describes the VOP FFmpeg's decoder decodes for the
   // i-th packet (a B-VOP packed into the packet before, for an N-VOP placeholder), which the

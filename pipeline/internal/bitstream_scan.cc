@@ -8,9 +8,10 @@
 namespace reel::pipeline::internal {
 namespace {
 
-constexpr int kVopI = 0;
-constexpr int kVopP = 1;
-constexpr int kVopB = 2;
+// Picture types, as MPEG-4 Part 2 codes them.
+constexpr int kTypeI = 0;
+constexpr int kTypeP = 1;
+constexpr int kTypeB = 2;
 // The most pictures an H.264 or HEVC decoder holds back for reordering.
 constexpr int kMaxReorderDepth = 16;
 // FFmpeg's MPEG-4 decoder holds back what follows a VOP only when it is longer than this.
@@ -102,7 +103,7 @@ bool Mpeg4VopCoded(const uint8_t* data, int size, int time_increment_bits) {
   // No VOL, or one that does not fit: guess the width from where the markers fall, as FFmpeg does.
   if (bits == 0 || r.Peek(bits + 1) < 0 || (r.Peek(bits + 1) & 1) == 0) {
     for (bits = 1; bits < 16; ++bits) {
-      if (type == kVopP || type == 3) {
+      if (type == kTypeP || type == 3) {
         if ((r.Peek(bits + 6) & 0x37) == 0x30) break;
       } else if ((r.Peek(bits + 5) & 0x1F) == 0x18) {
         break;
@@ -182,22 +183,24 @@ BitstreamScan::BitstreamScan(const AVStream* stream)
 
 void BitstreamScan::Add(const AVPacket* packet) {
   pictures_.emplace_back();
+  const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+  if (pts == AV_NOPTS_VALUE || (pictures_.size() > 1 && pts < last_pts_)) {
+    decode_ordered_times_ = false;  // the container's times reorder: they are presentation times
+  }
+  last_pts_ = pts;
   if (codec_ == AV_CODEC_ID_H264 && pictures_.size() == 1 && packet->size > 0) {
     first_packet_.assign(packet->data, packet->data + packet->size);
   }
   if (codec_ == AV_CODEC_ID_MPEG4) {
     AddMpeg4(packet);
+  } else if (codec_ == AV_CODEC_ID_MPEG1VIDEO || codec_ == AV_CODEC_ID_MPEG2VIDEO) {
+    AddMpeg12(packet);
   } else if (parser_) {
     AddPictureOrderCount(packet);
   }
 }
 
 void BitstreamScan::AddPictureOrderCount(const AVPacket* packet) {
-  const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
-  if (pts == AV_NOPTS_VALUE || (pictures_.size() > 1 && pts < last_pts_)) {
-    decode_ordered_times_ = false;  // the container's times reorder: they are presentation times
-  }
-  last_pts_ = pts;
   // Once the times are known to be presentation times, only start points need checking.
   if (!decode_ordered_times_ && !(packet->flags & AV_PKT_FLAG_KEY)) return;
   uint8_t* out = nullptr;
@@ -220,19 +223,43 @@ void BitstreamScan::AddMpeg4(const AVPacket* packet) {
       time_increment_bits_ = Mpeg4TimeIncrementBits(packet->data, packet->size);
     }
   }
-  if (!packed_) return;
   Picture& p = pictures_.back();
   p.parsed = true;
-  const PackedVops::Vop vop = vops_.Next(packet->data, packet->size);
+  const PackedVops::Vop vop = packed_ ? vops_.Next(packet->data, packet->size)
+                                      : PackedVops::Vop{packet->data, packet->size, false};
   const int at = FindVop(vop.data, vop.size, 0);
   if (at < 0) {
     p.order = -1;
     p.start = p.shown = false;
     return;
   }
-  p.order = vop.data[at + 4] >> 6;
+  p.order = vop.data[at + 4] >> 6;  // 0 I, 1 P, 2 B, 3 S (a reference, like P)
   p.start = !vop.held;
   p.shown = Mpeg4VopCoded(vop.data + at, vop.size - at, time_increment_bits_);
+  has_b_ = has_b_ || p.order == kTypeB;
+}
+
+// MPEG-1/2: the first picture's coding type, and whether its GOP is closed (B-pictures at the start
+// of a closed GOP need no earlier reference).
+void BitstreamScan::AddMpeg12(const AVPacket* packet) {
+  Picture& p = pictures_.back();
+  const int gop = FindStartCode(packet->data, packet->size, 0, 0xB8);
+  if (gop >= 0) {
+    BitReader r(packet->data + gop + 4, packet->size - gop - 4);
+    r.Read(25);  // time_code
+    const int closed = r.Read(1);
+    if (closed >= 0) closed_gop_ = closed == 1;
+  }
+  const int picture = FindStartCode(packet->data, packet->size, 0, 0x00);
+  if (picture < 0) return;
+  BitReader r(packet->data + picture + 4, packet->size - picture - 4);
+  r.Read(10);  // temporal_reference
+  const int type = r.Read(3);
+  if (type < 1) return;
+  p.parsed = true;
+  p.order = type == 3 ? kTypeB : type == 2 ? kTypeP : kTypeI;  // D-pictures are intra
+  p.closed_gop = closed_gop_;
+  has_b_ = has_b_ || p.order == kTypeB;
 }
 
 // The decoder's output order: pictures wait in a reorder buffer and leave lowest order count
@@ -278,17 +305,18 @@ std::vector<int> BitstreamScan::OrderCountPresentation() const {
   return shown;
 }
 
-// MPEG-4 Part 2 (unpacked): a B-VOP is output when decoded, an I-, P- or S-VOP when the next one
-// of those arrives; B-VOPs before the second reference picture are never output.
-std::vector<int> BitstreamScan::Mpeg4Presentation() const {
+// MPEG-1/2/4 Part 2 decoders' output order: a B-picture is output when decoded, a reference
+// picture (I, P, S) when the next one arrives; B-pictures before the second reference picture are
+// never output, unless their GOP is closed (MPEG-1/2).
+std::vector<int> BitstreamScan::PictureTypePresentation() const {
   std::vector<int> shown;
   int references = 0;
   int held = -1;
   for (int i = 0; i < static_cast<int>(pictures_.size()); ++i) {
     const Picture& p = pictures_[i];
-    if (!p.shown) continue;
-    if (p.order == kVopB) {
-      if (references >= 2) shown.push_back(i);
+    if (!p.shown || p.order < 0) continue;
+    if (p.order == kTypeB) {
+      if (references >= 2 || (references >= 1 && p.closed_gop)) shown.push_back(i);
       continue;
     }
     if (held >= 0) shown.push_back(held);
@@ -301,24 +329,34 @@ std::vector<int> BitstreamScan::Mpeg4Presentation() const {
 
 void BitstreamScan::Apply(FrameIndex& index) {
   const int n = static_cast<int>(index.packets.size());
-  if (static_cast<int>(pictures_.size()) != n) return;
+  if (static_cast<int>(pictures_.size()) != n || n == 0) return;
   index.priming_packet = std::move(first_packet_);
-
-  const bool by_order_count =
-      parser_ && decode_ordered_times_ && n > 0 &&
+  const bool by_types = codec_ == AV_CODEC_ID_MPEG4 || codec_ == AV_CODEC_ID_MPEG1VIDEO ||
+                        codec_ == AV_CODEC_ID_MPEG2VIDEO;
+  const bool all_parsed =
       std::all_of(pictures_.begin(), pictures_.end(), [](const Picture& p) { return p.parsed; });
-  if (codec_ == AV_CODEC_ID_MPEG4 && !packed_) return;
+
+  // Start points: H.264 and HEVC per the parser; packed MPEG-4 where an I-VOP is decoded from its
+  // own packet.
   for (int i = 0; i < n; ++i) {
     const Picture& p = pictures_[i];
     if (!p.parsed) continue;
-    const bool start = codec_ == AV_CODEC_ID_MPEG4 ? p.start && p.order == kVopI : p.start;
-    if (!start) index.packets[i].keyframe = false;
+    if (parser_ && !p.start) index.packets[i].keyframe = false;
+    if (packed_ && (!p.start || p.order != kTypeI)) index.packets[i].keyframe = false;
   }
-  if (codec_ == AV_CODEC_ID_MPEG4) index.packed_bframes = true;
-  if (!index.has_timestamps || (codec_ != AV_CODEC_ID_MPEG4 && !by_order_count)) return;
+  index.packed_bframes = packed_;
 
-  const std::vector<int> shown =
-      codec_ == AV_CODEC_ID_MPEG4 ? Mpeg4Presentation() : OrderCountPresentation();
+  // Presentation order from the bitstream: always for packed MPEG-4 (FFmpeg guesses its times
+  // from the packets as they are packed); otherwise where the container's times follow decode
+  // order although the pictures are reordered.
+  bool from_bitstream = packed_;
+  if (decode_ordered_times_ && all_parsed) {
+    if (parser_) from_bitstream = true;  // counts in decode order mean no reordering
+    if (by_types && has_b_) from_bitstream = true;
+  }
+  if (!index.has_timestamps || !from_bitstream) return;
+
+  const std::vector<int> shown = by_types ? PictureTypePresentation() : OrderCountPresentation();
   std::vector<char> is_shown(n, 0);
   bool reordered = false;
   for (size_t k = 0; k < shown.size(); ++k) {
@@ -345,9 +383,7 @@ void BitstreamScan::Apply(FrameIndex& index) {
   for (int i = 0; i < n; ++i) {
     if (!is_shown[i]) index.packets[i].discarded = true;
   }
-  index.order_source = codec_ == AV_CODEC_ID_MPEG4  ? "mpeg4-packed"
-                       : codec_ == AV_CODEC_ID_H264 ? "h264"
-                                                    : "hevc";
+  index.order_source = std::string(avcodec_get_name(codec_)) + (packed_ ? "-packed" : "");
 }
 
 }  // namespace reel::pipeline::internal

@@ -1,14 +1,15 @@
 // What the frame index learns from the bitstream itself, where the container's packet flags and
 // times do not describe what a decoder does:
 // - Presentation order. The n-th picture a decoder outputs is the n-th presented frame. When a
-//   container's times follow decode order although the pictures are reordered (H.264 or HEVC in
-//   MP4 without composition offsets, or in AVI, whose times FFmpeg guesses), they are decode
-//   times: the order comes from the pictures' order counts (FFmpeg's parser), and the stream's
-//   times, sorted, are given out in that order. MPEG-4 Part 2 with packed B-frames (DivX/Xvid in
-//   AVI) is read the way FFmpeg's decoder reads it (PackedVops): a B-VOP packed behind a P-VOP is
-//   decoded with the next packet, an N-VOP placeholder with the B-VOP held back before it; the
-//   order follows from the VOP types (a B-VOP is shown when decoded, an I- or P-VOP when the next
-//   one arrives), and a VOP that is not coded shows nothing.
+//   container's times follow decode order although the pictures are reordered (B-frames in MP4
+//   without composition offsets, or H.264 in AVI, whose times FFmpeg guesses), they are decode
+//   times: the order comes from the pictures' order counts (H.264, HEVC: FFmpeg's parser) or
+//   picture types (MPEG-1/2/4 Part 2), and the stream's times, sorted, go out in that order. MPEG-4
+//   Part 2 with packed B-frames (DivX/Xvid in AVI) is read the way FFmpeg's decoder reads it
+//   (PackedVops): a B-VOP packed behind a P-VOP is decoded with the next packet, an N-VOP
+//   placeholder with the B-VOP held back before it; the order follows from the VOP types (a B-VOP
+//   is shown when decoded, an I- or P-VOP when the next one arrives), and a VOP that is not coded
+//   shows nothing.
 // - Start points. A keyframe flag on a picture a decoder cannot start from is dropped: H.264 or
 //   HEVC without an IDR, IRAP or recovery point, or a packed MPEG-4 packet whose decoded VOP is
 //   one held back from the packet before.
@@ -68,15 +69,17 @@ class BitstreamScan {
 
  private:
   struct Picture {
-    int order = 0;        // H.264/HEVC: picture order count; MPEG-4: type of the VOP decoded
-    bool parsed = false;  // the packet was understood (else nothing is known)
-    bool start = true;    // a decoder may start here
-    bool shown = true;    // the decoder outputs a picture for it
+    int order = 0;            // H.264/HEVC: picture order count; MPEG-1/2/4: picture type decoded
+    bool parsed = false;      // the packet was understood (else nothing is known)
+    bool start = true;        // a decoder may start here
+    bool shown = true;        // the decoder outputs a picture for it
+    bool closed_gop = false;  // MPEG-1/2: in a closed GOP
   };
   void AddPictureOrderCount(const AVPacket* packet);
   void AddMpeg4(const AVPacket* packet);
+  void AddMpeg12(const AVPacket* packet);
   std::vector<int> OrderCountPresentation() const;
-  std::vector<int> Mpeg4Presentation() const;
+  std::vector<int> PictureTypePresentation() const;
 
   AVCodecID codec_;
   int reorder_depth_ = 0;  // the stream's reorder delay in pictures (codecpar video_delay)
@@ -86,9 +89,11 @@ class BitstreamScan {
   std::vector<uint8_t> first_packet_;
   int64_t last_pts_ = 0;
   bool decode_ordered_times_ = true;  // every time so far >= the one before, in decode order
-  // MPEG-4 Part 2.
-  bool packed_ = false;          // the encoder's user data says "packed"
-  int time_increment_bits_ = 0;  // from the VOL header (0: none seen yet)
+  // MPEG-1/2/4 Part 2.
+  bool has_b_ = false;           // a B-picture was seen
+  bool closed_gop_ = false;      // MPEG-1/2: the last GOP header said closed
+  bool packed_ = false;          // MPEG-4: the encoder's user data says "packed"
+  int time_increment_bits_ = 0;  // MPEG-4: from the VOL header (0: none seen yet)
   PackedVops vops_;
 };
 

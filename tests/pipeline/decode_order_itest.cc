@@ -170,6 +170,10 @@ INSTANTIATE_TEST_SUITE_P(
         Clip{"counter_hevc_no_ctts.mp4", 150,
              "-c:v libx265 -x265-params bframes=4:keyint=50:scenecut=0:log-level=error "
              "-tag:v hvc1 -pix_fmt yuv420p -bsf:v setts=pts=DTS-STARTDTS:dts=DTS-STARTDTS"},
+        Clip{"counter_mpeg4_no_ctts.mp4", 200,
+             "-c:v mpeg4 -bf 2 -g 50 -q:v 3 -bsf:v setts=pts=DTS-STARTDTS:dts=DTS-STARTDTS"},
+        Clip{"counter_mpeg2_no_ctts.mp4", 200,
+             "-c:v mpeg2video -bf 2 -g 25 -q:v 3 -bsf:v setts=pts=DTS-STARTDTS:dts=DTS-STARTDTS"},
         // AVI stores no presentation times; FFmpeg guesses them in decode order for H.264.
         Clip{"counter_h264_b.avi", 200, "-c:v libx264 -bf 3 -g 50 -pix_fmt yuv420p"},
         // Xvid in AVI with B-frames: packed bitstream (a B-VOP behind a P-VOP in one packet,
