@@ -238,7 +238,6 @@ int Run(const FramesOptions& o) {
                         {"pts_s", frame.pts_s},       {"time_s", frame.time_s},
                         {"width", frame.image.width}, {"height", frame.image.height},
                         {"keyframe", frame.keyframe}, {"file", name}};
-    if (frame.damaged) j["damaged"] = true;
     frames.push_back(std::move(j));
     return Status::Ok();
   };
