@@ -121,8 +121,8 @@ const std::vector<std::string> kSamplingKeys = {
     "fps_timeline",   "count", "timestamps",  "scene_threshold",
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
-    "mode",          "factor",          "min_pixels", "max_pixels", "image_max_pixels",
-    "max_long_side", "max_aspect_ratio"};
+    "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
+    "max_long_side", "max_aspect_ratio", "shape"};
 const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
                                               "threads"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
@@ -876,6 +876,7 @@ class Parser {
     if (!fields) return;
     pipeline::ResizeOptions& r = job_.resize.frames;
     ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
+    ReadEnum(*fields, "shape", path, FrameShapeNames(), &r.shape);
     int factor = r.smart.factor;
     if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
       r.smart.factor = factor;
@@ -888,12 +889,27 @@ class Parser {
     ReadInt(*fields, "max_long_side", path, &r.long_side.max_long_side, 1, 1 << 20);
     ReadNumber(*fields, "max_aspect_ratio", path, &r.smart.max_aspect_ratio, 1, false, 1e6);
     const int64_t min_area = int64_t{r.smart.factor} * r.smart.factor;
-    if (r.smart.min_pixels > r.smart.max_pixels) {
-      const Field* f = fields->Find("min_pixels");
-      Error(f ? MarkOf(*f) : MarkOf(*section), "'resize.min_pixels' (" +
-                                                   std::to_string(r.smart.min_pixels) +
-                                                   ") is larger than 'resize.max_pixels' (" +
-                                                   std::to_string(r.smart.max_pixels) + ")");
+    // A max_pixels below one patch is reported below; comparing it with min_pixels would only
+    // repeat that. When min_pixels is the default, the message says so and points at max_pixels.
+    if (r.smart.min_pixels > r.smart.max_pixels && r.smart.max_pixels >= min_area) {
+      const Field* min_field = fields->Find("min_pixels");
+      const Field* max_field = fields->Find("max_pixels");
+      const bool min_given = min_field != nullptr && !min_field->value.IsNull();
+      const bool max_given = max_field != nullptr && !max_field->value.IsNull();
+      const std::string min = std::to_string(r.smart.min_pixels);
+      const std::string max = std::to_string(r.smart.max_pixels);
+      if (max_given && !min_given) {
+        Error(MarkOf(*max_field), "'resize.max_pixels' (" + max +
+                                      ") is smaller than the default 'resize.min_pixels' (" + min +
+                                      "): set 'resize.min_pixels' too");
+      } else if (min_given && !max_given) {
+        Error(MarkOf(*min_field), "'resize.min_pixels' (" + min +
+                                      ") is larger than the default 'resize.max_pixels' (" + max +
+                                      "): set 'resize.max_pixels' too");
+      } else {
+        Error(min_field ? MarkOf(*min_field) : MarkOf(*section),
+              "'resize.min_pixels' (" + min + ") is larger than 'resize.max_pixels' (" + max + ")");
+      }
     }
     for (const char* key : {"max_pixels", "image_max_pixels"}) {
       int64_t value =
@@ -909,7 +925,8 @@ class Parser {
       const Field* f = fields->Find("max_long_side");
       Error(f ? MarkOf(*f) : MarkOf(*section),
             "'resize.max_long_side' (" + std::to_string(r.long_side.max_long_side) +
-                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) + ")");
+                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) +
+                "), the smallest a frame side can be");
     }
   }
 

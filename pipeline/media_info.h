@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/smart_resize.h"
+
 namespace reel::pipeline {
 
 enum class StreamType { kVideo, kAudio, kSubtitle, kData, kAttachment, kUnknown };
@@ -45,9 +47,10 @@ struct StreamInfo {
   int64_t bit_rate = 0;
 
   // Video only.
-  int width = 0;  // coded size, before rotation
+  int width = 0;  // stored (coded) size, before rotation
   int height = 0;
-  int display_width = 0;  // upright size, after rotation
+  SampleAspect sample_aspect;  // the shape of one stored pixel (1:1 when the file does not say)
+  int display_width = 0;       // the picture as shown: sample aspect applied, then upright
   int display_height = 0;
   double fps = 0;      // average frame rate (frames / second); 0 if unknown
   int rotation = 0;    // clockwise degrees to turn the picture upright: 0/90/180/270

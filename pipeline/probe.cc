@@ -193,9 +193,11 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
         }
       }
       s.rotation = internal::StreamRotation(stream);
+      s.sample_aspect = internal::StreamSampleAspect(format.get(), stream);
+      Size shown = DisplaySize({s.width, s.height}, s.sample_aspect);
       bool swap = s.rotation == 90 || s.rotation == 270;
-      s.display_width = swap ? s.height : s.width;
-      s.display_height = swap ? s.width : s.height;
+      s.display_width = swap ? shown.height : shown.width;
+      s.display_height = swap ? shown.width : shown.height;
       AVRational rate = stream->avg_frame_rate;
       if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
       s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
