@@ -218,7 +218,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   // has then had its first attempt.
   bool attempted = false;
   if (sampling.policy == SamplingPolicy::kScene) {
-    auto [first, last] = TrimRange(index, sampling);
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::pair<int, int> trim = TrimRange(index, sampling);
+    const int first = trim.first, last = trim.second;
     std::vector<int> all;
     for (int i = first; i < last; ++i) all.push_back(i);
     SceneDetector detector(sampling.scene_threshold, sampling.scene_min_shot_s);

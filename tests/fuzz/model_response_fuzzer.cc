@@ -8,11 +8,11 @@
 //
 // Build and run (clang-14, ASan + UBSan), bounded, from the seed corpus:
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-//     tests/fuzz/model_response_fuzz.cc llm/client/*.cc base/status.cc -lcurl \
-//     -o /tmp/model_response_fuzz
+//     tests/fuzz/model_response_fuzzer.cc llm/client/*.cc base/status.cc -lcurl \
+//     -o /tmp/model_response_fuzzer
 //   cp -r tests/fuzz/corpus/model_response /tmp/corpus
-//   /tmp/model_response_fuzz -max_total_time=300 -max_len=16384 /tmp/corpus
-// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target model_response_fuzz).
+//   /tmp/model_response_fuzzer -max_total_time=300 -max_len=16384 /tmp/corpus
+// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target model_response_fuzzer).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
