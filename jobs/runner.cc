@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "base/utf8.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
 #include "storage/sha256.h"
@@ -142,7 +143,7 @@ class Batch {
     if (!item_id) {
       storage::ItemRecord record;
       record.job_id = job_id_;
-      record.path = input.path;
+      record.path = DisplayPath(input.path);
       record.kind = ToItemKind(input.kind);
       record.settings_hash = ItemSettingsHash(job_, input);
       if (plan != nullptr) {
@@ -180,7 +181,7 @@ class Batch {
     const ItemPlan& plan = *planned;
     storage::ItemRecord record;
     record.job_id = job_id_;
-    record.path = input.path;
+    record.path = DisplayPath(input.path);
     record.kind = ToItemKind(input.kind);
     record.content_hash = plan.content_hash;
     record.size_bytes = plan.facts.size_bytes;
@@ -229,6 +230,9 @@ class Batch {
           for (const std::string& warning : work->warnings) {
             LogEvent(store, item_id, storage::EventLevel::kWarning, warning);
             options_.progress->Warning(warning);
+          }
+          for (const std::string& note : work->notes) {
+            LogEvent(store, item_id, storage::EventLevel::kInfo, note);
           }
           CountDone(work->outputs);
           double seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -445,7 +449,9 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     message = "interrupted by signal " + std::to_string(outcome.stop_signal) +
               (outcome.stop_signal == 2    ? " (SIGINT)"
                : outcome.stop_signal == 15 ? " (SIGTERM)"
-                                           : "");
+                                           : "") +
+              "; run the same `reel run` again to resume: finished items are kept, the rest "
+              "are done then";
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
   } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0) {

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/table_output.h"
 #include "jobs/item_plan.h"
@@ -28,6 +29,7 @@ struct PlanFlags {
   bool retry_failed = false;
   bool no_probe = false;
   std::string format = "table";
+  std::optional<std::string> fallback_encoding;
 };
 
 struct PlannedRow {
@@ -43,7 +45,7 @@ struct PlannedRow {
 PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, storage::Store* store,
                    int64_t job_id, const PlanFlags& flags, bool database_expected) {
   PlannedRow out;
-  out.values = {Text(input.path), Text(jobs::InputKindName(input.kind))};
+  out.values = {Text(DisplayPath(input.path)), Text(jobs::InputKindName(input.kind))};
   auto fail = [&](const std::string& reason) {
     out.failed = true;
     out.values.push_back(Text("fail"));
@@ -88,6 +90,10 @@ int Plan(const PlanFlags& flags) {
     std::fprintf(stderr, "%s\n", job.status().message().c_str());
     return kExitUsage;
   }
+  if (Status set = SetFallbackEncoding(flags.fallback_encoding, *job); !set.ok()) {
+    std::fprintf(stderr, "reel plan: %s\n", set.message().c_str());
+    return kExitUsage;
+  }
   Result<jobs::ShardSpec> shard = jobs::ResolveShard(flags.shard, flags.shards);
   if (!shard.ok()) {
     std::fprintf(stderr, "reel plan: %s\n", shard.status().message().c_str());
@@ -111,11 +117,14 @@ int Plan(const PlanFlags& flags) {
   struct stat st {};
   if (stat(database.c_str(), &st) == 0) {
     Result<storage::Database> db = storage::Database::OpenReadOnly(database);
-    if (!db.ok()) {
+    if (!db.ok() && db.status().code() != ErrorCode::kNotFound) {
       std::fprintf(stderr, "reel plan: %s\n", db.status().message().c_str());
       return kExitFailed;
     }
-    store.emplace(std::move(db).value());
+    // kNotFound: a file with no tables yet (empty, or being created) holds no items: all new.
+    if (db.ok()) store.emplace(std::move(db).value());
+  }
+  if (store) {
     Result<std::optional<storage::JobRecord>> found = store->FindJob(job->name);
     if (!found.ok()) {
       std::fprintf(stderr, "reel plan: %s\n", found.status().message().c_str());
@@ -196,6 +205,8 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000000));
   cmd->add_flag("--retry-failed", flags->retry_failed, "Plan as `reel run --retry-failed`");
   cmd->add_flag("--no-probe", flags->no_probe, "Do not probe videos (no frame estimates)");
+  cmd->add_option("--fallback-encoding", flags->fallback_encoding,
+                  "Plan as `reel run --fallback-encoding ENC`");
   cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
       ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
       ->default_val("table");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/text_encoding.h"
 #include "jobs/item_stage.h"
 
 namespace reel::jobs {
@@ -25,14 +26,25 @@ std::unique_ptr<ItemStage> MakeVideoFramesStage(std::vector<const FrameConsumer*
 // Images: one frame (sample 0, time 0), resized by the job's rule for still images.
 std::unique_ptr<ItemStage> MakeImageStage(std::vector<const FrameConsumer*> consumers);
 
+// The segment source of a subtitle item's own cues (a .srt/.vtt input that is nobody's side-car).
+inline constexpr const char* kSubtitleFileSource = "subtitles";
+
 // Videos: text subtitle streams ("subtitle:N") and side-car files ("sidecar:NAME"); a broken
 // stream or side-car is a warning, not a failure. Subtitle items (.srt/.vtt inputs): their cues
-// ("sidecar:NAME"); an unreadable file fails the item.
+// (kSubtitleFileSource); an unreadable file fails the item.
 std::unique_ptr<ItemStage> MakeSubtitleStage();
 
 // Documents (.txt/.md): chunks of paragraphs as segments with source "document", whose
 // start_seconds and end_seconds hold the chunk's 0-based ordinal (documents have no clock).
 std::unique_ptr<ItemStage> MakeDocumentStage();
+
+// Tells the user how the text of `source` (a segment source, e.g. "sidecar:clip.srt") was
+// decoded, when it was not plain UTF-8: a warning "<what>: <info.Describe()>" when the encoding
+// was a guess (the fallback) or bytes had to be replaced, an info note when it was certain (a
+// byte-order mark, UTF-16's zero bytes); and records it in work.text_encodings. `what` names the
+// file (and the stream). Plain UTF-8: nothing.
+void ReportTextEncoding(ItemWork& work, const std::string& what, const std::string& source,
+                        const TextEncodingInfo& info);
 
 // The side-car subtitles of a video: files in the same directory named `<stem>.srt`,
 // `<stem>.vtt` or `<stem>.<anything>.srt|vtt` (e.g. clip.en.srt), sorted by name.

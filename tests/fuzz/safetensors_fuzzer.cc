@@ -1,18 +1,16 @@
-// libFuzzer target for the safetensors header parser (vision/safetensors.*): model files come
+// The safetensors header parser (vision/safetensors.h, ParseSafetensorsHeader): model files come
 // from outside. The first byte says how much of the file the parser is given (all of it, or only
-// a prefix while the file claims to be longer); the rest is the file. Checks: no crash, no read
-// outside the bytes given, and every accepted header describes exactly the data that follows.
-//
-// Build and run (clang-14, ASan + UBSan), bounded:
-//   cmake -S . -B build-fuzz -G Ninja -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
-//     -DCMAKE_C_COMPILER=clang && cmake --build build-fuzz --target safetensors_fuzz
-//   build-fuzz/tests/safetensors_fuzz -max_total_time=300 -max_len=4096
+// a prefix while the file claims to be longer); the rest is the file. Invariants: a refusal names
+// the file; an accepted header's ranges lie inside the data, match shape x dtype size, and tile the
+// data exactly (no gap, no overlap); the parser never reads past the bytes it was given (ASan).
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 #include <vector>
 
+#include "tests/fuzz/fuzz_support.h"
 #include "vision/safetensors.h"
+
+using reel::fuzz::Require;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
@@ -31,17 +29,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_header_bytes = 1 << 16;
   auto header = reel::vision::ParseSafetensorsHeader(prefix, file_size, "fuzz", limits);
   if (!header.ok()) {
-    if (header.status().message().rfind("fuzz: ", 0) != 0) std::abort();  // names the file
+    Require(header.status().message().rfind("fuzz: ", 0) == 0, "a refusal names the file",
+            header.status().message());
     return 0;
   }
-  // Accepted: the ranges tile [0, data size) exactly and match shape x dtype.
   const uint64_t data_size = file_size - header->data_offset;
   uint64_t total = 0;
   for (const reel::vision::TensorInfo& t : header->tensors) {
-    if (t.begin > t.end || t.end > data_size) std::abort();
-    if (t.bytes() != t.elements * reel::vision::DTypeSize(t.dtype)) std::abort();
+    Require(t.begin <= t.end && t.end <= data_size, "a tensor's range lies inside the data",
+            t.name);
+    Require(t.bytes() == t.elements * reel::vision::DTypeSize(t.dtype),
+            "a tensor's bytes are shape x dtype size", t.name);
     total += t.bytes();
   }
-  if (total != data_size) std::abort();
+  Require(total == data_size, "the tensors tile the data exactly");
   return 0;
 }
