@@ -1,0 +1,371 @@
+#include "llm/internal/bpe_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <queue>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/internal/byte_level.h"
+#include "llm/internal/json_util.h"
+#include "llm/internal/utf8.h"
+
+namespace reel::llm::internal {
+namespace {
+
+using nlohmann::json;
+
+std::atomic<uint64_t> g_next_owner{1};
+
+// Per-thread caches of recently tokenized pieces, for the few most recently used models.
+struct ThreadCaches {
+  struct Entry {
+    uint64_t owner;
+    PieceCache caches[2];
+  };
+  std::vector<std::unique_ptr<Entry>> entries;  // most recently used first
+
+  PieceCache& Get(uint64_t owner, bool byte_level) {
+    if (!entries.empty() && entries[0]->owner == owner) return entries[0]->caches[byte_level];
+    for (size_t i = 1; i < entries.size(); ++i) {
+      if (entries[i]->owner == owner) {
+        std::rotate(entries.begin(), entries.begin() + static_cast<long>(i),
+                    entries.begin() + static_cast<long>(i) + 1);
+        return entries[0]->caches[byte_level];
+      }
+    }
+    if (entries.size() >= 4) entries.pop_back();
+    auto e = std::make_unique<Entry>();
+    e->owner = owner;
+    entries.insert(entries.begin(), std::move(e));
+    return entries[0]->caches[byte_level];
+  }
+};
+
+ThreadCaches& Caches() {
+  static thread_local ThreadCaches caches;
+  return caches;
+}
+
+constexpr size_t kMaxCachedPieceBytes = 256;
+
+}  // namespace
+
+BpeModel::~BpeModel() = default;
+
+Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
+  const std::string what = "model BPE";
+  std::unique_ptr<BpeModel> m(new BpeModel());
+  m->cache_owner_ = g_next_owner.fetch_add(1);
+  if (auto d = config.find("dropout"); d != config.end() && !d->is_null()) {
+    if (!d->is_number() || d->get<double>() != 0.0) {
+      return Unsupported(what + ": dropout is random; Reel cannot reproduce it");
+    }
+  }
+  auto optional_string = [&](const char* key, std::string& out, bool& present) -> Status {
+    present = false;
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return Status::Ok();
+    if (!it->is_string()) return Unsupported(what + ": \"" + key + "\" must be a string");
+    out = it->get<std::string>();
+    present = true;
+    return Status::Ok();
+  };
+  bool present;
+  REEL_RETURN_IF_ERROR(optional_string("unk_token", m->unk_token_, m->has_unk_token_));
+  REEL_RETURN_IF_ERROR(optional_string("continuing_subword_prefix", m->prefix_, present));
+  REEL_RETURN_IF_ERROR(optional_string("end_of_word_suffix", m->suffix_, present));
+  REEL_ASSIGN_OR_RETURN(m->fuse_unk_, GetOptionalBool(config, "fuse_unk", false, what));
+  REEL_ASSIGN_OR_RETURN(m->byte_fallback_, GetOptionalBool(config, "byte_fallback", false, what));
+  REEL_ASSIGN_OR_RETURN(m->ignore_merges_, GetOptionalBool(config, "ignore_merges", false, what));
+
+  auto vocab = config.find("vocab");
+  if (vocab == config.end() || !vocab->is_object()) {
+    return Unsupported(what + ": \"vocab\" must be an object of token -> id");
+  }
+  m->vocab_.reserve(vocab->size());
+  uint32_t max_id = 0;
+  for (auto it = vocab->begin(); it != vocab->end(); ++it) {
+    if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > (1u << 26)) {
+      return Unsupported(what + ": the id of \"" + it.key() + "\" is not a valid token id");
+    }
+    auto id = it.value().get<uint32_t>();
+    m->vocab_[it.key()] = id;
+    max_id = std::max(max_id, id);
+  }
+  m->id_to_token_.assign(m->vocab_.empty() ? 0 : max_id + 1, std::string());
+  m->has_id_.assign(m->id_to_token_.size(), false);
+  for (const auto& [token, id] : m->vocab_) {
+    m->id_to_token_[id] = token;
+    m->has_id_[id] = true;
+  }
+  if (m->has_unk_token_) {
+    auto it = m->vocab_.find(m->unk_token_);
+    if (it == m->vocab_.end()) {
+      return Unsupported(what + ": unk_token \"" + m->unk_token_ + "\" is not in the vocabulary");
+    }
+    m->unk_id_ = it->second;
+  }
+
+  auto merges = config.find("merges");
+  if (merges == config.end() || !merges->is_array()) {
+    return Unsupported(what + ": \"merges\" must be a list");
+  }
+  m->merges_.Reserve(merges->size());
+  const size_t prefix_len = m->prefix_.size();
+  uint32_t rank = 0;
+  std::string a, b;
+  for (const json& entry : *merges) {
+    if (entry.is_string()) {
+      const std::string& line = entry.get_ref<const std::string&>();
+      if (line.rfind("#version", 0) == 0) continue;
+      size_t space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+        return Unsupported(what + ": merge " + std::to_string(rank + 1) + " (\"" + line +
+                           "\") is not two tokens separated by one space");
+      }
+      a.assign(line, 0, space);
+      b.assign(line, space + 1);
+    } else if (entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
+               entry[1].is_string()) {
+      a = entry[0].get<std::string>();
+      b = entry[1].get<std::string>();
+    } else {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) +
+                         " is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+    auto ia = m->vocab_.find(a);
+    auto ib = m->vocab_.find(b);
+    if (ia == m->vocab_.end() || ib == m->vocab_.end()) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) + " uses a token (\"" +
+                         (ia == m->vocab_.end() ? a : b) + "\") that is not in the vocabulary");
+    }
+    if (b.size() < prefix_len) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) +
+                         " is shorter than the continuing_subword_prefix");
+    }
+    std::string merged = a + b.substr(prefix_len);
+    auto im = m->vocab_.find(merged);
+    if (im == m->vocab_.end()) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) + " makes \"" + merged +
+                         "\", which is not in the vocabulary");
+    }
+    m->merges_.Put(ia->second, ib->second, rank, im->second);
+    ++rank;
+  }
+  m->merge_count_ = rank;
+
+  m->simple_bytes_ = m->prefix_.empty() && m->suffix_.empty();
+  for (int byte = 0; byte < 256; ++byte) {
+    auto it = m->vocab_.find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
+    m->byte_ids_[static_cast<size_t>(byte)] = it == m->vocab_.end() ? -1 : it->second;
+    if (it == m->vocab_.end()) m->simple_bytes_ = false;
+  }
+  if (m->ignore_merges_) {
+    // Whole-piece lookups of byte-level pieces go through the bytes the tokens stand for.
+    for (const auto& [token, id] : m->vocab_) {
+      std::string bytes;
+      size_t i = 0;
+      bool ok = true;
+      while (i < token.size()) {
+        int byte = CharToByte(NextCodePoint(token, i));
+        if (byte < 0) {
+          ok = false;
+          break;
+        }
+        bytes.push_back(static_cast<char>(byte));
+      }
+      if (ok) m->byte_vocab_.emplace(std::move(bytes), id);
+    }
+  }
+  return m;
+}
+
+std::optional<uint32_t> BpeModel::TokenToId(std::string_view token) const {
+  auto it = vocab_.find(token);
+  if (it == vocab_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string* BpeModel::IdToToken(uint32_t id) const {
+  if (id >= id_to_token_.size() || !has_id_[id]) return nullptr;
+  return &id_to_token_[id];
+}
+
+void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const {
+  if (text.empty()) return;
+  if (text.size() > kMaxCachedPieceBytes) {
+    TokenizeUncached(text, byte_level, out);
+    return;
+  }
+  PieceCache& cache = Caches().Get(cache_owner_, byte_level);
+  uint64_t hash = HashBytes(text);
+  if (cache.Find(text, hash, out)) return;
+  size_t before = out.size();
+  TokenizeUncached(text, byte_level, out);
+  cache.Insert(text, hash, out.data() + before, out.size() - before);
+}
+
+void BpeModel::TokenizeUncached(std::string_view text, bool byte_level,
+                                std::vector<uint32_t>& out) const {
+  if (ignore_merges_) {
+    const StringMap& map = byte_level ? byte_vocab_ : vocab_;
+    auto it = map.find(text);
+    if (it != map.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  static thread_local std::vector<uint32_t> ids;
+  ids.clear();
+  if (byte_level && simple_bytes_) {
+    for (unsigned char b : text) ids.push_back(static_cast<uint32_t>(byte_ids_[b]));
+  } else if (byte_level) {
+    std::string mapped;
+    AppendByteLevel(text, mapped);
+    InitialSymbols(mapped, ids);
+  } else {
+    InitialSymbols(text, ids);
+  }
+  MergeAll(ids);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+void BpeModel::InitialSymbols(std::string_view text, std::vector<uint32_t>& ids) const {
+  bool has_pending_unk = false;
+  uint32_t pending_unk = 0;
+  std::string s;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    NextCodePoint(text, i);
+    bool first = start == 0;
+    bool last = i == text.size();
+    s.clear();
+    if (!first) s.append(prefix_);
+    s.append(text.substr(start, i - start));
+    if (last) s.append(suffix_);
+    auto it = vocab_.find(s);
+    if (it != vocab_.end()) {
+      if (has_pending_unk) {
+        ids.push_back(pending_unk);
+        has_pending_unk = false;
+      }
+      ids.push_back(it->second);
+      continue;
+    }
+    if (byte_fallback_) {
+      std::vector<uint32_t> bytes;
+      bool all = true;
+      for (unsigned char b : s) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        auto bt = vocab_.find(std::string_view(name));
+        if (bt == vocab_.end()) {
+          all = false;
+          break;
+        }
+        bytes.push_back(bt->second);
+      }
+      if (all) {
+        ids.insert(ids.end(), bytes.begin(), bytes.end());
+        continue;  // (a pending unk stays pending, as in the library)
+      }
+    }
+    if (unk_id_) {
+      if (has_pending_unk && !fuse_unk_) ids.push_back(pending_unk);
+      has_pending_unk = true;
+      pending_unk = *unk_id_;
+    }
+    // Without an unk token the character is dropped, as in the library.
+  }
+  if (has_pending_unk) ids.push_back(pending_unk);
+}
+
+void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
+  const size_t n = ids.size();
+  if (n < 2) return;
+  if (n <= 64) {
+    // Small pieces: rescan the ranks of neighbouring pairs; lowest rank, leftmost first.
+    uint32_t ranks[64], merged[64];
+    size_t len = n;
+    for (size_t i = 0; i + 1 < len; ++i) merges_.Get(ids[i], ids[i + 1], ranks[i], merged[i]);
+    while (true) {
+      uint32_t best = MergeTable::kNone;
+      size_t at = 0;
+      for (size_t i = 0; i + 1 < len; ++i) {
+        if (ranks[i] < best) {
+          best = ranks[i];
+          at = i;
+        }
+      }
+      if (best == MergeTable::kNone) break;
+      ids[at] = merged[at];
+      for (size_t i = at + 1; i + 1 < len; ++i) {
+        ids[i] = ids[i + 1];
+        ranks[i] = ranks[i + 1];
+        merged[i] = merged[i + 1];
+      }
+      --len;
+      if (at > 0) merges_.Get(ids[at - 1], ids[at], ranks[at - 1], merged[at - 1]);
+      if (at + 1 < len) merges_.Get(ids[at], ids[at + 1], ranks[at], merged[at]);
+    }
+    ids.resize(len);
+    return;
+  }
+  // Long pieces: the library's algorithm, a heap of candidate merges checked when popped.
+  struct Node {
+    uint32_t id;
+    int32_t prev, next;
+    bool alive;
+  };
+  std::vector<Node> nodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    nodes[i] = {ids[i], static_cast<int32_t>(i) - 1,
+                i + 1 < n ? static_cast<int32_t>(i + 1) : -1, true};
+  }
+  struct Candidate {
+    uint32_t rank;
+    uint32_t pos;
+    uint32_t merged;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : pos > o.pos;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    uint32_t r, m;
+    merges_.Get(ids[i], ids[i + 1], r, m);
+    if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(i), m});
+  }
+  while (!queue.empty()) {
+    Candidate top = queue.top();
+    queue.pop();
+    Node& left = nodes[top.pos];
+    if (!left.alive || left.next < 0) continue;
+    Node& right = nodes[static_cast<size_t>(left.next)];
+    uint32_t r, m;
+    merges_.Get(left.id, right.id, r, m);
+    if (r == MergeTable::kNone || m != top.merged) continue;  // stale
+    left.id = top.merged;
+    right.alive = false;
+    left.next = right.next;
+    if (right.next >= 0) nodes[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
+    if (left.prev >= 0) {
+      Node& p = nodes[static_cast<size_t>(left.prev)];
+      merges_.Get(p.id, left.id, r, m);
+      if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(left.prev), m});
+    }
+    if (left.next >= 0) {
+      merges_.Get(left.id, nodes[static_cast<size_t>(left.next)].id, r, m);
+      if (r != MergeTable::kNone) queue.push({r, top.pos, m});
+    }
+  }
+  ids.clear();
+  for (const Node& node : nodes) {
+    if (node.alive) ids.push_back(node.id);
+  }
+}
+
+}  // namespace reel::llm::internal
