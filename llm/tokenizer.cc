@@ -10,6 +10,7 @@
 #include "llm/internal/post_processor.h"
 #include "llm/internal/pre_tokenizer.h"
 #include "llm/internal/split_pattern.h"
+#include "llm/internal/tokenizer_json.h"
 #include "llm/internal/utf8.h"
 
 namespace reel::llm {
@@ -72,7 +73,8 @@ void Describe(const json& config, std::string& out) {
     const json& p = config["pattern"];
     if (p.contains("Regex") && p["Regex"].is_string()) {
       auto fast = internal::MakeFastPattern(p["Regex"].get<std::string>());
-      out += std::string("(regex, ") + (fast ? std::string(fast->Name()) + " hand-written" : "general engine") + ")";
+      out += std::string("(regex, ") +
+             (fast ? std::string(fast->Name()) + " hand-written" : "general engine") + ")";
     } else {
       out += "(string)";
     }
@@ -96,8 +98,9 @@ Result<Tokenizer> Tokenizer::Load(const std::string& path) {
 }
 
 Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& name) {
-  json root = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return CorruptData(name + ": not valid JSON");
+  Result<internal::ParsedTokenizerJson> parsed = internal::ParseTokenizerJson(text);
+  if (!parsed.ok()) return parsed.status().WithPrefix(name);
+  const json& root = parsed->root;
   if (!root.is_object()) return CorruptData(name + ": not a tokenizer.json (not an object)");
   auto fail = [&](const Status& s) { return s.WithPrefix(name); };
   if (auto v = root.find("version"); v != root.end()) {
@@ -118,11 +121,11 @@ Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& 
     model_type = "BPE";
   }
   if (model_type != "BPE") {
-    return fail(Unsupported("model " + (model_type.empty() ? std::string("without a type")
-                                                            : model_type) +
+    return fail(Unsupported("model " +
+                            (model_type.empty() ? std::string("without a type") : model_type) +
                             " is not supported (only BPE models)"));
   }
-  auto bpe = internal::BpeModel::Make(*model);
+  auto bpe = internal::BpeModel::Make(*model, parsed->model_tables);
   if (!bpe.ok()) return fail(bpe.status());
   impl->model = std::move(bpe).value();
 

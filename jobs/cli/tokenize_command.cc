@@ -76,8 +76,8 @@ void AddTokenizeCommand(CLI::App& app, int& exit_code) {
     } else if (options->tokens) {
       for (uint32_t id : result) {
         std::optional<std::string> token = tokenizer->IdToToken(id);
-        out += nlohmann::json(token.value_or("")).dump(-1, ' ', false,
-                                                       nlohmann::json::error_handler_t::replace);
+        out += nlohmann::json(token.value_or(""))
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         out += "\n";
       }
     } else {

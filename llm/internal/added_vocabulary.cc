@@ -19,7 +19,7 @@ using nlohmann::json;
 struct AddedVocabulary::Trie {
   struct Node {
     std::vector<std::pair<uint8_t, uint32_t>> children;  // sorted by byte
-    int64_t id = -1;                                    // a pattern ends here
+    int64_t id = -1;                                     // a pattern ends here
   };
   std::vector<Node> nodes{Node{}};
   std::bitset<256> first;

@@ -69,10 +69,10 @@ class AddedVocabulary {
  private:
   struct Trie;
   AddedVocabulary();
-  std::vector<AddedToken> tokens_;                          // one per id, file order
-  std::unordered_map<std::string, uint32_t> by_content_;    // content -> id
-  std::unordered_map<uint32_t, size_t> by_id_;              // id -> index in tokens_
-  std::unordered_map<std::string, bool> special_;           // contents of special tokens
+  std::vector<AddedToken> tokens_;                        // one per id, file order
+  std::unordered_map<std::string, uint32_t> by_content_;  // content -> id
+  std::unordered_map<uint32_t, size_t> by_id_;            // id -> index in tokens_
+  std::unordered_map<std::string, bool> special_;         // contents of special tokens
   std::unique_ptr<Trie> raw_trie_, normalized_trie_;
 };
 

@@ -54,7 +54,7 @@ constexpr size_t kMaxCachedPieceBytes = 256;
 
 BpeModel::~BpeModel() = default;
 
-Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
+Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const VocabAndMerges& tables) {
   const std::string what = "model BPE";
   std::unique_ptr<BpeModel> m(new BpeModel());
   m->cache_owner_ = g_next_owner.fetch_add(1);
@@ -80,26 +80,18 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
   REEL_ASSIGN_OR_RETURN(m->byte_fallback_, GetOptionalBool(config, "byte_fallback", false, what));
   REEL_ASSIGN_OR_RETURN(m->ignore_merges_, GetOptionalBool(config, "ignore_merges", false, what));
 
-  auto vocab = config.find("vocab");
-  if (vocab == config.end() || !vocab->is_object()) {
-    return Unsupported(what + ": \"vocab\" must be an object of token -> id");
-  }
-  m->vocab_.reserve(vocab->size());
+  if (!tables.has_vocab) return Unsupported(what + ": \"vocab\" must be an object of token -> id");
+  m->vocab_.reserve(tables.vocab.size());
   uint32_t max_id = 0;
-  for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > (1u << 26)) {
-      return Unsupported(what + ": the id of \"" + it.key() + "\" is not a valid token id");
+  for (const auto& [token, id] : tables.vocab) {
+    if (id > (1u << 26)) {
+      return Unsupported(what + ": the id of \"" + token + "\" is not a valid token id");
     }
-    auto id = it.value().get<uint32_t>();
-    m->vocab_[it.key()] = id;
+    m->vocab_[token] = id;
     max_id = std::max(max_id, id);
   }
-  m->id_to_token_.assign(m->vocab_.empty() ? 0 : max_id + 1, std::string());
-  m->has_id_.assign(m->id_to_token_.size(), false);
-  for (const auto& [token, id] : m->vocab_) {
-    m->id_to_token_[id] = token;
-    m->has_id_[id] = true;
-  }
+  m->id_to_token_.assign(m->vocab_.empty() ? 0 : max_id + 1, nullptr);
+  for (const auto& [token, id] : m->vocab_) m->id_to_token_[id] = &token;
   if (m->has_unk_token_) {
     auto it = m->vocab_.find(m->unk_token_);
     if (it == m->vocab_.end()) {
@@ -108,17 +100,14 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
     m->unk_id_ = it->second;
   }
 
-  auto merges = config.find("merges");
-  if (merges == config.end() || !merges->is_array()) {
-    return Unsupported(what + ": \"merges\" must be a list");
-  }
-  m->merges_.Reserve(merges->size());
+  if (!tables.has_merges) return Unsupported(what + ": \"merges\" must be a list");
+  m->merges_.Reserve(tables.merges.size());
   const size_t prefix_len = m->prefix_.size();
   uint32_t rank = 0;
-  std::string a, b;
-  for (const json& entry : *merges) {
-    if (entry.is_string()) {
-      const std::string& line = entry.get_ref<const std::string&>();
+  std::string a, b, merged;
+  for (const auto& entry : tables.merges) {
+    if (tables.legacy_merges) {
+      const std::string& line = entry.first;
       if (line.rfind("#version", 0) == 0) continue;
       size_t space = line.find(' ');
       if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
@@ -127,13 +116,9 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
       }
       a.assign(line, 0, space);
       b.assign(line, space + 1);
-    } else if (entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
-               entry[1].is_string()) {
-      a = entry[0].get<std::string>();
-      b = entry[1].get<std::string>();
     } else {
-      return Unsupported(what + ": merge " + std::to_string(rank + 1) +
-                         " is neither \"a b\" nor [\"a\", \"b\"]");
+      a = entry.first;
+      b = entry.second;
     }
     auto ia = m->vocab_.find(a);
     auto ib = m->vocab_.find(b);
@@ -145,7 +130,8 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config) {
       return Unsupported(what + ": merge " + std::to_string(rank + 1) +
                          " is shorter than the continuing_subword_prefix");
     }
-    std::string merged = a + b.substr(prefix_len);
+    merged.assign(a);
+    merged.append(b, prefix_len, std::string::npos);
     auto im = m->vocab_.find(merged);
     if (im == m->vocab_.end()) {
       return Unsupported(what + ": merge " + std::to_string(rank + 1) + " makes \"" + merged +
@@ -189,8 +175,7 @@ std::optional<uint32_t> BpeModel::TokenToId(std::string_view token) const {
 }
 
 const std::string* BpeModel::IdToToken(uint32_t id) const {
-  if (id >= id_to_token_.size() || !has_id_[id]) return nullptr;
-  return &id_to_token_[id];
+  return id < id_to_token_.size() ? id_to_token_[id] : nullptr;
 }
 
 void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const {
@@ -322,8 +307,8 @@ void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
   };
   std::vector<Node> nodes(n);
   for (size_t i = 0; i < n; ++i) {
-    nodes[i] = {ids[i], static_cast<int32_t>(i) - 1,
-                i + 1 < n ? static_cast<int32_t>(i + 1) : -1, true};
+    nodes[i] = {ids[i], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1,
+                true};
   }
   struct Candidate {
     uint32_t rank;
@@ -351,7 +336,8 @@ void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
     left.id = top.merged;
     right.alive = false;
     left.next = right.next;
-    if (right.next >= 0) nodes[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
+    if (right.next >= 0)
+      nodes[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
     if (left.prev >= 0) {
       Node& p = nodes[static_cast<size_t>(left.prev)];
       merges_.Get(p.id, left.id, r, m);

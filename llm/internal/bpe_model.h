@@ -23,12 +23,16 @@
 
 #include "base/status.h"
 #include "llm/internal/hash_tables.h"
+#include "llm/internal/tokenizer_json.h"
 
 namespace reel::llm::internal {
 
 class BpeModel {
  public:
-  static Result<std::unique_ptr<BpeModel>> Make(const nlohmann::json& config);
+  // `config` is the model object; its vocabulary and merges come in `tables` (read by
+  // ParseTokenizerJson or ReadVocabAndMerges).
+  static Result<std::unique_ptr<BpeModel>> Make(const nlohmann::json& config,
+                                                const VocabAndMerges& tables);
   ~BpeModel();
 
   // Appends the ids of one piece. With `byte_level`, the piece's text is the ByteLevel mapping
@@ -60,12 +64,11 @@ class BpeModel {
 
   StringMap vocab_;
   StringMap byte_vocab_;  // tokens made only of ByteLevel characters, by the bytes they stand for
-  std::vector<std::string> id_to_token_;
-  std::vector<bool> has_id_;
+  std::vector<const std::string*> id_to_token_;  // keys of vocab_ (stable: node-based map)
   MergeTable merges_;
   size_t merge_count_ = 0;
   std::array<int64_t, 256> byte_ids_{};  // id of the ByteLevel character of each byte, or -1
-  bool simple_bytes_ = false;  // byte-level pieces can start from byte_ids_ directly
+  bool simple_bytes_ = false;            // byte-level pieces can start from byte_ids_ directly
   std::optional<uint32_t> unk_id_;
   std::string unk_token_;
   bool has_unk_token_ = false;

@@ -165,8 +165,10 @@ class SequenceNormalizer : public Normalizer {
 
 Result<std::unique_ptr<Normalizer>> MakeNormalizer(const json& config) {
   REEL_ASSIGN_OR_RETURN(std::string type, TypeOf(config, "normalizer"));
-  if (type == "NFC") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(NormalizationForm::kNfc));
-  if (type == "NFD") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(NormalizationForm::kNfd));
+  if (type == "NFC")
+    return std::unique_ptr<Normalizer>(new UnicodeNormalizer(NormalizationForm::kNfc));
+  if (type == "NFD")
+    return std::unique_ptr<Normalizer>(new UnicodeNormalizer(NormalizationForm::kNfd));
   if (type == "NFKC") {
     return std::unique_ptr<Normalizer>(new UnicodeNormalizer(NormalizationForm::kNfkc));
   }

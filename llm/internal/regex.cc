@@ -82,7 +82,18 @@ enum class AssertKind : uint8_t {
 enum class Greed : uint8_t { kGreedy, kLazy, kPossessive };
 
 struct Node {
-  enum Kind : uint8_t { kEmpty, kChar, kSet, kAny, kConcat, kAlt, kRepeat, kLook, kAtomic, kAssert };
+  enum Kind : uint8_t {
+    kEmpty,
+    kChar,
+    kSet,
+    kAny,
+    kConcat,
+    kAlt,
+    kRepeat,
+    kLook,
+    kAtomic,
+    kAssert
+  };
   Kind kind = kEmpty;
   uint32_t cp = 0;
   int set = -1;
@@ -116,8 +127,8 @@ class Parser {
 
  private:
   Status Error(const std::string& what) const {
-    return Unsupported("regular expression /" + std::string(p_) + "/: " + what +
-                       " (at byte " + std::to_string(pos_) + ")");
+    return Unsupported("regular expression /" + std::string(p_) + "/: " + what + " (at byte " +
+                       std::to_string(pos_) + ")");
   }
   bool AtEnd() const { return pos_ >= p_.size(); }
   uint32_t Peek() const {
@@ -191,8 +202,8 @@ class Parser {
     uint32_t literal = 0;
     REEL_RETURN_IF_ERROR(ParseAtom(out, is_literal, literal));
     if (is_literal && icase_) {
-      icase_run.push_back(static_cast<char>(literal >= 'A' && literal <= 'Z' ? literal + 32
-                                                                              : literal));
+      icase_run.push_back(
+          static_cast<char>(literal >= 'A' && literal <= 'Z' ? literal + 32 : literal));
       REEL_RETURN_IF_ERROR(CheckIcaseRun(icase_run));
     } else {
       icase_run.clear();
@@ -243,8 +254,8 @@ class Parser {
   }
 
   static NodePtr Wrap(NodePtr child, int min, int max, Greed greed) {
-    bool single = child->kind == Node::kChar || child->kind == Node::kSet ||
-                  child->kind == Node::kAny;
+    bool single =
+        child->kind == Node::kChar || child->kind == Node::kSet || child->kind == Node::kAny;
     if (greed == Greed::kPossessive && !single) {
       // X*+ is (?>X*).
       NodePtr atomic = MakeNode(Node::kAtomic);
@@ -921,7 +932,7 @@ struct Regex::Program {
   std::string pattern;
   std::vector<CharSet> sets;
   std::vector<std::vector<Inst>> subs;
-  uint32_t main = 0;                    // the whole pattern's sub-program
+  uint32_t main = 0;  // the whole pattern's sub-program
   ByteSet first_bytes;
   bool nullable = false;
 };
@@ -1069,8 +1080,8 @@ class Compiler {
 struct Backtrack {
   uint32_t pc;
   uint32_t pos;
-  int32_t count;   // kRepeat*: repetitions matched so far
-  uint8_t kind;    // 0 plain, 1 greedy repeat, 2 lazy repeat
+  int32_t count;  // kRepeat*: repetitions matched so far
+  uint8_t kind;   // 0 plain, 1 greedy repeat, 2 lazy repeat
 };
 
 class Matcher {
@@ -1315,9 +1326,10 @@ void Regex::FindAll(std::string_view text, std::vector<std::pair<size_t, size_t>
     size_t s, e;
     if (!Search(text, last_end, s, e)) return;
     if (e == s && have_last && last_match_end == e) {
-      last_end += last_end < text.size()
-                      ? static_cast<size_t>(SequenceLength(static_cast<unsigned char>(text[last_end])))
-                      : 1;
+      last_end +=
+          last_end < text.size()
+              ? static_cast<size_t>(SequenceLength(static_cast<unsigned char>(text[last_end])))
+              : 1;
       continue;
     }
     last_end = e;

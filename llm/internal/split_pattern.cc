@@ -142,9 +142,9 @@ class Scanner {
       if (c.flags & kCr) after_last_newline = e;
     }
     if (newline_branch && after_last_newline != 0) return after_last_newline;
-    if (e == t_.size()) return e;      // \s+(?!\S) at the end of the text
+    if (e == t_.size()) return e;           // \s+(?!\S) at the end of the text
     if (last_char > pos) return last_char;  // \s+(?!\S): all but the last space
-    return e;                          // \s+
+    return e;                               // \s+
   }
 
  private:
@@ -269,7 +269,8 @@ class FastPattern : public SplitPattern {
     while (pos < text.size()) {
       size_t e = fn_(s, pos);
       if (e > pos) {
-        if (gap < pos) out.push_back({static_cast<uint32_t>(gap), static_cast<uint32_t>(pos), false});
+        if (gap < pos)
+          out.push_back({static_cast<uint32_t>(gap), static_cast<uint32_t>(pos), false});
         out.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(e), true});
         pos = gap = e;
       } else {

@@ -32,21 +32,21 @@ constexpr uint16_t kNormCanonical = 0x100, kNormCompat = 0x200, kNormMaybe = 0x4
 template <typename S1, typename S2, size_t N1>
 inline auto Lookup(const S1 (&stage1)[N1], const S2* stage2, int shift, uint32_t cp) {
   if (cp >= 0x110000) cp = 0x10FFFF;  // never happens on valid text; keeps the lookup in range
-  return stage2[(static_cast<uint32_t>(stage1[cp >> shift]) << shift) |
-                (cp & ((1u << shift) - 1))];
+  return stage2[(static_cast<uint32_t>(stage1[cp >> shift]) << shift) | (cp & ((1u << shift) - 1))];
 }
 
 uint8_t Props(uint32_t cp) { return Lookup(kPropsStage1, kPropsStage2, kPropsShift, cp); }
 uint16_t Norm(uint32_t cp) { return Lookup(kNormStage1, kNormStage2, kNormShift, cp); }
 
-const MappingEntry* FindMapping(const MappingEntry* begin, const MappingEntry* end,
-                                uint32_t cp) {
+const MappingEntry* FindMapping(const MappingEntry* begin, const MappingEntry* end, uint32_t cp) {
   const MappingEntry* it =
       std::lower_bound(begin, end, cp, [](const MappingEntry& e, uint32_t c) { return e.cp < c; });
   return it != end && it->cp == cp ? it : nullptr;
 }
 
-bool IsHangulSyllable(uint32_t cp) { return cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount; }
+bool IsHangulSyllable(uint32_t cp) {
+  return cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount;
+}
 
 void Decompose(uint32_t cp, bool compat, std::vector<uint32_t>& out) {
   if (IsHangulSyllable(cp)) {
@@ -58,8 +58,8 @@ void Decompose(uint32_t cp, bool compat, std::vector<uint32_t>& out) {
   }
   uint16_t n = Norm(cp);
   if (compat && (n & kNormCompat)) {
-    const MappingEntry* e = FindMapping(std::begin(kCompatDecomposition),
-                                        std::end(kCompatDecomposition), cp);
+    const MappingEntry* e =
+        FindMapping(std::begin(kCompatDecomposition), std::end(kCompatDecomposition), cp);
     if (e != nullptr) {
       out.insert(out.end(), kCompatDecompositionData + e->offset,
                  kCompatDecompositionData + e->offset + e->length);
@@ -67,8 +67,8 @@ void Decompose(uint32_t cp, bool compat, std::vector<uint32_t>& out) {
     }
   }
   if (n & kNormCanonical) {
-    const MappingEntry* e = FindMapping(std::begin(kCanonicalDecomposition),
-                                        std::end(kCanonicalDecomposition), cp);
+    const MappingEntry* e =
+        FindMapping(std::begin(kCanonicalDecomposition), std::end(kCanonicalDecomposition), cp);
     if (e != nullptr) {
       out.insert(out.end(), kCanonicalDecompositionData + e->offset,
                  kCanonicalDecompositionData + e->offset + e->length);
@@ -100,10 +100,9 @@ uint32_t Compose(uint32_t a, uint32_t b) {
 }  // namespace
 
 const char* GeneralCategoryName(GeneralCategory g) {
-  static const char* const kNames[] = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me",
-                                       "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
-                                       "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl",
-                                       "Zp", "Cc", "Cf", "Cs", "Co", "Cn"};
+  static const char* const kNames[] = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl",
+                                       "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc",
+                                       "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"};
   return kNames[static_cast<int>(g)];
 }
 
@@ -113,10 +112,9 @@ GeneralCategory CategoryOf(uint32_t cp) {
 
 bool IsWhiteSpace(uint32_t cp) { return Props(cp) & 1; }
 bool IsAlphabetic(uint32_t cp) { return Props(cp) & 2; }
-bool IsRegexWord(uint32_t cp) {
-  return (Props(cp) & 6) != 0 ||
-         InCategories(cp, kMarkMask | CategoryBit(G::kNd) | CategoryBit(G::kPc));
-}
+bool IsNumeric(uint32_t cp) { return Props(cp) & 4; }
+bool IsRegexWord(uint32_t cp) { return Props(cp) & 16; }
+bool IsOnigWord(uint32_t cp) { return Props(cp) & 32; }
 bool IsOnigSpace(uint32_t cp) {
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x85 || InCategories(cp, kSeparatorMask);
 }
@@ -196,8 +194,9 @@ std::string Normalize(std::string_view s, NormalizationForm form) {
     size_t end = k;
     while (end < cps.size() && CombiningClass(cps[end]) != 0) ++end;
     if (end - k > 1) {
-      std::stable_sort(cps.begin() + static_cast<long>(k), cps.begin() + static_cast<long>(end),
-                       [](uint32_t a, uint32_t b) { return CombiningClass(a) < CombiningClass(b); });
+      std::stable_sort(
+          cps.begin() + static_cast<long>(k), cps.begin() + static_cast<long>(end),
+          [](uint32_t a, uint32_t b) { return CombiningClass(a) < CombiningClass(b); });
     }
     k = end;
   }
@@ -237,5 +236,6 @@ std::string Normalize(std::string_view s, NormalizationForm form) {
 
 const char* GeneralCategoryUnicodeVersion() { return kGeneralCategoryVersion; }
 const char* NormalizationUnicodeVersion() { return kNormalizationVersion; }
+const char* RustCharUnicodeVersion() { return kRustCharVersion; }
 
 }  // namespace reel::llm::internal

@@ -125,9 +125,9 @@ std::string ReadFile(const std::string& path) {
 std::string TokenizerReferenceDir() {
   static const std::string dir = [] {
     fs::path root = ReferenceRoot();
-    auto r = RunCommand("bash " + ShellQuote(std::string(REEL_SOURCE_DIR) +
-                                             "/scripts/fetch-tokenizer-reference") +
-                        " " + ShellQuote(root.string()));
+    auto r = RunCommand(
+        "bash " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-tokenizer-reference") +
+        " " + ShellQuote(root.string()));
     if (r.exit_code != 0) return std::string();
     return root.string();
   }();
