@@ -90,8 +90,9 @@ void ExpectSamePieces(const json& config, const Docs& docs) {
       }
       return out + (v.size() > 24 ? "..." : "");
     };
-    ADD_FAILURE() << config.dump() << ": document " << d << ": kept only by Reel: "
-                  << show(only_ours) << "; kept only by the library: " << show(only_theirs)
+    ADD_FAILURE() << config.dump() << ": document " << d
+                  << ": kept only by Reel: " << show(only_ours)
+                  << "; kept only by the library: " << show(only_theirs)
                   << (only_ours.empty() && only_theirs.empty() ? " (same characters, other cuts)"
                                                                : "");
   }
@@ -108,13 +109,49 @@ class UnicodeTest : public ::testing::Test {
 
 TEST_F(UnicodeTest, OnigurumaClassesOnEveryCodePoint) {
   Docs docs = AllCodePoints();
-  for (const char* cls :
-       {"\\p{L}", "\\p{Lu}", "\\p{Ll}", "\\p{Lt}", "\\p{Lm}", "\\p{Lo}", "\\p{M}", "\\p{Mn}",
-        "\\p{Mc}", "\\p{Me}", "\\p{N}", "\\p{Nd}", "\\p{Nl}", "\\p{No}", "\\p{P}", "\\p{Pc}",
-        "\\p{Pd}", "\\p{Ps}", "\\p{Pe}", "\\p{Pi}", "\\p{Pf}", "\\p{Po}", "\\p{S}", "\\p{Sm}",
-        "\\p{Sc}", "\\p{Sk}", "\\p{So}", "\\p{Z}", "\\p{Zs}", "\\p{Zl}", "\\p{Zp}", "\\p{C}",
-        "\\p{Cc}", "\\p{Cf}", "\\p{Co}", "\\p{Cn}", "\\s", "\\w", "\\d", "\\h", ".",
-        "[^\\r\\n\\p{L}\\p{N}]", "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"}) {
+  for (const char* cls : {"\\p{L}",
+                          "\\p{Lu}",
+                          "\\p{Ll}",
+                          "\\p{Lt}",
+                          "\\p{Lm}",
+                          "\\p{Lo}",
+                          "\\p{M}",
+                          "\\p{Mn}",
+                          "\\p{Mc}",
+                          "\\p{Me}",
+                          "\\p{N}",
+                          "\\p{Nd}",
+                          "\\p{Nl}",
+                          "\\p{No}",
+                          "\\p{P}",
+                          "\\p{Pc}",
+                          "\\p{Pd}",
+                          "\\p{Ps}",
+                          "\\p{Pe}",
+                          "\\p{Pi}",
+                          "\\p{Pf}",
+                          "\\p{Po}",
+                          "\\p{S}",
+                          "\\p{Sm}",
+                          "\\p{Sc}",
+                          "\\p{Sk}",
+                          "\\p{So}",
+                          "\\p{Z}",
+                          "\\p{Zs}",
+                          "\\p{Zl}",
+                          "\\p{Zp}",
+                          "\\p{C}",
+                          "\\p{Cc}",
+                          "\\p{Cf}",
+                          "\\p{Co}",
+                          "\\p{Cn}",
+                          "\\s",
+                          "\\w",
+                          "\\d",
+                          "\\h",
+                          ".",
+                          "[^\\r\\n\\p{L}\\p{N}]",
+                          "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"}) {
     SCOPED_TRACE(cls);
     ExpectSamePieces({{"type", "Split"},
                       {"pattern", {{"Regex", cls}}},
@@ -144,11 +181,10 @@ TEST_F(UnicodeTest, RustCharPropertiesOnEveryCodePoint) {
 TEST_F(UnicodeTest, NormalizationFormsOnEveryCodePoint) {
   // Each code point after a NUL, so that neighbours never interact.
   Docs docs = AllCodePoints(std::string(1, '\0'));
-  const std::pair<const char*, NormalizationForm> forms[] = {
-      {"nfc", NormalizationForm::kNfc},
-      {"nfd", NormalizationForm::kNfd},
-      {"nfkc", NormalizationForm::kNfkc},
-      {"nfkd", NormalizationForm::kNfkd}};
+  const std::pair<const char*, NormalizationForm> forms[] = {{"nfc", NormalizationForm::kNfc},
+                                                             {"nfd", NormalizationForm::kNfd},
+                                                             {"nfkc", NormalizationForm::kNfkc},
+                                                             {"nfkd", NormalizationForm::kNfkd}};
   for (const auto& [name, form] : forms) {
     std::string error;
     auto ref = testing::ReferenceNormalize(name, docs, &error);
