@@ -1,5 +1,7 @@
 #include "llm/tokenizer.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
@@ -26,6 +28,8 @@ struct Tokenizer::Impl {
   std::unique_ptr<internal::PostProcessor> post_processor;
   std::unique_ptr<internal::Decoder> decoder;
   std::string description;
+  internal::FusedSplit fused;  // the pre-tokenizer as one pattern, when it is one
+  bool has_fused = false;
 
   void EncodeText(std::string_view text, std::vector<uint32_t>& ids) const;
   void EncodeNormalized(std::string_view text, std::vector<uint32_t>& ids) const;
@@ -138,6 +142,7 @@ Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& 
     auto pre = internal::MakePreTokenizer(*p);
     if (!pre.ok()) return fail(pre.status());
     impl->pre_tokenizer = std::move(pre).value();
+    impl->has_fused = impl->pre_tokenizer->Fused(impl->fused);
   }
   if (auto p = root.find("post_processor"); p != root.end() && !p->is_null()) {
     auto post = internal::MakePostProcessor(*p);
@@ -222,6 +227,31 @@ void Tokenizer::Impl::ModelPieces(std::string_view text, std::vector<uint32_t>& 
     model->Tokenize(text, false, ids);
     return;
   }
+  if (has_fused) {
+    static thread_local std::vector<internal::PatternMatch> matches;
+    matches.clear();
+    fused.pattern->FindMatches(text, matches);
+    internal::PieceCache& cache = model->ThreadCache(fused.byte_level);
+    // In batches: hash the pieces and prefetch their cache slots, then look them up (the
+    // lookups of new text miss the CPU caches; issued together, the misses overlap).
+    constexpr size_t kBatch = 16;
+    uint64_t hashes[kBatch];
+    for (size_t b = 0; b < matches.size(); b += kBatch) {
+      size_t e = std::min(matches.size(), b + kBatch);
+      for (size_t k = b; k < e; ++k) {
+        const internal::PatternMatch& m = matches[k];
+        hashes[k - b] = internal::HashBytes(text.substr(m.start, m.end - m.start));
+        cache.Prefetch(hashes[k - b]);
+      }
+      for (size_t k = b; k < e; ++k) {
+        const internal::PatternMatch& m = matches[k];
+        if (m.is_match ? !fused.keep_matches : !fused.keep_gaps) continue;
+        model->Tokenize(text.substr(m.start, m.end - m.start), fused.byte_level, cache,
+                        hashes[k - b], ids);
+      }
+    }
+    return;
+  }
   internal::SplitList& list = GetScratch(1).splits;
   list.Reset();
   list.buffer.assign(text);
@@ -255,11 +285,10 @@ std::string Tokenizer::Decode(std::span<const uint32_t> ids, bool skip_special_t
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (uint32_t id : ids) {
-    const std::string* token = impl_->added->IdToToken(id);
-    if (token == nullptr) token = impl_->model->IdToToken(id);
-    if (token == nullptr) continue;
+    std::optional<std::string> token = IdToToken(id);
+    if (!token) continue;
     if (skip_special_tokens && impl_->added->IsSpecial(*token)) continue;
-    tokens.push_back(*token);
+    tokens.push_back(std::move(*token));
   }
   if (impl_->decoder == nullptr) {
     std::string out;
@@ -277,7 +306,7 @@ std::string Tokenizer::Decode(std::span<const uint32_t> ids, bool skip_special_t
 
 std::optional<std::string> Tokenizer::IdToToken(uint32_t id) const {
   if (const std::string* t = impl_->added->IdToToken(id)) return *t;
-  if (const std::string* t = impl_->model->IdToToken(id)) return *t;
+  if (auto t = impl_->model->IdToToken(id)) return std::string(*t);
   return std::nullopt;
 }
 

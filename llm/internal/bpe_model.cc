@@ -48,8 +48,6 @@ ThreadCaches& Caches() {
   return caches;
 }
 
-constexpr size_t kMaxCachedPieceBytes = 256;
-
 }  // namespace
 
 BpeModel::~BpeModel() = default;
@@ -81,23 +79,25 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
   REEL_ASSIGN_OR_RETURN(m->ignore_merges_, GetOptionalBool(config, "ignore_merges", false, what));
 
   if (!tables.has_vocab) return Unsupported(what + ": \"vocab\" must be an object of token -> id");
-  m->vocab_.reserve(tables.vocab.size());
+  m->vocab_.Reserve(tables.vocab.size());
   uint32_t max_id = 0;
   for (const auto& [token, id] : tables.vocab) {
     if (id > (1u << 26)) {
       return Unsupported(what + ": the id of \"" + token + "\" is not a valid token id");
     }
-    m->vocab_[token] = id;
+    m->vocab_.Put(token, id);
     max_id = std::max(max_id, id);
   }
-  m->id_to_token_.assign(m->vocab_.empty() ? 0 : max_id + 1, nullptr);
-  for (const auto& [token, id] : m->vocab_) m->id_to_token_[id] = &token;
+  m->id_to_entry_.assign(m->vocab_.size() == 0 ? 0 : max_id + 1, -1);
+  for (size_t e = 0; e < m->vocab_.size(); ++e) {
+    m->id_to_entry_[m->vocab_.Value(e)] = static_cast<int64_t>(e);
+  }
   if (m->has_unk_token_) {
-    auto it = m->vocab_.find(m->unk_token_);
-    if (it == m->vocab_.end()) {
+    const uint32_t* unk = m->vocab_.Find(m->unk_token_);
+    if (unk == nullptr) {
       return Unsupported(what + ": unk_token \"" + m->unk_token_ + "\" is not in the vocabulary");
     }
-    m->unk_id_ = it->second;
+    m->unk_id_ = *unk;
   }
 
   if (!tables.has_merges) return Unsupported(what + ": \"merges\" must be a list");
@@ -120,11 +120,11 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
       a = entry.first;
       b = entry.second;
     }
-    auto ia = m->vocab_.find(a);
-    auto ib = m->vocab_.find(b);
-    if (ia == m->vocab_.end() || ib == m->vocab_.end()) {
+    const uint32_t* ia = m->vocab_.Find(a);
+    const uint32_t* ib = m->vocab_.Find(b);
+    if (ia == nullptr || ib == nullptr) {
       return Unsupported(what + ": merge " + std::to_string(rank + 1) + " uses a token (\"" +
-                         (ia == m->vocab_.end() ? a : b) + "\") that is not in the vocabulary");
+                         (ia == nullptr ? a : b) + "\") that is not in the vocabulary");
     }
     if (b.size() < prefix_len) {
       return Unsupported(what + ": merge " + std::to_string(rank + 1) +
@@ -132,25 +132,39 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
     }
     merged.assign(a);
     merged.append(b, prefix_len, std::string::npos);
-    auto im = m->vocab_.find(merged);
-    if (im == m->vocab_.end()) {
+    const uint32_t* im = m->vocab_.Find(merged);
+    if (im == nullptr) {
       return Unsupported(what + ": merge " + std::to_string(rank + 1) + " makes \"" + merged +
                          "\", which is not in the vocabulary");
     }
-    m->merges_.Put(ia->second, ib->second, rank, im->second);
+    if (*ia > MergeTable::kMaxId || *ib > MergeTable::kMaxId || rank > MergeTable::kMaxRank) {
+      return Unsupported(what + ": more than 2,097,150 token ids or 4,194,303 merges");
+    }
+    m->merges_.Put(*ia, *ib, rank, *im);
     ++rank;
   }
   m->merge_count_ = rank;
 
   m->simple_bytes_ = m->prefix_.empty() && m->suffix_.empty();
   for (int byte = 0; byte < 256; ++byte) {
-    auto it = m->vocab_.find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
-    m->byte_ids_[static_cast<size_t>(byte)] = it == m->vocab_.end() ? -1 : it->second;
-    if (it == m->vocab_.end()) m->simple_bytes_ = false;
+    const uint32_t* id = m->vocab_.Find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
+    m->byte_ids_[static_cast<size_t>(byte)] = id == nullptr ? -1 : *id;
+    if (id == nullptr) m->simple_bytes_ = false;
+  }
+  if (m->simple_bytes_) {
+    m->byte_pairs_.resize(1 << 16);
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        m->byte_pairs_[(a << 8) | b] = m->merges_.Rank(static_cast<uint32_t>(m->byte_ids_[a]),
+                                                       static_cast<uint32_t>(m->byte_ids_[b]));
+      }
+    }
   }
   if (m->ignore_merges_) {
     // Whole-piece lookups of byte-level pieces go through the bytes the tokens stand for.
-    for (const auto& [token, id] : m->vocab_) {
+    m->byte_vocab_.Reserve(m->vocab_.size());
+    for (size_t e = 0; e < m->vocab_.size(); ++e) {
+      std::string_view token = m->vocab_.Key(e);
       std::string bytes;
       size_t i = 0;
       bool ok = true;
@@ -162,30 +176,40 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
         }
         bytes.push_back(static_cast<char>(byte));
       }
-      if (ok) m->byte_vocab_.emplace(std::move(bytes), id);
+      if (ok && m->byte_vocab_.Find(bytes) == nullptr)
+        m->byte_vocab_.Put(bytes, m->vocab_.Value(e));
     }
   }
   return m;
 }
 
 std::optional<uint32_t> BpeModel::TokenToId(std::string_view token) const {
-  auto it = vocab_.find(token);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  const uint32_t* id = vocab_.Find(token);
+  if (id == nullptr) return std::nullopt;
+  return *id;
 }
 
-const std::string* BpeModel::IdToToken(uint32_t id) const {
-  return id < id_to_token_.size() ? id_to_token_[id] : nullptr;
+std::optional<std::string_view> BpeModel::IdToToken(uint32_t id) const {
+  if (id >= id_to_entry_.size() || id_to_entry_[id] < 0) return std::nullopt;
+  return vocab_.Key(static_cast<size_t>(id_to_entry_[id]));
+}
+
+PieceCache& BpeModel::ThreadCache(bool byte_level) const {
+  return Caches().Get(cache_owner_, byte_level);
 }
 
 void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const {
+  if (text.empty()) return;
+  Tokenize(text, byte_level, ThreadCache(byte_level), HashBytes(text), out);
+}
+
+void BpeModel::Tokenize(std::string_view text, bool byte_level, PieceCache& cache, uint64_t hash,
+                        std::vector<uint32_t>& out) const {
   if (text.empty()) return;
   if (text.size() > kMaxCachedPieceBytes) {
     TokenizeUncached(text, byte_level, out);
     return;
   }
-  PieceCache& cache = Caches().Get(cache_owner_, byte_level);
-  uint64_t hash = HashBytes(text);
   if (cache.Find(text, hash, out)) return;
   size_t before = out.size();
   TokenizeUncached(text, byte_level, out);
@@ -195,10 +219,9 @@ void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint
 void BpeModel::TokenizeUncached(std::string_view text, bool byte_level,
                                 std::vector<uint32_t>& out) const {
   if (ignore_merges_) {
-    const StringMap& map = byte_level ? byte_vocab_ : vocab_;
-    auto it = map.find(text);
-    if (it != map.end()) {
-      out.push_back(it->second);
+    const uint32_t* id = (byte_level ? byte_vocab_ : vocab_).Find(text);
+    if (id != nullptr) {
+      out.push_back(*id);
       return;
     }
   }
@@ -206,6 +229,9 @@ void BpeModel::TokenizeUncached(std::string_view text, bool byte_level,
   ids.clear();
   if (byte_level && simple_bytes_) {
     for (unsigned char b : text) ids.push_back(static_cast<uint32_t>(byte_ids_[b]));
+    MergeAll(ids, reinterpret_cast<const unsigned char*>(text.data()));
+    out.insert(out.end(), ids.begin(), ids.end());
+    return;
   } else if (byte_level) {
     std::string mapped;
     AppendByteLevel(text, mapped);
@@ -231,13 +257,12 @@ void BpeModel::InitialSymbols(std::string_view text, std::vector<uint32_t>& ids)
     if (!first) s.append(prefix_);
     s.append(text.substr(start, i - start));
     if (last) s.append(suffix_);
-    auto it = vocab_.find(s);
-    if (it != vocab_.end()) {
+    if (const uint32_t* id = vocab_.Find(s)) {
       if (has_pending_unk) {
         ids.push_back(pending_unk);
         has_pending_unk = false;
       }
-      ids.push_back(it->second);
+      ids.push_back(*id);
       continue;
     }
     if (byte_fallback_) {
@@ -246,12 +271,12 @@ void BpeModel::InitialSymbols(std::string_view text, std::vector<uint32_t>& ids)
       for (unsigned char b : s) {
         char name[8];
         std::snprintf(name, sizeof name, "<0x%02X>", b);
-        auto bt = vocab_.find(std::string_view(name));
-        if (bt == vocab_.end()) {
+        const uint32_t* bt = vocab_.Find(std::string_view(name));
+        if (bt == nullptr) {
           all = false;
           break;
         }
-        bytes.push_back(bt->second);
+        bytes.push_back(*bt);
       }
       if (all) {
         ids.insert(ids.end(), bytes.begin(), bytes.end());
@@ -268,33 +293,46 @@ void BpeModel::InitialSymbols(std::string_view text, std::vector<uint32_t>& ids)
   if (has_pending_unk) ids.push_back(pending_unk);
 }
 
-void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
+void BpeModel::MergeAll(std::vector<uint32_t>& ids, const unsigned char* bytes) const {
   const size_t n = ids.size();
   if (n < 2) return;
   if (n <= 64) {
     // Small pieces: rescan the ranks of neighbouring pairs; lowest rank, leftmost first.
-    uint32_t ranks[64], merged[64];
+    uint32_t ranks[64];
     size_t len = n;
-    for (size_t i = 0; i + 1 < len; ++i) merges_.Get(ids[i], ids[i + 1], ranks[i], merged[i]);
-    while (true) {
-      uint32_t best = MergeTable::kNone;
-      size_t at = 0;
+    if (bytes != nullptr) {
       for (size_t i = 0; i + 1 < len; ++i) {
-        if (ranks[i] < best) {
-          best = ranks[i];
-          at = i;
-        }
+        ranks[i] = byte_pairs_[(static_cast<size_t>(bytes[i]) << 8) | bytes[i + 1]];
       }
+    } else {
+      for (size_t i = 0; i + 1 < len; ++i) merges_.Prefetch(ids[i], ids[i + 1]);
+      for (size_t i = 0; i + 1 < len; ++i) ranks[i] = merges_.Rank(ids[i], ids[i + 1]);
+    }
+    for (size_t i = 0; i + 1 < len; ++i) merges_.PrefetchMerged(ranks[i]);
+    while (true) {
+      // The lowest (rank, position), without branches: ranks in the high half of the key.
+      uint64_t min_key = ~0ull;
+      for (size_t i = 0; i + 1 < len; ++i) {
+        uint64_t key = (static_cast<uint64_t>(ranks[i]) << 32) | i;
+        min_key = key < min_key ? key : min_key;
+      }
+      uint32_t best = static_cast<uint32_t>(min_key >> 32);
+      size_t at = static_cast<size_t>(min_key & 0xFFFFFFFFu);
       if (best == MergeTable::kNone) break;
-      ids[at] = merged[at];
-      for (size_t i = at + 1; i + 1 < len; ++i) {
-        ids[i] = ids[i + 1];
-        ranks[i] = ranks[i + 1];
-        merged[i] = merged[i + 1];
-      }
+      ids[at] = merges_.Merged(best);
       --len;
-      if (at > 0) merges_.Get(ids[at - 1], ids[at], ranks[at - 1], merged[at - 1]);
-      if (at + 1 < len) merges_.Get(ids[at], ids[at + 1], ranks[at], merged[at]);
+      for (size_t i = at + 1; i < len; ++i) ids[i] = ids[i + 1];
+      for (size_t i = at + 1; i + 1 < len; ++i) ranks[i] = ranks[i + 1];
+      if (at > 0) merges_.Prefetch(ids[at - 1], ids[at]);
+      if (at + 1 < len) merges_.Prefetch(ids[at], ids[at + 1]);
+      if (at > 0) {
+        ranks[at - 1] = merges_.Rank(ids[at - 1], ids[at]);
+        merges_.PrefetchMerged(ranks[at - 1]);
+      }
+      if (at + 1 < len) {
+        ranks[at] = merges_.Rank(ids[at], ids[at + 1]);
+        merges_.PrefetchMerged(ranks[at]);
+      }
     }
     ids.resize(len);
     return;
@@ -313,16 +351,14 @@ void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
   struct Candidate {
     uint32_t rank;
     uint32_t pos;
-    uint32_t merged;
     bool operator>(const Candidate& o) const {
       return rank != o.rank ? rank > o.rank : pos > o.pos;
     }
   };
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
   for (size_t i = 0; i + 1 < n; ++i) {
-    uint32_t r, m;
-    merges_.Get(ids[i], ids[i + 1], r, m);
-    if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(i), m});
+    uint32_t r = merges_.Rank(ids[i], ids[i + 1]);
+    if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(i)});
   }
   while (!queue.empty()) {
     Candidate top = queue.top();
@@ -330,22 +366,21 @@ void BpeModel::MergeAll(std::vector<uint32_t>& ids) const {
     Node& left = nodes[top.pos];
     if (!left.alive || left.next < 0) continue;
     Node& right = nodes[static_cast<size_t>(left.next)];
-    uint32_t r, m;
-    merges_.Get(left.id, right.id, r, m);
-    if (r == MergeTable::kNone || m != top.merged) continue;  // stale
-    left.id = top.merged;
+    // A stale entry: the pair at this position changed since it was queued. (Equal ranks mean
+    // the same merge: a rank belongs to one pair.)
+    if (merges_.Rank(left.id, right.id) != top.rank) continue;
+    left.id = merges_.Merged(top.rank);
     right.alive = false;
     left.next = right.next;
     if (right.next >= 0)
       nodes[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
     if (left.prev >= 0) {
-      Node& p = nodes[static_cast<size_t>(left.prev)];
-      merges_.Get(p.id, left.id, r, m);
-      if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(left.prev), m});
+      uint32_t r = merges_.Rank(nodes[static_cast<size_t>(left.prev)].id, left.id);
+      if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(left.prev)});
     }
     if (left.next >= 0) {
-      merges_.Get(left.id, nodes[static_cast<size_t>(left.next)].id, r, m);
-      if (r != MergeTable::kNone) queue.push({r, top.pos, m});
+      uint32_t r = merges_.Rank(left.id, nodes[static_cast<size_t>(left.next)].id);
+      if (r != MergeTable::kNone) queue.push({r, top.pos});
     }
   }
   ids.clear();

@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -40,16 +39,19 @@ class BpeModel {
   void Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
 
   std::optional<uint32_t> TokenToId(std::string_view token) const;
-  const std::string* IdToToken(uint32_t id) const;
+  // The token string of an id, or nullopt.
+  std::optional<std::string_view> IdToToken(uint32_t id) const;
   // The number of vocabulary entries (the library's get_vocab_size).
   size_t VocabSize() const { return vocab_.size(); }
   size_t MergeCount() const { return merge_count_; }
 
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return HashBytes(s); }
-  };
-  using StringMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+  // The cache of this model for the calling thread (pieces that are / are not byte-level).
+  PieceCache& ThreadCache(bool byte_level) const;
+  // Tokenize with the cache already looked up; `hash` is HashBytes(text).
+  void Tokenize(std::string_view text, bool byte_level, PieceCache& cache, uint64_t hash,
+                std::vector<uint32_t>& out) const;
+  // The longest piece the cache holds; longer ones are tokenized every time.
+  static constexpr size_t kMaxCachedPieceBytes = 256;
 
  private:
   BpeModel() = default;
@@ -60,15 +62,21 @@ class BpeModel {
   void TokenizeUncached(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
   // The library's merge_word on the characters of `text` (already mapped if byte-level).
   void InitialSymbols(std::string_view text, std::vector<uint32_t>& ids) const;
-  void MergeAll(std::vector<uint32_t>& ids) const;
+  // Applies the merges. `bytes`, when given, are the bytes the initial ids stand for (the
+  // simple byte-level case), so the first ranks come from byte_pairs_.
+  void MergeAll(std::vector<uint32_t>& ids, const unsigned char* bytes = nullptr) const;
 
-  StringMap vocab_;
-  StringMap byte_vocab_;  // tokens made only of ByteLevel characters, by the bytes they stand for
-  std::vector<const std::string*> id_to_token_;  // keys of vocab_ (stable: node-based map)
+  StringIdMap vocab_;
+  StringIdMap byte_vocab_;            // tokens made only of ByteLevel characters, by their bytes
+  std::vector<int64_t> id_to_entry_;  // vocab_ entry of each id, or -1
+  mutable std::string id_token_scratch_;
   MergeTable merges_;
   size_t merge_count_ = 0;
   std::array<int64_t, 256> byte_ids_{};  // id of the ByteLevel character of each byte, or -1
   bool simple_bytes_ = false;            // byte-level pieces can start from byte_ids_ directly
+  // The merge rank of the pair of the ids of two bytes, when simple_bytes_: the first lookups
+  // of every piece hit this 256 KB table instead of the large merge table.
+  std::vector<uint32_t> byte_pairs_;
   std::optional<uint32_t> unk_id_;
   std::string unk_token_;
   bool has_unk_token_ = false;

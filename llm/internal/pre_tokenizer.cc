@@ -114,6 +114,18 @@ class SplitPreTokenizer : public PreTokenizer {
     SplitByPattern(*pattern_, behavior_, invert_, list, out);
     list.splits.swap(out);
   }
+  // Isolated keeps matches and gaps as pieces; Removed keeps the gaps, or (inverted) the matches.
+  bool Fused(FusedSplit& out) const override {
+    if (behavior_ == Behavior::kIsolated) {
+      out = {pattern_.get(), true, true, false};
+      return true;
+    }
+    if (behavior_ == Behavior::kRemoved) {
+      out = {pattern_.get(), invert_, !invert_, false};
+      return true;
+    }
+    return false;
+  }
 
  private:
   std::unique_ptr<SplitPattern> pattern_;
@@ -148,6 +160,12 @@ class ByteLevelPreTokenizer : public PreTokenizer {
       s.byte_level = true;
     }
   }
+  bool Fused(FusedSplit& out) const override {
+    if (add_prefix_space_ || gpt2_ == nullptr) return false;
+    out = {gpt2_.get(), true, true, true};
+    return true;
+  }
+  bool PlainMapping() const { return !add_prefix_space_ && gpt2_ == nullptr; }
 
  private:
   bool add_prefix_space_;
@@ -160,6 +178,21 @@ class SequencePreTokenizer : public PreTokenizer {
       : parts_(std::move(parts)) {}
   void Apply(SplitList& list) const override {
     for (const auto& p : parts_) p->Apply(list);
+  }
+  // [Split, ByteLevel without prefix or regex], or a single fused part.
+  bool Fused(FusedSplit& out) const override {
+    if (parts_.size() == 1) return parts_[0]->Fused(out);
+    if (parts_.size() != 2) return false;
+    auto* byte_level = dynamic_cast<const ByteLevelPreTokenizer*>(parts_[1].get());
+    if (byte_level == nullptr || !byte_level->PlainMapping()) return false;
+    FusedSplit first;
+    if (dynamic_cast<const SplitPreTokenizer*>(parts_[0].get()) == nullptr ||
+        !parts_[0]->Fused(first)) {
+      return false;
+    }
+    out = first;
+    out.byte_level = true;
+    return true;
   }
 
  private:

@@ -40,11 +40,24 @@ struct SplitList {
   }
 };
 
+class SplitPattern;
+
+// A pre-tokenizer that amounts to "cut by one pattern, keep the matches and/or the gaps, and
+// map every piece ByteLevel": the common byte-level setups, run without building split lists.
+struct FusedSplit {
+  const SplitPattern* pattern = nullptr;
+  bool keep_matches = true;
+  bool keep_gaps = true;
+  bool byte_level = true;
+};
+
 class PreTokenizer {
  public:
   virtual ~PreTokenizer() = default;
   // Replaces every split of `list` by its pieces.
   virtual void Apply(SplitList& list) const = 0;
+  // Describes this pre-tokenizer as a FusedSplit when it is one.
+  virtual bool Fused(FusedSplit& out) const { return false; }
 };
 
 // Builds the pre-tokenizer described by a "pre_tokenizer" object (null is handled by the

@@ -29,8 +29,17 @@ json TinyTokenizer() {
           {"model",
            {{"type", "BPE"},
             {"vocab",
-             {{"a", 0}, {"b", 1}, {"c", 2}, {"d", 3}, {" ", 4}, {"ab", 5}, {"bc", 6},
-              {"abc", 7}, {"aa", 8}, {"<unk>", 9}, {"cd", 10}}},
+             {{"a", 0},
+              {"b", 1},
+              {"c", 2},
+              {"d", 3},
+              {" ", 4},
+              {"ab", 5},
+              {"bc", 6},
+              {"abc", 7},
+              {"aa", 8},
+              {"<unk>", 9},
+              {"cd", 10}}},
             {"merges", {"a b", "b c", "ab c", "a a", "c d"}}}}};
 }
 
@@ -118,7 +127,9 @@ TEST(TokenizerTest, InvalidUtf8CountsAsReplacementCharacters) {
   json j = TinyTokenizer();
   j["model"]["vocab"]["\xef\xbf\xbd"] = 11;
   Tokenizer t = Make(j);
-  EXPECT_EQ(t.Encode("a\xff" "b\xe2\x82"), (std::vector<uint32_t>{0, 11, 1, 11}));
+  EXPECT_EQ(t.Encode("a\xff"
+                     "b\xe2\x82"),
+            (std::vector<uint32_t>{0, 11, 1, 11}));
   EXPECT_EQ(internal::ToValidUtf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(internal::ToValidUtf8("\xf0\x9f\x98"), "\xef\xbf\xbd");
 }
@@ -131,9 +142,18 @@ TEST(TokenizerTest, RefusesWhatItCannotReproduce) {
   std::vector<Case> cases = {
       {"model WordPiece", [](json& j) { j["model"]["type"] = "WordPiece"; }},
       {"dropout", [](json& j) { j["model"]["dropout"] = 0.1; }},
-      {"normalizer BertNormalizer", [](json& j) { j["normalizer"] = {{"type", "BertNormalizer"}}; }},
-      {"pre_tokenizer Metaspace", [](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }},
-      {"decoder WordPiece", [](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }},
+      {"normalizer BertNormalizer",
+       [](json& j) {
+         j["normalizer"] = {{"type", "BertNormalizer"}};
+       }},
+      {"pre_tokenizer Metaspace",
+       [](json& j) {
+         j["pre_tokenizer"] = {{"type", "Metaspace"}};
+       }},
+      {"decoder WordPiece",
+       [](json& j) {
+         j["decoder"] = {{"type", "WordPiece"}};
+       }},
       {"back-reference",
        [](json& j) {
          j["pre_tokenizer"] = {{"type", "Split"},
@@ -169,17 +189,17 @@ std::vector<std::pair<size_t, size_t>> All(const std::string& re, const std::str
 using Spans = std::vector<std::pair<size_t, size_t>>;
 
 TEST(RegexTest, OnigurumaSemantics) {
-  EXPECT_EQ(All("a|ab", "ab"), (Spans{{0, 1}}));               // first alternative wins
+  EXPECT_EQ(All("a|ab", "ab"), (Spans{{0, 1}}));  // first alternative wins
   EXPECT_EQ(All("a+?b", "aaab"), (Spans{{0, 4}}));
-  EXPECT_EQ(All("\\s+(?!\\S)", "a   b"), (Spans{{1, 3}}));      // backtracks one space
-  EXPECT_EQ(All("a*+a", "aaa"), (Spans{}));                     // possessive: no give-back
+  EXPECT_EQ(All("\\s+(?!\\S)", "a   b"), (Spans{{1, 3}}));  // backtracks one space
+  EXPECT_EQ(All("a*+a", "aaa"), (Spans{}));                 // possessive: no give-back
   EXPECT_EQ(All("(?>a*)b|a", "aa"), (Spans{{0, 1}, {1, 2}}));
   EXPECT_EQ(All("(?<=x)y", "xy y"), (Spans{{1, 2}}));
   EXPECT_EQ(All("(?<!x)y", "xy y"), (Spans{{3, 4}}));
   EXPECT_EQ(All("^a|b$", "a\na b\nb"), (Spans{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));  // line anchors
   EXPECT_EQ(All("\\bis\\b", "this is"), (Spans{{5, 7}}));
-  EXPECT_EQ(All("", "ab"), (Spans{{0, 0}, {1, 1}, {2, 2}}));   // empty matches, one per place
-  EXPECT_EQ(All("x*", "axx"), (Spans{{0, 0}, {1, 3}}));        // none right after a match
+  EXPECT_EQ(All("", "ab"), (Spans{{0, 0}, {1, 1}, {2, 2}}));  // empty matches, one per place
+  EXPECT_EQ(All("x*", "axx"), (Spans{{0, 0}, {1, 3}}));       // none right after a match
   EXPECT_EQ(All("\\p{N}{1,3}", "12345"), (Spans{{0, 3}, {3, 5}}));
   EXPECT_EQ(All("[^\\s\\p{L}]+", "ab, 12!"), (Spans{{2, 3}, {4, 7}}));
   EXPECT_EQ(All(".", "a\nb"), (Spans{{0, 1}, {2, 3}}));
@@ -190,8 +210,8 @@ TEST(RegexTest, OnigurumaSemantics) {
 }
 
 TEST(RegexTest, RefusesConstructsItDoesNotReproduce) {
-  for (const char* re : {"(a)\\1", "(?i)ss", "(?i:[a-z])", "[[:alpha:]]", "[a&&b]",
-                         "\\p{Greek}", "(a*)*", "(?<=a+)b", "a**", "(?x)a", "\\R", "\\xff"}) {
+  for (const char* re : {"(a)\\1", "(?i)ss", "(?i:[a-z])", "[[:alpha:]]", "[a&&b]", "\\p{Greek}",
+                         "(a*)*", "(?<=a+)b", "a**", "(?x)a", "\\R", "\\xff"}) {
     EXPECT_FALSE(internal::Regex::Compile(re).ok()) << re;
   }
 }
@@ -206,10 +226,43 @@ TEST(SplitPatternTest, HandWrittenMatchersAgreeWithTheEngine) {
       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
   };
   // Random text from an alphabet of every class the patterns care about.
-  const char* alphabet[] = {"a", "Z", "é", "É", "ǅ", "ʰ", "日", "ا", "\xcc\x81", "\xe0\xa4\xbe",
-                            "1", "٣", "½", "Ⅻ", " ", "  ", "\t", "\n", "\r", "\r\n", "\xc2\xa0",
-                            "\xe3\x80\x80", "\xc2\x85", "'", "'s", "'S", "'\xc5\xbf", "'ll",
-                            "'RE", "/", "//", ".", "!", "😀", "\xe2\x80\x8d", "_", "-"};
+  const char* alphabet[] = {"a",
+                            "Z",
+                            "é",
+                            "É",
+                            "ǅ",
+                            "ʰ",
+                            "日",
+                            "ا",
+                            "\xcc\x81",
+                            "\xe0\xa4\xbe",
+                            "1",
+                            "٣",
+                            "½",
+                            "Ⅻ",
+                            " ",
+                            "  ",
+                            "\t",
+                            "\n",
+                            "\r",
+                            "\r\n",
+                            "\xc2\xa0",
+                            "\xe3\x80\x80",
+                            "\xc2\x85",
+                            "'",
+                            "'s",
+                            "'S",
+                            "'\xc5\xbf",
+                            "'ll",
+                            "'RE",
+                            "/",
+                            "//",
+                            ".",
+                            "!",
+                            "😀",
+                            "\xe2\x80\x8d",
+                            "_",
+                            "-"};
   std::mt19937 rng(11);
   std::vector<std::string> texts;
   for (int i = 0; i < 3000; ++i) {
