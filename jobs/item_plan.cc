@@ -64,6 +64,10 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
   if (input.kind == InputKind::kVideo || input.kind == InputKind::kImage) {
     key += "\n" + FrameSettingsKey(job);
   }
+  if (input.kind == InputKind::kSubtitle) {
+    // Subtitle items' cues were labelled "sidecar:NAME" before: relabel them on the next run.
+    key += std::string("\nsource=") + kSubtitleFileSource;
+  }
   if (input.kind == InputKind::kImage) {
     key += "\nimage_max_pixels=" + std::to_string(job.resize.image_max_pixels);
   }
@@ -149,15 +153,33 @@ std::optional<int64_t> EstimateFrames(const pipeline::SamplingOptions& sampling,
   double end = sampling.end_s ? std::min(*sampling.end_s, duration) : duration;
   double window = std::max(0.0, end - start);
   int64_t frames_in_window = video.frames;
-  if (video.fps > 0) frames_in_window = static_cast<int64_t>(std::ceil(window * video.fps));
+  if (video.fps > 0 && video.constant_rate) {
+    frames_in_window = static_cast<int64_t>(std::ceil(window * video.fps));
+  } else if (video.frames > 0 && duration > 0) {
+    // Frames not evenly spaced: assume they are spread over the duration.
+    frames_in_window = static_cast<int64_t>(std::ceil(video.frames * window / duration));
+  }
   if (video.frames > 0) frames_in_window = std::min<int64_t>(frames_in_window, video.frames);
   int64_t estimate = 0;
   switch (sampling.policy) {
-    case pipeline::SamplingPolicy::kFps:
-      estimate = static_cast<int64_t>(std::floor(window * sampling.fps + 1e-9)) +
-                 (sampling.fps_keep_last ? 1 : 0);
+    case pipeline::SamplingPolicy::kFps: {
+      using T = pipeline::FpsTimeline;
+      const bool by_index = video.fps > 0 && frames_in_window > 0 &&
+                            (sampling.fps_timeline == T::kIndex ||
+                             (sampling.fps_timeline == T::kAuto && video.constant_rate));
+      if (by_index) {
+        // One frame every src_fps / fps frames of the window, then the last.
+        estimate =
+            static_cast<int64_t>(std::ceil(frames_in_window * sampling.fps / video.fps - 1e-9)) +
+            (sampling.fps_keep_last ? 1 : 0);
+      } else {
+        // One frame per 1 / fps seconds of the window, then the last.
+        estimate = static_cast<int64_t>(std::floor(window * sampling.fps + 1e-9)) +
+                   (sampling.fps_keep_last ? 1 : 0);
+      }
       if (window <= 0) estimate = 0;
       break;
+    }
     case pipeline::SamplingPolicy::kCount:
       estimate = sampling.count;
       break;

@@ -43,8 +43,8 @@ Result<std::string> HashFile(const std::string& path, const std::atomic<bool>* c
 
 // The hash of everything besides the file's bytes that shapes an item's outputs:
 // kItemOutputsVersion, the item's kind, FrameSettingsKey(job) for videos and images (documents
-// and subtitle files do not depend on it), and for a video the names and
-// SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
+// and subtitle files do not depend on it), the segment source of subtitle files, and for a video
+// the names and SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
 std::string ItemSettingsHash(const JobSpec& job, const InputFile& input);
 
 enum class PlanAction { kProcess, kSkip };
@@ -78,9 +78,11 @@ Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile
 // The storage kind of an input kind (kAuto is treated as video).
 storage::ItemKind ToItemKind(InputKind kind);
 
-// How many frames `sampling` would take from this video, from its probe: the trimmed duration
-// times fps (plus the last frame), the count, the timestamps in range, capped by max_frames and
-// the stream's frame count. nullopt for keyframes and scene, which depend on the pictures.
+// How many frames `sampling` would take from this video, from its probe: for fps, the trimmed
+// duration times fps (the time timeline) or the frames in range times fps / src_fps (the index
+// timeline, chosen as SamplingOptions::fps_timeline says from the probe's constant_rate), plus
+// the last frame; the count; the timestamps in range; capped by max_frames and the stream's frame
+// count. nullopt for keyframes and scene, which depend on the pictures.
 std::optional<int64_t> EstimateFrames(const pipeline::SamplingOptions& sampling,
                                       const pipeline::MediaInfo& media);
 

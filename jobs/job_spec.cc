@@ -3,15 +3,19 @@
 // yaml-cpp reports problems by throwing; every call into it is inside Parser::Run's try block, and
 // every problem in the job becomes a Diagnostic, so one pass reports all of them.
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
-#include "base/file_util.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 
@@ -76,6 +80,14 @@ std::string Describe(const YAML::Node& node) {
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
+// "1048576 bytes (1 MiB)", or "100000 bytes" when no unit says it more simply.
+std::string Bytes(uint64_t bytes) {
+  std::string text = std::to_string(bytes) + " bytes";
+  std::string unit = FormatByteSize(static_cast<int64_t>(bytes));
+  if (!unit.ends_with(" B")) text += " (" + unit + ")";
+  return text;
+}
+
 std::string Child(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
@@ -103,11 +115,12 @@ const std::vector<std::string> kTopKeys = {"version",  "name",    "description",
                                            "model",    "prompts", "storage",     "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
-    "policy",         "fps",   "fps_epsilon", "keep_last", "count", "timestamps", "scene_threshold",
+    "policy",         "fps",   "fps_epsilon", "keep_last",
+    "fps_timeline",   "count", "timestamps",  "scene_threshold",
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
-    "mode",          "factor",          "min_pixels", "max_pixels", "image_max_pixels",
-    "max_long_side", "max_aspect_ratio"};
+    "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
+    "max_long_side", "max_aspect_ratio", "shape"};
 const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
                                               "threads"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
@@ -121,6 +134,32 @@ const std::vector<std::string> kStorageKeys = {"database"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
     "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
+
+// Counts the documents of a YAML stream and notes where the second one starts; builds nothing.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  int documents() const { return documents_; }
+  const YAML::Mark& second_start() const { return second_start_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) second_start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  int documents_ = 0;
+  YAML::Mark second_start_;
+};
 
 // Keys that only matter for some sampling policies.
 struct PolicyKey {
@@ -141,37 +180,60 @@ class Parser {
     }
   }
 
+  // A job file bigger than the limit: `prefix` holds its first bytes (at least the limit).
+  Result<JobSpec> TooBig(std::string_view prefix, const std::string& size) {
+    ReportTooBig(prefix, size);
+    return Finish();
+  }
+
   Result<JobSpec> Run(std::string_view text) {
     if (text.size() > options_.max_file_bytes) {
-      Error(YAML::Mark::null_mark(), "job file is " + std::to_string(text.size()) +
-                                         " bytes; the limit is " +
-                                         std::to_string(options_.max_file_bytes) + " bytes");
+      ReportTooBig(text, std::to_string(text.size()) + " bytes");
       return Finish();
     }
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
+    std::optional<YAML::Mark> second_document;
     try {
-      documents = YAML::LoadAll(std::string(text));
+      const std::string copy(text);
+      root = YAML::Load(copy);
+      // YAML::LoadAll never returns on some inputs (a lone ',': yaml-cpp issue #1040, fixed
+      // upstream after 0.7): the documents are counted here, and only up to the second.
+      std::istringstream stream(copy);
+      YAML::Parser parser(stream);
+      DocumentCounter counter;
+      for (int n = 0; n < 2 && parser.HandleNextDocument(counter); ++n) {
+      }
+      if (counter.documents() > 1) second_document = counter.second_start();
     } catch (const YAML::DeepRecursion& e) {
       Error(e.mark, "nesting is deeper than " + std::to_string(options_.max_depth) + " levels");
       return Finish();
     } catch (const YAML::ParserException& e) {
-      Error(e.mark, "YAML syntax error: " + e.msg);
+      ReportSyntaxError(text, e.mark, e.msg);
       return Finish();
     } catch (const YAML::Exception& e) {
       Error(e.mark, std::string("YAML error: ") + e.what());
       return Finish();
     }
-    if (documents.empty() || documents[0].IsNull()) {
+    if (!root.IsDefined() || root.IsNull()) {
+      // yaml-cpp 0.7 reads some stray tokens (a lone ',') as an empty document: name them.
+      if (std::optional<size_t> stray = FirstContent(text)) {
+        TextPosition at = PositionOfOffset(text, *stray);
+        errors_.push_back({at.line, at.column,
+                           "YAML syntax error: unexpected '" + std::string(1, text[*stray]) +
+                               "' (the job file holds no settings)"});
+        return Finish();
+      }
       Error(YAML::Mark(), "the job file is empty; it needs at least 'name' and 'inputs'");
       return Finish();
     }
-    if (documents.size() > 1) {
-      Error(documents[1].Mark(), "more than one YAML document ('---'); a job file holds one job");
+    if (second_document) {
+      Error(*second_document, "more than one YAML document ('---'); a job file holds one job");
     }
     try {
-      int nodes = 0;
-      if (!CheckShape(documents[0], 0, &nodes)) return Finish();
-      ReadJob(documents[0]);
+      Shape shape;
+      if (!CheckShape(root, 0, &shape)) return Finish();
+      text_bytes_ = shape.bytes;
+      ReadJob(root);
     } catch (const YAML::Exception& e) {
       Error(e.mark, std::string("YAML error: ") + e.what());
     }
@@ -207,12 +269,88 @@ class Parser {
     return std::move(job_);
   }
 
-  // Depth and size limits on the whole tree, before anything reads it.
-  bool CheckShape(const YAML::Node& node, int depth, int* nodes) {
-    if (++*nodes > options_.max_nodes) {
+  // The offset of the first character that is not blank, a comment, a document marker ('---',
+  // '...') or a directive ('%'): nullopt if there is none.
+  static std::optional<size_t> FirstContent(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(i, end - i);
+      size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string_view::npos && line[first] != '#' && line[first] != '%' &&
+          !(first == 0 && (line.starts_with("---") || line.starts_with("...")))) {
+        return i + first;
+      }
+      i = end + 1;
+    }
+    return std::nullopt;
+  }
+
+  // The job file is bigger than max_file_bytes: say so where the limit falls, with the size
+  // (`size`: "N bytes", or "more than N bytes" when unknown) and the limit.
+  void ReportTooBig(std::string_view text, const std::string& size) {
+    TextPosition at = PositionOfOffset(text, options_.max_file_bytes);
+    errors_.push_back({at.line, at.column,
+                       "the job file is " + size + ", over the limit of " +
+                           Bytes(options_.max_file_bytes) + "; the limit falls here"});
+  }
+
+  // yaml-cpp's syntax errors, with what its messages leave out: where an unclosed bracket
+  // opened (yaml-cpp stops at the next token it cannot take, often the end of the file) and
+  // whether a tab in the indentation is the cause.
+  void ReportSyntaxError(std::string_view text, const YAML::Mark& mark, const std::string& msg) {
+    std::string message = "YAML syntax error: " + msg;
+    const size_t at = mark.pos >= 0 ? static_cast<size_t>(mark.pos) : text.size();
+    if (msg.find("flow not found") != std::string::npos) {
+      if (std::optional<OpenBracket> open = FindUnclosedFlow(text, at)) {
+        const char close = open->bracket == '[' ? ']' : '}';
+        errors_.push_back({open->position.line, open->position.column,
+                           "YAML syntax error: this '" + std::string(1, open->bracket) +
+                               "' is never closed by a '" + std::string(1, close) +
+                               "' (the parser gave up at " + Position(mark) + ": " + msg + ")"});
+        return;
+      }
+    }
+    if (msg.find("illegal flow end") != std::string::npos && at < text.size()) {
+      const char close = text[at];
+      std::optional<OpenBracket> open = FindUnclosedFlow(text, at);
+      if (open && (close == ']' || close == '}')) {
+        message += " (this '" + std::string(1, close) + "' does not close the '" +
+                   std::string(1, open->bracket) + "' at " + std::to_string(open->position.line) +
+                   ":" + std::to_string(open->position.column) + ")";
+      }
+    }
+    const int line = mark.is_null() ? PositionOfOffset(text, text.size()).line : mark.line + 1;
+    if (std::optional<int> tab = LastTabIndentedLine(text, line)) {
+      message += " (line " + std::to_string(*tab) +
+                 " is indented with a tab; YAML indentation must use spaces)";
+    }
+    Error(mark, message);
+  }
+
+  // What CheckShape has seen so far: values, and bytes of text, both after expanding aliases.
+  struct Shape {
+    int nodes = 0;
+    uint64_t bytes = 0;
+  };
+
+  // Depth and size limits on the whole tree, before anything reads it. Aliases are counted at
+  // every use: a small file that aliases a big value many times is as big as its expansion.
+  bool CheckShape(const YAML::Node& node, int depth, Shape* shape) {
+    if (++shape->nodes > options_.max_nodes) {
       Error(node.Mark(), "the job file has more than " + std::to_string(options_.max_nodes) +
                              " values (after expanding aliases)");
       return false;
+    }
+    if (node.IsScalar()) {
+      shape->bytes += node.Scalar().size();
+      if (shape->bytes > options_.max_expanded_bytes) {
+        Error(node.Mark(), "the job file's text is more than " +
+                               Bytes(options_.max_expanded_bytes) +
+                               " after expanding aliases; this value passes the limit");
+        return false;
+      }
     }
     if (!node.IsMap() && !node.IsSequence()) return true;
     if (depth >= options_.max_depth) {
@@ -224,12 +362,12 @@ class Parser {
       if (node.IsMap()) {
         const YAML::Node key = it->first;
         const YAML::Node value = it->second;
-        if (!CheckShape(key, depth + 1, nodes) || !CheckShape(value, depth + 1, nodes)) {
+        if (!CheckShape(key, depth + 1, shape) || !CheckShape(value, depth + 1, shape)) {
           return false;
         }
       } else {
         const YAML::Node item = *it;
-        if (!CheckShape(item, depth + 1, nodes)) return false;
+        if (!CheckShape(item, depth + 1, shape)) return false;
       }
     }
     return true;
@@ -345,6 +483,16 @@ class Parser {
     if (!expanded.ok()) {
       Error(MarkOf(f), Quoted(path) + ": " + expanded.status().message());
       return std::nullopt;
+    }
+    // Variables count towards the same limit on the text as aliases.
+    if (expanded->size() > f.value.Scalar().size()) {
+      text_bytes_ += expanded->size() - f.value.Scalar().size();
+      if (text_bytes_ > options_.max_expanded_bytes) {
+        Error(MarkOf(f), Quoted(path) + ": the job file's text is more than " +
+                             Bytes(options_.max_expanded_bytes) +
+                             " after expanding aliases and variables");
+        return std::nullopt;
+      }
     }
     return std::move(expanded).value();
   }
@@ -637,6 +785,7 @@ class Parser {
     ReadNumber(*fields, "fps", path, &s.fps, 0, true, 1000);
     ReadNumber(*fields, "fps_epsilon", path, &s.fps_epsilon, 0, false, 0.5);
     ReadBool(*fields, "keep_last", path, &s.fps_keep_last);
+    ReadEnum(*fields, "fps_timeline", path, FpsTimelineNames(), &s.fps_timeline);
     ReadInt(*fields, "count", path, &s.count, 1, 1000000);
     ReadNumber(*fields, "scene_threshold", path, &s.scene_threshold, 0, false, 1);
     ReadSeconds(*fields, "scene_min_shot", path, &s.scene_min_shot_s, 0, false, 1e9);
@@ -682,6 +831,7 @@ class Parser {
         {"fps", {P::kFps}},
         {"fps_epsilon", {P::kFps}},
         {"keep_last", {P::kFps}},
+        {"fps_timeline", {P::kFps}},
         {"count", {P::kCount}},
         {"timestamps", {P::kTimestamps}},
         {"scene_threshold", {P::kScene}},
@@ -706,6 +856,7 @@ class Parser {
     if (!fields) return;
     pipeline::ResizeOptions& r = job_.resize.frames;
     ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
+    ReadEnum(*fields, "shape", path, FrameShapeNames(), &r.shape);
     int factor = r.smart.factor;
     if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
       r.smart.factor = factor;
@@ -718,12 +869,27 @@ class Parser {
     ReadInt(*fields, "max_long_side", path, &r.long_side.max_long_side, 1, 1 << 20);
     ReadNumber(*fields, "max_aspect_ratio", path, &r.smart.max_aspect_ratio, 1, false, 1e6);
     const int64_t min_area = int64_t{r.smart.factor} * r.smart.factor;
-    if (r.smart.min_pixels > r.smart.max_pixels) {
-      const Field* f = fields->Find("min_pixels");
-      Error(f ? MarkOf(*f) : MarkOf(*section), "'resize.min_pixels' (" +
-                                                   std::to_string(r.smart.min_pixels) +
-                                                   ") is larger than 'resize.max_pixels' (" +
-                                                   std::to_string(r.smart.max_pixels) + ")");
+    // A max_pixels below one patch is reported below; comparing it with min_pixels would only
+    // repeat that. When min_pixels is the default, the message says so and points at max_pixels.
+    if (r.smart.min_pixels > r.smart.max_pixels && r.smart.max_pixels >= min_area) {
+      const Field* min_field = fields->Find("min_pixels");
+      const Field* max_field = fields->Find("max_pixels");
+      const bool min_given = min_field != nullptr && !min_field->value.IsNull();
+      const bool max_given = max_field != nullptr && !max_field->value.IsNull();
+      const std::string min = std::to_string(r.smart.min_pixels);
+      const std::string max = std::to_string(r.smart.max_pixels);
+      if (max_given && !min_given) {
+        Error(MarkOf(*max_field), "'resize.max_pixels' (" + max +
+                                      ") is smaller than the default 'resize.min_pixels' (" + min +
+                                      "): set 'resize.min_pixels' too");
+      } else if (min_given && !max_given) {
+        Error(MarkOf(*min_field), "'resize.min_pixels' (" + min +
+                                      ") is larger than the default 'resize.max_pixels' (" + max +
+                                      "): set 'resize.max_pixels' too");
+      } else {
+        Error(min_field ? MarkOf(*min_field) : MarkOf(*section),
+              "'resize.min_pixels' (" + min + ") is larger than 'resize.max_pixels' (" + max + ")");
+      }
     }
     for (const char* key : {"max_pixels", "image_max_pixels"}) {
       int64_t value =
@@ -739,7 +905,8 @@ class Parser {
       const Field* f = fields->Find("max_long_side");
       Error(f ? MarkOf(*f) : MarkOf(*section),
             "'resize.max_long_side' (" + std::to_string(r.long_side.max_long_side) +
-                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) + ")");
+                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) +
+                "), the smallest a frame side can be");
     }
   }
 
@@ -945,6 +1112,7 @@ class Parser {
   JobSpec job_;
   std::vector<Diagnostic> errors_;
   std::vector<Diagnostic> warnings_;
+  uint64_t text_bytes_ = 0;  // text after expanding aliases and variables, so far
 };
 
 }  // namespace
@@ -958,21 +1126,31 @@ Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound(path + ": no such job file");
   if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, not a job file");
-  Result<std::string> text = ReadFileToString(path, options.max_file_bytes);
-  if (!text.ok()) {
-    if (text.status().code() == ErrorCode::kLimitExceeded) {
-      uint64_t size = fs::file_size(path, ec);
-      return InvalidArgument(path + ": job file is " + std::to_string(ec ? 0 : size) +
-                             " bytes; the limit is " + std::to_string(options.max_file_bytes) +
-                             " bytes");
-    }
-    return text.status();
+  // Read at most one byte past the limit: the path may be a pipe or a device (/dev/zero), whose
+  // size nobody knows in advance.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open the job file: " + std::strerror(errno));
+  std::string text;
+  const uint64_t want = options.max_file_bytes + 1;
+  char buffer[1 << 16];
+  while (text.size() < want && in) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof(buffer), want - text.size()));
+    in.read(buffer, static_cast<std::streamsize>(n));
+    text.append(buffer, static_cast<size_t>(in.gcount()));
   }
+  if (in.bad()) return IoError(path + ": cannot read the job file");
   fs::path dir = fs::path(path).parent_path();
   fs::path absolute = fs::absolute(dir.empty() ? fs::path(".") : dir, ec);
   std::string base_dir = ec ? dir.string() : absolute.lexically_normal().string();
   if (base_dir.size() > 1 && base_dir.back() == '/') base_dir.pop_back();
-  return ParseJobText(*text, path, base_dir, options);
+  if (text.size() > options.max_file_bytes) {
+    const uint64_t size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+    const std::string said = !ec && size > options.max_file_bytes
+                                 ? std::to_string(size) + " bytes"
+                                 : "more than " + std::to_string(options.max_file_bytes) + " bytes";
+    return Parser(path, base_dir, options).TooBig(text, said);
+  }
+  return ParseJobText(text, path, base_dir, options);
 }
 
 std::string ResolveJobPath(const std::string& base_dir, const std::string& path) {

@@ -128,6 +128,8 @@ struct ParseOptions {
   int max_inputs = 10000;
   int max_prompts = 1000;
   int max_nodes = 200000;  // after alias expansion
+  // Bytes of text in all values and keys after alias expansion (an alias counts at every use).
+  uint64_t max_expanded_bytes = 16 << 20;
   // Looks up ${VAR}; nullopt = unset. Default (empty function): the process environment.
   std::function<std::optional<std::string>(const std::string&)> lookup_env;
 };
@@ -159,13 +161,18 @@ struct InputFile {
 // Lists the input files: globs (`*` and `?` within a name, `**` for any number of directories)
 // expanded, directories walked recursively, kinds guessed, sorted by path, duplicates removed (the
 // first entry's kind wins). Names starting with '.' match only patterns that start with '.'.
-// A glob that matches nothing, and files a glob or directory finds whose kind cannot be guessed,
-// are warnings appended to `warnings` (if given). Errors: kNotFound naming every plain path
-// that does not exist; kInvalidArgument for a plain file whose kind cannot be guessed;
-// kLimitExceeded past `max_files`.
+// Repeated `**` components count as one, and the walk visits each directory at most once per
+// pattern component. Subtitle files (.srt, .vtt) that are side-cars of a video in the list
+// (FindSidecarSubtitles) are left out: the video's item reads them (a warning if a plain path
+// named one). A glob that matches nothing, and files a glob or directory finds whose kind cannot
+// be guessed (unless another entry lists them), are warnings appended to `warnings` (if given).
+// Errors: kNotFound naming every plain path that does not exist; kInvalidArgument for a plain
+// file whose kind cannot be guessed; kLimitExceeded past `max_files` files, or once the globs and
+// directories have listed `max_directories` directories in all.
 Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job,
                                             std::vector<std::string>* warnings = nullptr,
-                                            size_t max_files = 1000000);
+                                            size_t max_files = 1000000,
+                                            size_t max_directories = 1000000);
 
 // A path from the job file (input, database, weights) joined to `base_dir` unless absolute,
 // lexically normalised.

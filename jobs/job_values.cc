@@ -207,6 +207,145 @@ std::string FormatByteSize(int64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+TextPosition PositionOfOffset(std::string_view text, size_t offset) {
+  TextPosition position;
+  offset = std::min(offset, text.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++position.line;
+      position.column = 1;
+    } else {
+      ++position.column;
+    }
+  }
+  return position;
+}
+
+std::optional<int> LastTabIndentedLine(std::string_view text, int up_to_line) {
+  std::optional<int> found;
+  int line = 1;
+  size_t start = 0;
+  while (start <= text.size() && line <= up_to_line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    for (size_t i = start; i < end && (text[i] == ' ' || text[i] == '\t'); ++i) {
+      if (text[i] == '\t') {
+        // A line of only blanks is no indentation problem.
+        size_t rest = text.find_first_not_of(" \t\r", i);
+        if (rest != std::string_view::npos && rest < end) found = line;
+        break;
+      }
+    }
+    start = end + 1;
+    ++line;
+  }
+  return found;
+}
+
+std::optional<OpenBracket> FindUnclosedFlow(std::string_view text, size_t end) {
+  end = std::min(end, text.size());
+  struct Open {
+    char bracket;
+    size_t offset;
+  };
+  std::vector<Open> stack;
+  bool value_start = true;  // block context: where a flow collection or a quote may begin
+  size_t line_indent = 0;   // indentation of the current line
+  bool at_line_start = true;
+  std::optional<size_t> block_scalar_indent;  // inside a '|' or '>' scalar: its key's indent
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  size_t i = 0;
+  while (i < end) {
+    const char c = text[i];
+    if (at_line_start) {
+      size_t j = i;
+      while (j < end && (text[j] == ' ' || text[j] == '\t')) ++j;
+      line_indent = j - i;
+      at_line_start = false;
+      if (block_scalar_indent) {
+        bool empty = j >= end || text[j] == '\n' || text[j] == '\r';
+        if (empty || line_indent > *block_scalar_indent) {  // still the scalar's content
+          size_t nl = text.find('\n', j);
+          i = nl == std::string_view::npos ? end : nl + 1;
+          at_line_start = true;
+          continue;
+        }
+        block_scalar_indent.reset();
+      }
+      if (stack.empty()) value_start = true;
+      i = j;
+      continue;
+    }
+    if (c == '\n') {
+      at_line_start = true;
+      ++i;
+      continue;
+    }
+    const bool after_blank = i == 0 || blank(text[i - 1]);
+    if (c == '#' && after_blank) {  // a comment
+      size_t nl = text.find('\n', i);
+      i = nl == std::string_view::npos ? end : nl;
+      continue;
+    }
+    const bool token_start =
+        stack.empty()
+            ? value_start
+            : (after_blank || std::string_view("[{,:").find(text[i - 1]) != std::string_view::npos);
+    if ((c == '"' || c == '\'') && token_start) {  // a quoted scalar, possibly over lines
+      size_t j = i + 1;
+      while (j < end) {
+        if (c == '"' && text[j] == '\\') {
+          j += 2;
+        } else if (text[j] == c) {
+          if (c == '\'' && j + 1 < end && text[j + 1] == '\'') {
+            j += 2;
+          } else {
+            break;
+          }
+        } else {
+          ++j;
+        }
+      }
+      i = j + 1;
+      value_start = false;
+      continue;
+    }
+    if (stack.empty()) {
+      if (value_start && (c == '[' || c == '{')) {
+        stack.push_back({c, i++});
+        continue;
+      }
+      if (value_start && (c == '|' || c == '>')) {
+        block_scalar_indent = line_indent;
+        value_start = false;
+        ++i;
+        continue;
+      }
+      const bool indicator_follows = i + 1 >= text.size() || blank(text[i + 1]);
+      if ((c == '-' || c == ':' || c == '?') && indicator_follows) {
+        value_start = true;  // a list entry, a map value or a complex key follows
+      } else if (value_start && (c == '&' || c == '!')) {
+        while (i < end && !blank(text[i])) ++i;  // an anchor or a tag before the value
+        continue;
+      } else if (!blank(c)) {
+        value_start = false;
+      }
+      ++i;
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      stack.push_back({c, i});
+    } else if ((c == ']' && stack.back().bracket == '[') ||
+               (c == '}' && stack.back().bracket == '{')) {
+      stack.pop_back();
+      if (stack.empty()) value_start = false;
+    }
+    ++i;
+  }
+  if (stack.empty()) return std::nullopt;
+  return OpenBracket{stack.back().bracket, PositionOfOffset(text, stack.back().offset)};
+}
+
 int EditDistance(std::string_view a, std::string_view b) {
   const size_t n = a.size(), m = b.size();
   std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1, 0));
@@ -260,10 +399,22 @@ const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames() {
   return names;
 }
 
+const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames() {
+  using T = pipeline::FpsTimeline;
+  static const EnumNames<T> names{{{"auto", T::kAuto}, {"index", T::kIndex}, {"time", T::kTime}}};
+  return names;
+}
+
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames() {
   using M = pipeline::ResizeMode;
   static const EnumNames<M> names{
       {{"smart", M::kSmart}, {"long_side", M::kLongSide}, {"none", M::kNone}}};
+  return names;
+}
+
+const EnumNames<pipeline::FrameShape>& FrameShapeNames() {
+  using S = pipeline::FrameShape;
+  static const EnumNames<S> names{{{"display", S::kDisplay}, {"storage", S::kStorage}}};
   return names;
 }
 
@@ -310,7 +461,9 @@ const char* NameOf(const EnumNames<E>& names, E value) {
 const char* SamplingPolicyKey(pipeline::SamplingPolicy p) {
   return NameOf(SamplingPolicyNames(), p);
 }
+const char* FpsTimelineKey(pipeline::FpsTimeline t) { return NameOf(FpsTimelineNames(), t); }
 const char* ResizeModeKey(pipeline::ResizeMode m) { return NameOf(ResizeModeNames(), m); }
+const char* FrameShapeKey(pipeline::FrameShape s) { return NameOf(FrameShapeNames(), s); }
 const char* InputKindName(InputKind kind) { return NameOf(InputKindNames(), kind); }
 const char* ThinkingModeName(ThinkingMode mode) { return NameOf(ThinkingModeNames(), mode); }
 const char* FitStrategyName(FitStrategy s) { return NameOf(FitStrategyNames(), s); }

@@ -53,9 +53,34 @@ int EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `name` if it is close enough to be a likely typo, else "".
 std::string ClosestName(std::string_view name, const std::vector<std::string>& candidates);
 
+// A 1-based line and column in a text.
+struct TextPosition {
+  int line = 1;
+  int column = 1;
+  bool operator==(const TextPosition&) const = default;
+};
+
+// The position of byte `offset` of `text` (columns count bytes, as yaml-cpp's marks do).
+TextPosition PositionOfOffset(std::string_view text, size_t offset);
+
+// Hints for YAML syntax errors, from the text itself (yaml-cpp's messages do not give them).
+// The last line (1-based) at or before `up_to_line` whose indentation holds a tab; nullopt if
+// none. YAML indents with spaces only, and yaml-cpp says "illegal block entry" and the like.
+std::optional<int> LastTabIndentedLine(std::string_view text, int up_to_line);
+// The innermost flow collection ('[' or '{') still open at byte `end` of `text`, skipping quoted
+// strings and comments: where a "flow not found" error really starts. A closing bracket that does
+// not match the innermost open one closes nothing. nullopt if none is open.
+struct OpenBracket {
+  char bracket = '[';
+  TextPosition position;
+};
+std::optional<OpenBracket> FindUnclosedFlow(std::string_view text, size_t end);
+
 // Enum names as written in job files.
 const char* SamplingPolicyKey(pipeline::SamplingPolicy policy);
 const char* ResizeModeKey(pipeline::ResizeMode mode);
+const char* FrameShapeKey(pipeline::FrameShape shape);
+const char* FpsTimelineKey(pipeline::FpsTimeline timeline);
 
 template <typename E>
 struct EnumNames {
@@ -75,6 +100,8 @@ struct EnumNames {
 
 const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames();
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames();
+const EnumNames<pipeline::FrameShape>& FrameShapeNames();
+const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames();
 const EnumNames<InputKind>& InputKindNames();
 const EnumNames<ThinkingMode>& ThinkingModeNames();
 const EnumNames<FitStrategy>& FitStrategyNames();

@@ -445,7 +445,9 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     message = "interrupted by signal " + std::to_string(outcome.stop_signal) +
               (outcome.stop_signal == 2    ? " (SIGINT)"
                : outcome.stop_signal == 15 ? " (SIGTERM)"
-                                           : "");
+                                           : "") +
+              "; run the same `reel run` again to resume: finished items are kept, the rest "
+              "are done then";
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
   } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0) {

@@ -1,10 +1,13 @@
 #include "pipeline/frame_index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "pipeline/internal/index_builder.h"
+#include "pipeline/internal/truncation.h"
 
 namespace reel::pipeline {
 
@@ -34,6 +37,35 @@ int FrameIndex::FirstFrameAtOrAfter(double t) const {
   return static_cast<int>(it - frames.begin());
 }
 
+namespace {
+
+// `time(i)`: seconds of frame i from the first frame.
+template <typename TimeOf>
+bool FollowsTheAverageRate(int frames, double avg_fps, const TimeOf& time) {
+  if (frames <= 1) return true;
+  if (!(avg_fps > 0) || !std::isfinite(avg_fps)) return false;
+  const double period = 1.0 / avg_fps;
+  // Times are whole ticks of a time base, the grid is not: a microsecond of slack for rounding.
+  constexpr double kRounding = 1e-6;
+  for (int i = 1; i < frames; ++i) {
+    const double grid = i * period;
+    if (std::abs(time(i) - grid) > std::max(period, 0.01 * grid) + kRounding) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool FrameIndex::constant_rate() const {
+  if (!has_timestamps) return true;
+  return FollowsTheAverageRate(size(), avg_fps, [&](int i) { return time_s(i); });
+}
+
+bool IsConstantRate(const std::vector<double>& times_s, double avg_fps) {
+  return FollowsTheAverageRate(static_cast<int>(times_s.size()), avg_fps,
+                               [&](int i) { return times_s[i] - times_s[0]; });
+}
+
 Result<FrameIndex> BuildFrameIndex(const std::string& path, int stream_index,
                                    const MediaLimits& limits) {
   internal::Deadline deadline(limits.time_limit_s);
@@ -46,10 +78,25 @@ namespace internal {
 
 Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std::string& path) {
   if (requested >= 0) {
-    if (requested >= static_cast<int>(format->nb_streams) ||
-        format->streams[requested]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) {
-      return InvalidArgument(path + ": stream " + std::to_string(requested) +
-                             " is not a video stream");
+    const int count = static_cast<int>(format->nb_streams);
+    std::string videos;  // the streams that can be asked for instead
+    for (int i = 0; i < count; ++i) {
+      if (format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+        videos += (videos.empty() ? "" : ", ") + std::to_string(i);
+      }
+    }
+    videos = videos.empty() ? "; it has no video stream" : "; its video streams: " + videos;
+    if (requested >= count) {
+      return NotFound(
+          path + ": there is no stream " + std::to_string(requested) + ": the file has " +
+          std::to_string(count) +
+          (count == 1 ? " stream (0)" : " streams (0-" + std::to_string(count - 1) + ")") + videos);
+    }
+    const AVMediaType type = format->streams[requested]->codecpar->codec_type;
+    if (type != AVMEDIA_TYPE_VIDEO) {
+      const char* name = av_get_media_type_string(type);
+      return InvalidArgument(path + ": stream " + std::to_string(requested) + " is " +
+                             (name ? name : "not video") + ", not video" + videos);
     }
     return requested;
   }
@@ -95,7 +142,6 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   AVRational rate = stream->avg_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
   index.avg_fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
-  index.declared_frames = stream->nb_frames > 0 ? stream->nb_frames : 0;
 
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     format->streams[i]->discard =
@@ -111,6 +157,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   const int64_t jump_threshold = static_cast<int64_t>(
       std::max(0.5, 8 * frame_s) * stream->time_base.den / std::max(1, stream->time_base.num));
   bool seen_any = false;
+  std::optional<int64_t> raw_end;  // end of the last packet read, as the container times it
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
@@ -131,6 +178,9 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       p.pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       p.dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : p.pts;
       p.raw_pts = p.pts;
+      if (packet->pts != AV_NOPTS_VALUE || packet->dts != AV_NOPTS_VALUE) {
+        raw_end = std::max(raw_end.value_or(p.pts), p.pts + std::max<int64_t>(packet->duration, 0));
+      }
       if (index.has_timestamps) {
         // Decode times never go backwards within a recording: a jump back starts a new segment,
         // placed right after everything seen so far. Small steps back are demuxers' guessed
@@ -151,6 +201,11 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
     }
     av_packet_unref(packet.get());
   }
+
+  std::optional<double> end_s;
+  if (raw_end) end_s = static_cast<double>(*raw_end) * av_q2d(stream->time_base);
+  index.truncation =
+      CheckTruncation(format, path, stream_index, {index.read_error, end_s, "video"});
 
   if (!index.has_timestamps) {
     // No reliable presentation times: present in decode order at the average rate.

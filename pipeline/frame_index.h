@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "pipeline/limits.h"
+#include "pipeline/media_info.h"
 
 namespace reel::pipeline {
 
@@ -42,13 +43,11 @@ struct FrameIndex {
   // Where the container's timestamps jump backwards (concatenated recordings), a new segment
   // starts and is moved to follow the previous one: segment_offsets[s] is added to raw times.
   std::vector<int64_t> segment_offsets = {0};
-  int64_t declared_frames = 0;  // the container's frame count (0 if it gives none)
-  std::string read_error;       // why reading stopped before a clean end of file, if so
-  // The file ends early: reading failed, or fewer frames were found than the container lists.
-  bool truncated() const {
-    return !read_error.empty() ||
-           (declared_frames > 0 && size() + discarded_packets < declared_frames);
-  }
+  std::string read_error;  // why reading stopped before a clean end of file, if so
+  // Whether the file ends before its container says it should, and by how much. Never decided by
+  // a container's frame count: the frames counted are the frames that are there.
+  Truncation truncation;
+  bool truncated() const { return truncation.truncated; }
 
   int size() const { return static_cast<int>(frames.size()); }
   double PtsToSeconds(int64_t pts) const {
@@ -68,7 +67,18 @@ struct FrameIndex {
   int FrameAt(double t) const;
   // The first frame with time_s >= t (size() if none).
   int FirstFrameAtOrAfter(double t) const;
+  // Whether the frames are evenly spaced at the average rate, so that frame i is shown at
+  // i / avg_fps: true when every frame's time_s lies within one frame period (1 / avg_fps), or
+  // 1% of i / avg_fps if that is more, of i / avg_fps. False for streams whose frames drift from
+  // that grid: dropped-frame AVI slots, variable-rate screen recordings with still stretches, an
+  // average rate the frames do not follow. Streams without timestamps (presented at the average
+  // rate) are constant-rate; so are empty and one-frame streams. O(frames).
+  bool constant_rate() const;
 };
+
+// The same test on a list of presentation times (seconds, ascending), for callers without an
+// index (the probe).
+bool IsConstantRate(const std::vector<double>& times_s, double avg_fps);
 
 // Scans the packets of video stream `stream_index` of `path` (-1: the best video stream).
 // Errors name the path: not media, no video stream, time limit.

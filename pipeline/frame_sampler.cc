@@ -46,6 +46,19 @@ SampledFrame MakeSampledFrame(const FrameIndex& index, int sample_index, int fra
 
 }  // namespace
 
+std::string SampleReport::PartialReason() const {
+  std::vector<std::string> parts;
+  if (truncated) parts.push_back("file truncated: " + truncation);
+  if (!missing.empty()) {
+    parts.push_back(std::to_string(missing.size()) + " of " + std::to_string(requested) +
+                    " chosen frames could not be decoded");
+  }
+  if (decode_errors > 0) parts.push_back(std::to_string(decode_errors) + " decoding errors");
+  std::string reason;
+  for (size_t i = 0; i < parts.size(); ++i) reason += (i ? "; " : "") + parts[i];
+  return reason;
+}
+
 Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& options,
                                  const FrameSink& sink) {
   REEL_RETURN_IF_ERROR(ValidateSamplingOptions(options.sampling).WithPrefix(path));
@@ -65,31 +78,58 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
                          std::to_string(par->height) + ", over the size limit");
   }
 
+  const SamplingOptions& sampling = options.sampling;
   SampleReport report;
   report.stream_index = stream_index;
   report.rotation = internal::StreamRotation(stream);
-  bool swap = report.rotation == 90 || report.rotation == 270;
-  report.source_width = swap ? par->height : par->width;
-  report.source_height = swap ? par->width : par->height;
+  report.sample_aspect = internal::StreamSampleAspect(format.get(), stream);
+  report.shape = options.resize.shape;
+  const bool swap = report.rotation == 90 || report.rotation == 270;
+  auto upright = [swap](Size s) { return swap ? Size{s.height, s.width} : s; };
+  report.storage_size = upright({par->width, par->height});
+  report.display_size = upright(DisplaySize({par->width, par->height}, report.sample_aspect));
+  const Size source =
+      report.shape == FrameShape::kStorage ? report.storage_size : report.display_size;
+  report.source_width = source.width;
+  report.source_height = source.height;
   REEL_ASSIGN_OR_RETURN(Size target,
                         TargetSize({report.source_width, report.source_height}, options.resize));
   report.width = target.width;
   report.height = target.height;
+  // The shown shape can be wider than the stored one (up to 8x): the frames made from it must
+  // stay within the same limits.
+  if (target.width > limits.max_side || target.height > limits.max_side ||
+      int64_t{target.width} * target.height > limits.max_pixels) {
+    return LimitExceeded(path + ": frames would be " + std::to_string(target.width) + "x" +
+                         std::to_string(target.height) + " (stored " + std::to_string(par->width) +
+                         "x" + std::to_string(par->height) + ", sample aspect " +
+                         std::to_string(report.sample_aspect.num) + ":" +
+                         std::to_string(report.sample_aspect.den) + "), over the size limit");
+  }
 
   REEL_ASSIGN_OR_RETURN(FrameIndex index,
                         internal::IndexStream(format.get(), stream_index, path, deadline));
   report.source_frames = index.size();
   report.source_fps = index.avg_fps;
   report.duration_s = index.duration_s();
-  if (index.truncated()) {
-    report.truncated = true;
-    report.truncation = std::to_string(index.size()) + " frames readable";
-    if (index.declared_frames > 0) {
-      report.truncation += " of the " + std::to_string(index.declared_frames) + " listed";
-    }
-    if (!index.read_error.empty()) report.truncation += ", then: " + index.read_error;
+  report.truncated = index.truncated();
+  report.truncation = index.truncation.reason;
+  report.missing_bytes = index.truncation.missing_bytes;
+  report.missing_s = index.truncation.missing_s;
+  if (sampling.policy == SamplingPolicy::kFps) {
+    report.fps_timeline = FpsTimelineName(ResolveFpsTimeline(index, sampling));
   }
   if (index.size() == 0) return CorruptData(path + ": the video stream has no frames");
+  report.warnings = RequestWarnings(index, options.sampling);
+  auto nothing_to_sample = [&] {
+    std::string why;
+    for (const std::string& w : report.warnings) why += (why.empty() ? "" : "; ") + w;
+    return InvalidArgument(path + ": nothing to sample: " +
+                           (why.empty() ? std::string("the request selects no frame") : why));
+  };
+  if (auto [first, last] = TrimRange(index, options.sampling); first >= last) {
+    return nothing_to_sample();
+  }
 
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
                         internal::OpenDecoder(stream, limits.decoder_threads, path));
@@ -113,13 +153,11 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   };
 
   std::vector<int> targets;
-  const SamplingOptions& sampling = options.sampling;
   if (sampling.policy == SamplingPolicy::kScene) {
     auto [first, last] = TrimRange(index, sampling);
     std::vector<int> all;
     for (int i = first; i < last; ++i) all.push_back(i);
     SceneDetector detector(sampling.scene_threshold, sampling.scene_min_shot_s);
-    std::vector<uint8_t> thumbnail(SceneDetector::kSide * SceneDetector::kSide);
     std::vector<char> seen(index.size(), 0);
     const bool deliver_now = !sampling.max_frames.has_value();
     int delivered = 0;
@@ -128,9 +166,10 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
           if (f < first || f >= last || seen[f]) return Status::Ok();
           seen[f] = 1;
           ++report.scene_frames_scored;
-          REEL_RETURN_IF_ERROR(
-              converter.Thumbnail(picture, SceneDetector::kSide, thumbnail.data(), path));
-          if (!detector.Feed(thumbnail.data(), index.time_s(f))) return Status::Ok();
+          REEL_ASSIGN_OR_RETURN(ScenePicture planes, converter.ScenePlanes(picture, path));
+          const bool cut = detector.Feed(planes, index.time_s(f));
+          report.scene_scores.emplace_back(f, detector.last_score());
+          if (!cut) return Status::Ok();
           targets.push_back(f);
           if (!deliver_now) return Status::Ok();
           REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, path));
@@ -149,7 +188,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     REEL_ASSIGN_OR_RETURN(targets, SelectFrames(index, sampling));
     report.requested = static_cast<int>(targets.size());
   }
-  if (targets.empty()) return counted();
+  if (targets.empty()) return nothing_to_sample();
 
   std::unordered_map<int, int> position;  // frame -> position in the sample
   for (size_t i = 0; i < targets.size(); ++i) position[targets[i]] = static_cast<int>(i);
@@ -184,8 +223,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
   if (index.has_timestamps && seeks_reliably && threads > 1) {
     groups = internal::IndependentGroups(index, targets);
   }
-  const int workers = std::min({threads, static_cast<int>(groups.size()),
-                                MaxDecodeWorkers(report.source_width, report.source_height)});
+  const int workers =
+      std::min({threads, static_cast<int>(groups.size()),
+                MaxDecodeWorkers(report.storage_size.width, report.storage_size.height)});
   bool sequential = workers < 2;
   if (!sequential) {
     internal::ParallelDecodeJob job{path,   index,           limits, deadline,

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <vector>
 
+#include "pipeline/frame_index.h"
 #include "pipeline/internal/ffmpeg.h"
+#include "pipeline/internal/truncation.h"
 
 namespace reel::pipeline {
 namespace {
@@ -37,13 +40,20 @@ struct PacketFacts {
   int64_t packets = 0;
   int64_t min_pts = AV_NOPTS_VALUE;
   int64_t max_end = AV_NOPTS_VALUE;  // largest pts + duration
+  std::vector<int64_t> times;        // video: every packet's presentation (else decode) time
+};
+
+struct ScanResult {
+  std::map<int, PacketFacts> streams;
+  std::string read_error;  // why reading stopped before the end, if it did
 };
 
 // Reads every packet (no decoding) and counts them per stream. Packets an edit list discards are
-// not counted: they are never presented.
-Result<std::map<int, PacketFacts>> ScanPackets(AVFormatContext* format, const std::string& path,
-                                               const Deadline& deadline) {
-  std::map<int, PacketFacts> facts;
+// not counted: they are never presented. A packet without a presentation time (elementary
+// streams give one on the first packet only) is timed by its decode time.
+Result<ScanResult> ScanPackets(AVFormatContext* format, const std::string& path,
+                               const Deadline& deadline) {
+  ScanResult scan;
   internal::UniquePacket packet(av_packet_alloc());
   if (!packet) return Internal(path + ": out of memory");
   // The context is fresh: av_read_frame first returns what avformat_find_stream_info buffered.
@@ -51,19 +61,50 @@ Result<std::map<int, PacketFacts>> ScanPackets(AVFormatContext* format, const st
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
     if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while indexing");
-    if (rc < 0) break;  // a damaged tail: keep what was read
+    if (rc < 0) {  // a damaged tail: keep what was read, and say so
+      scan.read_error = internal::AvErrorString(rc);
+      break;
+    }
     if (!(packet->flags & AV_PKT_FLAG_DISCARD)) {
-      PacketFacts& f = facts[packet->stream_index];
+      PacketFacts& f = scan.streams[packet->stream_index];
       ++f.packets;
-      if (packet->pts != AV_NOPTS_VALUE) {
-        if (f.min_pts == AV_NOPTS_VALUE || packet->pts < f.min_pts) f.min_pts = packet->pts;
-        int64_t end = packet->pts + std::max<int64_t>(packet->duration, 0);
+      const int64_t ts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      if (ts != AV_NOPTS_VALUE) {
+        if (f.min_pts == AV_NOPTS_VALUE || ts < f.min_pts) f.min_pts = ts;
+        int64_t end = ts + std::max<int64_t>(packet->duration, 0);
         if (f.max_end == AV_NOPTS_VALUE || end > f.max_end) f.max_end = end;
+        if (format->streams[packet->stream_index]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+          f.times.push_back(ts);
+        }
       }
     }
     av_packet_unref(packet.get());
   }
-  return facts;
+  return scan;
+}
+
+// Whether presentation times (stream time base, any order) are evenly spaced at `fps`.
+bool ConstantRate(std::vector<int64_t> times, AVRational time_base, double fps) {
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<double> seconds;
+  seconds.reserve(times.size());
+  for (int64_t t : times) seconds.push_back(static_cast<double>(t) * av_q2d(time_base));
+  return IsConstantRate(seconds, fps);
+}
+
+// The decode times of a stream's index entries (MP4/MOV: every sample), edit-list discards left
+// out.
+std::vector<int64_t> IndexEntryTimes(AVStream* stream) {
+  std::vector<int64_t> times;
+  const int entries = avformat_index_get_entries_count(stream);
+  for (int i = 0; i < entries; ++i) {
+    const AVIndexEntry* entry = avformat_index_get_entry(stream, i);
+    if (entry != nullptr && !(entry->flags & AVINDEX_DISCARD_FRAME)) {
+      times.push_back(entry->timestamp);
+    }
+  }
+  return times;
 }
 
 // Counts the frames a stream's index entries promise (MP4/MOV keep a full sample table), leaving
@@ -95,7 +136,12 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
   info.start_s = format->start_time == AV_NOPTS_VALUE
                      ? 0.0
                      : static_cast<double>(format->start_time) / AV_TIME_BASE;
-  double container_duration = format->duration == AV_NOPTS_VALUE || format->duration <= 0
+  // A duration FFmpeg estimated from the bit rate (elementary streams: .m2v, .mpv, some .mpg) is a
+  // guess, often wildly off: the packet index measures instead.
+  const bool guessed = format->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE;
+  // MPEG-PS/TS durations are first-to-last timestamp: they leave out the last frame's duration.
+  const bool first_to_last = format->duration_estimation_method == AVFMT_DURATION_FROM_PTS;
+  double container_duration = guessed || format->duration == AV_NOPTS_VALUE || format->duration <= 0
                                   ? 0.0
                                   : static_cast<double>(format->duration) / AV_TIME_BASE;
   info.bit_rate = format->bit_rate;
@@ -113,7 +159,7 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
     }
     s.start_s = Seconds(stream->start_time, stream->time_base);
     s.bit_rate = par->bit_rate;
-    if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
+    if (!guessed && stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
       s.duration_s = Seconds(stream->duration, stream->time_base);
       s.duration_source = FactSource::kStream;
     } else if (container_duration > 0) {
@@ -135,9 +181,11 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
         }
       }
       s.rotation = internal::StreamRotation(stream);
+      s.sample_aspect = internal::StreamSampleAspect(format.get(), stream);
+      Size shown = DisplaySize({s.width, s.height}, s.sample_aspect);
       bool swap = s.rotation == 90 || s.rotation == 270;
-      s.display_width = swap ? s.height : s.width;
-      s.display_height = swap ? s.width : s.height;
+      s.display_width = swap ? shown.height : shown.width;
+      s.display_height = swap ? shown.width : shown.height;
       AVRational rate = stream->avg_frame_rate;
       if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
       s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
@@ -152,9 +200,11 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       if (indexed > 0) {
         s.frames = indexed;
         s.frames_source = FactSource::kPacketIndex;
+        s.constant_rate = ConstantRate(IndexEntryTimes(stream), stream->time_base, s.fps);
       } else {
         needs_scan = true;
       }
+      if (first_to_last) needs_scan = true;
     } else if (s.type == StreamType::kAudio) {
       s.sample_rate = par->sample_rate;
       s.audio_channels = par->ch_layout.nb_channels;
@@ -162,23 +212,35 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
     info.streams.push_back(std::move(s));
   }
 
+  internal::ReadOutcome read;
+  read.what = "the media";
   if (needs_scan) {
-    REEL_ASSIGN_OR_RETURN(auto facts, ScanPackets(format.get(), path, deadline));
+    REEL_ASSIGN_OR_RETURN(ScanResult scan, ScanPackets(format.get(), path, deadline));
+    read.read_error = scan.read_error;
     for (StreamInfo& s : info.streams) {
-      auto it = facts.find(s.index);
-      if (it == facts.end()) continue;
+      auto it = scan.streams.find(s.index);
+      if (it == scan.streams.end()) continue;
       const PacketFacts& f = it->second;
       AVRational tb = format->streams[s.index]->time_base;
       if (s.type == StreamType::kVideo && s.frames_source != FactSource::kPacketIndex) {
         s.frames = f.packets;
         s.frames_source = FactSource::kPacketIndex;
+        s.constant_rate = ConstantRate(f.times, tb, s.fps);
       }
-      if (s.duration_source == FactSource::kUnknown && f.max_end != AV_NOPTS_VALUE) {
-        s.duration_s = Seconds(f.max_end - f.min_pts, tb);
+      if (f.max_end == AV_NOPTS_VALUE) continue;
+      const double measured = Seconds(f.max_end - f.min_pts, tb);
+      read.end_s = std::max(read.end_s.value_or(0.0), Seconds(f.max_end, tb));
+      // The index measures to the end of the last frame; a first-to-last estimate is short by
+      // that frame (a much longer index span is a timestamp jump, not a frame: keep FFmpeg's).
+      const bool adds_last_frame = first_to_last && s.type == StreamType::kVideo &&
+                                   measured >= s.duration_s && measured <= s.duration_s + 1.0;
+      if (s.duration_source == FactSource::kUnknown || adds_last_frame) {
+        s.duration_s = measured;
         s.duration_source = FactSource::kPacketIndex;
       }
     }
   }
+  info.truncation = internal::CheckTruncation(format.get(), path, -1, read);
 
   info.duration_s = container_duration;
   for (const StreamInfo& s : info.streams)

@@ -36,14 +36,18 @@ Result<std::unique_ptr<sqlite3, internal::ConnectionCloser>> OpenConnection(cons
   return db;
 }
 
+// A file written by a newer reel: its tables may mean something this build does not know.
+Status CheckNotNewer(int64_t version, const std::string& path) {
+  const int latest = internal::LatestSchemaVersion();
+  if (version <= latest) return Status::Ok();
+  return Unsupported(path + ": schema version " + std::to_string(version) +
+                     " is newer than this build of reel understands (" + std::to_string(latest) +
+                     "); upgrade reel to read it");
+}
+
 Status Migrate(sqlite3* db, const std::string& path) {
   REEL_ASSIGN_OR_RETURN(int64_t version, QueryInt(db, "PRAGMA user_version"));
-  int latest = internal::LatestSchemaVersion();
-  if (version > latest) {
-    return Unsupported(path + ": schema version " + std::to_string(version) +
-                       " is newer than this build of reel understands (" + std::to_string(latest) +
-                       "); upgrade reel");
-  }
+  REEL_RETURN_IF_ERROR(CheckNotNewer(version, path));
   for (const internal::Migration& step : internal::Migrations()) {
     if (step.version <= version) continue;
     REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
@@ -90,8 +94,17 @@ Result<Database> Database::OpenReadOnly(const std::string& path, int busy_timeou
   auto conn = OpenConnection(path, SQLITE_OPEN_READONLY, busy_timeout_ms);
   if (!conn.ok()) return conn.status();
   sqlite3* db = conn->get();
-  Result<int64_t> probe = QueryInt(db, "PRAGMA user_version");
-  if (!probe.ok()) return probe.status().WithPrefix(path);
+  Result<int64_t> version = QueryInt(db, "PRAGMA user_version");
+  if (!version.ok()) return version.status().WithPrefix(path);
+  REEL_RETURN_IF_ERROR(CheckNotNewer(*version, path));
+  if (*version == 0) {
+    // Migrations commit the tables together with the version, so 0 means no tables of ours:
+    // an empty file, another program's database, or a run creating this one at this moment.
+    return NotFound(path +
+                    ": not a Reel results database yet (no tables: the file is empty, belongs to "
+                    "another program, or a run is creating it right now; try again once the run "
+                    "has started)");
+  }
   REEL_RETURN_IF_ERROR(Exec(db, "PRAGMA query_only = ON; PRAGMA foreign_keys = ON;"));
   return Database(path, std::unique_ptr<sqlite3, Closer>(conn->release()), true);
 }

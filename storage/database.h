@@ -7,8 +7,10 @@
 // same new file at once. A file whose user_version is newer than this build knows is refused
 // (kUnsupported) rather than guessed at.
 //
-// OpenReadOnly() opens with SQLITE_OPEN_READONLY and `PRAGMA query_only`, migrates nothing, and
-// fails with kNotFound if the file does not exist.
+// OpenReadOnly() opens with SQLITE_OPEN_READONLY and `PRAGMA query_only` and migrates nothing. It
+// fails with kNotFound, naming the file, if the file does not exist or has no Reel schema yet
+// (user_version 0: empty, another program's, or being created by a run right now), and with
+// kUnsupported if its schema is newer than this build knows (as Open does).
 //
 // Ownership and threads: a Database owns its connection and closes it on destruction; it is
 // movable, not copyable. Use one Database per thread (SQLite connections are not meant to be

@@ -1,6 +1,9 @@
 #include "storage/query.h"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
 
 #include "storage/database.h"
 #include "storage/internal/sqlite.h"
@@ -18,10 +21,62 @@ int DenyGuardPragmas(void*, int action, const char* arg1, const char* arg2, cons
   return SQLITE_OK;
 }
 
+// What the progress handler watches; it stops the statement (SQLITE_INTERRUPT) past a limit.
+struct Watch {
+  std::chrono::steady_clock::time_point deadline;
+  bool has_deadline = false;
+  bool timed_out = false;
+};
+
+int OnProgress(void* arg) {
+  Watch& watch = *static_cast<Watch*>(arg);
+  if (watch.has_deadline && std::chrono::steady_clock::now() >= watch.deadline) {
+    watch.timed_out = true;
+    return 1;
+  }
+  return 0;
+}
+
+// SQLite's process-wide hard heap limit for one scope; the previous one comes back after.
+class HeapLimit {
+ public:
+  explicit HeapLimit(int64_t extra_bytes) {
+    if (extra_bytes <= 0) return;
+    previous_ = sqlite3_hard_heap_limit64(-1);
+    int64_t limit = sqlite3_memory_used() + extra_bytes;
+    if (previous_ > 0) limit = std::min(limit, previous_);
+    sqlite3_hard_heap_limit64(limit);
+    active_ = true;
+  }
+  ~HeapLimit() {
+    if (active_) sqlite3_hard_heap_limit64(previous_);
+  }
+  HeapLimit(const HeapLimit&) = delete;
+  HeapLimit& operator=(const HeapLimit&) = delete;
+
+ private:
+  int64_t previous_ = 0;
+  bool active_ = false;
+};
+
+size_t ValueBytes(const Value& value) {
+  size_t bytes = sizeof(Value);
+  if (const auto* s = std::get_if<std::string>(&value)) bytes += s->size();
+  if (const auto* b = std::get_if<Blob>(&value)) bytes += b->bytes.size();
+  return bytes;
+}
+
+std::string Seconds(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", s);
+  return buffer;
+}
+
 }  // namespace
 
 Result<Table> Query(const std::string& db_path, const std::string& sql,
                     const QueryOptions& options) {
+  Watch watch;  // before the connection, which holds a pointer to it until it closes
   REEL_ASSIGN_OR_RETURN(Database db, Database::OpenReadOnly(db_path, options.busy_timeout_ms));
   // No ATTACH: a read-only connection could still attach (and so create) another file.
   sqlite3_limit(db.handle(), SQLITE_LIMIT_ATTACHED, 0);
@@ -37,11 +92,32 @@ Result<Table> Query(const std::string& db_path, const std::string& sql,
         "EXPLAIN) are allowed on " +
         db_path);
   }
+  if (options.timeout_s > 0) {
+    watch.has_deadline = true;
+    watch.deadline = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(options.timeout_s));
+  }
+  sqlite3_progress_handler(db.handle(), 4096, &OnProgress, &watch);
+  HeapLimit heap_limit(options.max_memory_bytes);
+  const std::string memory_limit =
+      "query: stopped: it needs more than " + std::to_string(options.max_memory_bytes) +
+      " bytes of memory (the memory limit; raise it with --max-memory, 0 for none)";
   Table table;
+  size_t table_bytes = 0;
   for (int c = 0; c < stmt.ColumnCount(); ++c) table.columns.push_back(stmt.ColumnName(c));
   while (true) {
     auto row = stmt.Step();
-    if (!row.ok()) return row.status().WithPrefix("query");
+    if (!row.ok()) {
+      if (watch.timed_out) {
+        return LimitExceeded("query: stopped after " + Seconds(options.timeout_s) +
+                             " s (the time limit; raise it with --timeout, 0 for none)");
+      }
+      if (options.max_memory_bytes > 0 && sqlite3_errcode(db.handle()) == SQLITE_NOMEM) {
+        return LimitExceeded(memory_limit);
+      }
+      return row.status().WithPrefix("query");
+    }
     if (!*row) break;
     if (table.rows.size() >= options.max_rows) {
       table.truncated = true;
@@ -66,6 +142,11 @@ Result<Table> Query(const std::string& db_path, const std::string& sql,
         default:
           values.emplace_back(std::monostate());
       }
+    }
+    for (const Value& v : values) table_bytes += ValueBytes(v);
+    if (options.max_memory_bytes > 0 &&
+        table_bytes > static_cast<uint64_t>(options.max_memory_bytes)) {
+      return LimitExceeded(memory_limit);
     }
     table.rows.push_back(std::move(values));
   }

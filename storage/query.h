@@ -5,9 +5,17 @@
 // and writing pragmas are kInvalidArgument before anything runs), and returns every row as
 // dynamically typed values. The database is never modified, whatever the SQL.
 //
-// Errors: kNotFound if the file does not exist; kInvalidArgument for SQL that does not parse,
-// more than one statement, or a statement that would write; kCorruptData if the file is not a
-// SQLite database; kLimitExceeded never (rows past max_rows are dropped and `truncated` set).
+// Limits: rows past max_rows are dropped and `truncated` set. A statement that runs longer than
+// `timeout_s` is stopped (a progress handler checks the clock every few thousand SQLite
+// instructions, so also a recursive CTE that never yields a row). Memory: while the query runs,
+// SQLite's heap is capped at what it already used plus `max_memory_bytes`
+// (sqlite3_hard_heap_limit64, which is process-wide: Query is meant for a process that runs one
+// query, like `reel query`; the previous limit is restored afterwards), and the rows kept in the
+// Table count against the same budget.
+//
+// Errors: kNotFound if the file does not exist or has no Reel tables; kInvalidArgument for SQL
+// that does not parse, more than one statement, or a statement that would write; kCorruptData if
+// the file is not a SQLite database; kLimitExceeded past the time or memory limit.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +44,8 @@ struct Table {
 struct QueryOptions {
   size_t max_rows = 100000;
   int busy_timeout_ms = 10000;
+  double timeout_s = 0;          // 0 = no time limit
+  int64_t max_memory_bytes = 0;  // 0 = no memory limit
 };
 
 Result<Table> Query(const std::string& db_path, const std::string& sql,

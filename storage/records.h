@@ -167,6 +167,21 @@ struct ItemStatusCounts {
   int64_t running = 0;
   int64_t done = 0;
   int64_t failed = 0;
+  int64_t partial = 0;  // of `done`: videos whose sample is partial (see PartialItem)
+};
+
+// A video that is done, but not every chosen frame could be decoded (a damaged or truncated
+// file): from its media_json "sample" (requested, returned, missing, decode_errors, truncation).
+struct PartialItem {
+  std::string job = {};
+  int64_t item_id = 0;
+  std::string path = {};
+  int64_t requested = 0;
+  int64_t returned = 0;
+  int64_t missing = 0;
+  int64_t decode_errors = 0;
+  std::string truncation = {};  // "" unless the file ended early
+  std::string time = {};        // when it finished
 };
 
 struct FailureRecord {
@@ -183,6 +198,7 @@ struct StatusSummary {
   std::vector<RunRecord> recent_runs = {};  // newest first
   ItemStatusCounts items;
   std::vector<FailureRecord> recent_failures = {};  // newest first
+  std::vector<PartialItem> recent_partial = {};     // newest first
 };
 
 }  // namespace reel::storage

@@ -892,6 +892,50 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
       summary.recent_failures.push_back(std::move(failure));
     }
   }
+  {
+    // "partial" is written by this version; older rows say it through missing / decode_errors.
+    static constexpr const char* kPartial =
+        "i.status = 'done' AND json_valid(i.media_json) AND "
+        "(coalesce(json_extract(i.media_json, '$.sample.partial'), 0) = 1 OR "
+        "coalesce(json_extract(i.media_json, '$.sample.truncated'), 0) = 1 OR "
+        "coalesce(json_extract(i.media_json, '$.sample.missing'), 0) > 0 OR "
+        "coalesce(json_extract(i.media_json, '$.sample.decode_errors'), 0) > 0)";
+    REEL_ASSIGN_OR_RETURN(
+        Statement count,
+        Statement::Prepare(db, std::string("SELECT count(*) FROM items i JOIN jobs j ON j.id = "
+                                           "i.job_id WHERE (?1 IS NULL OR j.name = ?1) AND ") +
+                                   kPartial));
+    count.Bind(1, options.job);
+    REEL_ASSIGN_OR_RETURN(bool counted, count.Step());
+    if (counted) summary.items.partial = count.ColumnInt(0);
+    REEL_ASSIGN_OR_RETURN(
+        Statement stmt,
+        Statement::Prepare(
+            db, std::string("SELECT j.name, i.id, i.path, "
+                            "coalesce(json_extract(i.media_json, '$.sample.requested'), 0), "
+                            "coalesce(json_extract(i.media_json, '$.sample.returned'), 0), "
+                            "coalesce(json_extract(i.media_json, '$.sample.missing'), 0), "
+                            "coalesce(json_extract(i.media_json, '$.sample.decode_errors'), 0), "
+                            "coalesce(json_extract(i.media_json, '$.sample.truncation'), ''), "
+                            "coalesce(i.finished_at, i.updated_at) "
+                            "FROM items i JOIN jobs j ON j.id = i.job_id "
+                            "WHERE (?1 IS NULL OR j.name = ?1) AND ") +
+                    kPartial + " ORDER BY coalesce(i.finished_at, i.updated_at) DESC LIMIT ?2"));
+    stmt.Bind(1, options.job).Bind(2, options.max_partial);
+    while (true) {
+      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      summary.recent_partial.push_back({.job = stmt.ColumnText(0),
+                                        .item_id = stmt.ColumnInt(1),
+                                        .path = stmt.ColumnText(2),
+                                        .requested = stmt.ColumnInt(3),
+                                        .returned = stmt.ColumnInt(4),
+                                        .missing = stmt.ColumnInt(5),
+                                        .decode_errors = stmt.ColumnInt(6),
+                                        .truncation = stmt.ColumnText(7),
+                                        .time = stmt.ColumnText(8)});
+    }
+  }
   return summary;
 }
 

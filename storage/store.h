@@ -49,6 +49,7 @@ struct SummaryOptions {
   std::optional<std::string> job = {};  // only this job
   int max_runs = 10;
   int max_failures = 20;
+  int max_partial = 20;
 };
 
 class Store {
@@ -121,7 +122,9 @@ class Store {
   Result<std::vector<SearchHit>> Search(const std::string& query,
                                         const SearchOptions& options = {});
 
-  // Recent runs, item counts by status, and recent failures (the `failures` view).
+  // Recent runs, item counts by status, recent failures (the `failures` view), and the items
+  // done with a partial sample (media_json's sample shows missing frames, decoding errors or an
+  // early end of file).
   Result<StatusSummary> Summarize(const SummaryOptions& options = {});
 
  private:

@@ -111,11 +111,14 @@ int Plan(const PlanFlags& flags) {
   struct stat st {};
   if (stat(database.c_str(), &st) == 0) {
     Result<storage::Database> db = storage::Database::OpenReadOnly(database);
-    if (!db.ok()) {
+    if (!db.ok() && db.status().code() != ErrorCode::kNotFound) {
       std::fprintf(stderr, "reel plan: %s\n", db.status().message().c_str());
       return kExitFailed;
     }
-    store.emplace(std::move(db).value());
+    // kNotFound: a file with no tables yet (empty, or being created) holds no items: all new.
+    if (db.ok()) store.emplace(std::move(db).value());
+  }
+  if (store) {
     Result<std::optional<storage::JobRecord>> found = store->FindJob(job->name);
     if (!found.ok()) {
       std::fprintf(stderr, "reel plan: %s\n", found.status().message().c_str());

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "jobs/cli/commands.h"
+#include "jobs/cli/number_checks.h"
 #include "pipeline/probe.h"
 
 namespace reel::cli {
@@ -26,12 +27,15 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
     if (s.type == pipeline::StreamType::kVideo) {
       j["width"] = s.width;
       j["height"] = s.height;
+      j["sample_aspect_ratio"] =
+          std::to_string(s.sample_aspect.num) + ":" + std::to_string(s.sample_aspect.den);
       j["display_width"] = s.display_width;
       j["display_height"] = s.display_height;
       j["fps"] = s.fps;
       j["rotation"] = s.rotation;
       j["frames"] = s.frames;
       j["frames_source"] = pipeline::FactSourceName(s.frames_source);
+      j["constant_rate"] = s.constant_rate;
       j["pixel_format"] = s.pixel_format;
       j["full_range"] = s.full_range;
       j["attached_picture"] = s.attached_picture;
@@ -50,7 +54,13 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
       {"size_bytes", info.size_bytes},
       {"bit_rate", info.bit_rate},
       {"streams", std::move(streams)},
+      {"truncated", info.truncation.truncated},
   };
+  if (info.truncation.truncated) {
+    out["truncation"] = info.truncation.reason;
+    out["missing_bytes"] = info.truncation.missing_bytes;
+    out["missing_s"] = info.truncation.missing_s;
+  }
   out["best_video_stream"] =
       info.best_video ? nlohmann::json(*info.best_video) : nlohmann::json(nullptr);
   return out;
@@ -62,14 +72,24 @@ void PrintText(const pipeline::MediaInfo& info) {
   for (const pipeline::StreamInfo& s : info.streams) {
     std::printf("  #%d %s %s", s.index, pipeline::StreamTypeName(s.type), s.codec.c_str());
     if (s.type == pipeline::StreamType::kVideo) {
-      std::printf(" %dx%d %.3f fps, %lld frames (%s)", s.width, s.height, s.fps,
-                  static_cast<long long>(s.frames), pipeline::FactSourceName(s.frames_source));
-      if (s.rotation) std::printf(", rotate %d", s.rotation);
+      std::printf(" %dx%d", s.width, s.height);
+      if (!s.sample_aspect.square() || s.rotation) {
+        // The stored shape differs from the shown one: give both.
+        std::printf(" (SAR %d:%d", s.sample_aspect.num, s.sample_aspect.den);
+        if (s.rotation) std::printf(", rotate %d", s.rotation);
+        std::printf(", shown %dx%d)", s.display_width, s.display_height);
+      }
+      std::printf(" %.3f fps, %lld frames (%s)", s.fps, static_cast<long long>(s.frames),
+                  pipeline::FactSourceName(s.frames_source));
+      if (!s.constant_rate) std::printf(", variable rate");
     } else if (s.type == pipeline::StreamType::kAudio) {
       std::printf(" %d Hz, %d ch", s.sample_rate, s.audio_channels);
     }
     if (!s.language.empty()) std::printf(" [%s]", s.language.c_str());
     std::printf(", %.3f s\n", s.duration_s);
+  }
+  if (info.truncation.truncated) {
+    std::printf("  truncated: %s\n", info.truncation.reason.c_str());
   }
 }
 
@@ -84,12 +104,18 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "probe", "Describe media files: container, every stream, durations and frame counts");
+  cmd->footer(
+      "A file that ends before its container says it should (cut short) is reported as "
+      "truncated, with how much is missing.\n"
+      "Exit status: 0 done, 1 some file could not be probed, 3 some file is truncated.");
   cmd->add_option("FILE", options->files, "Media files to probe")->required();
   cmd->add_flag("--json", options->json,
-                "One JSON object per file on stdout (path, format, duration_s, start_s, streams)");
+                "One JSON object per file on stdout (path, format, duration_s, start_s, streams; a "
+                "video stream's width and height are the stored size, display_width and "
+                "display_height the shape shown: sample_aspect_ratio applied, then upright)");
   cmd->add_option("--time-limit", options->time_limit, "Seconds allowed per file")
       ->default_val(600)
-      ->check(CLI::PositiveNumber);
+      ->check(GreaterThan(0));
   cmd->callback([options, &exit_code] {
     pipeline::MediaLimits limits;
     limits.time_limit_s = options->time_limit;
@@ -105,6 +131,7 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
       } else {
         PrintText(*info);
       }
+      if (info->truncation.truncated && exit_code == kExitOk) exit_code = kExitPartial;
     }
     std::cout.flush();
   });

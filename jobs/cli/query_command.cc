@@ -1,10 +1,12 @@
 // reel query [--db FILE | --job JOB.yaml] "SQL" [--format table|csv|json|jsonl]
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
+#include "jobs/job_values.h"
 #include "storage/query.h"
 
 namespace reel::cli {
@@ -16,6 +18,8 @@ struct QueryFlags {
   std::string format = "table";
   size_t max_rows = 100000;
   size_t width = 60;
+  std::string timeout = "60s";
+  std::string max_memory = "1GiB";
 };
 
 int RunQuery(const QueryFlags& flags) {
@@ -29,9 +33,28 @@ int RunQuery(const QueryFlags& flags) {
     std::fprintf(stderr, "reel query: %s\n", format.status().message().c_str());
     return kExitUsage;
   }
-  Result<storage::Table> table = storage::Query(db->path, flags.sql, {.max_rows = flags.max_rows});
+  std::optional<double> timeout = jobs::ParseSeconds(flags.timeout);
+  if (!timeout || *timeout < 0) {
+    std::fprintf(stderr,
+                 "reel query: --timeout must be a time (e.g. 30, 90s, 5m; 0 for none), got '%s'\n",
+                 flags.timeout.c_str());
+    return kExitUsage;
+  }
+  std::optional<int64_t> max_memory = jobs::ParseByteSize(flags.max_memory);
+  if (!max_memory || *max_memory < 0) {
+    std::fprintf(stderr,
+                 "reel query: --max-memory must be a size (e.g. 512MiB, 2GiB; 0 for none), got "
+                 "'%s'\n",
+                 flags.max_memory.c_str());
+    return kExitUsage;
+  }
+  Result<storage::Table> table = storage::Query(
+      db->path, flags.sql,
+      {.max_rows = flags.max_rows, .timeout_s = *timeout, .max_memory_bytes = *max_memory});
   if (!table.ok()) {
-    std::fprintf(stderr, "reel query: %s\n", table.status().message().c_str());
+    std::string_view message = table.status().message();
+    if (message.starts_with("query: ")) message.remove_prefix(7);  // "reel query: " says it
+    std::fprintf(stderr, "reel query: %.*s\n", static_cast<int>(message.size()), message.data());
     return table.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
   WriteTable(std::cout, *table, *format, {.max_cell_width = flags.width});
@@ -54,7 +77,11 @@ void AddQueryCommand(CLI::App& app, int& exit_code) {
       "Tables and views: jobs, runs, items, frames, segments, blobs, events, item_summary,\n"
       "job_summary, failures, answers, latest_answers (docs/database.md).\n"
       "Example: reel query --db results.db \"SELECT path, status FROM items\" --format csv\n"
-      "Exit status: 0 ok, 1 no database / database error, 2 bad SQL or options.");
+      "Limits: a statement is stopped after --timeout (default 60s) or once it needs more\n"
+      "than --max-memory (default 1GiB; SQLite's heap and the rows kept for printing); 0 turns\n"
+      "either off, e.g. for a long report run from a script.\n"
+      "Exit status: 0 ok, 1 no database / database error / a limit was hit, 2 bad SQL or\n"
+      "options.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("SQL", flags->sql, "One SELECT (or other read-only) statement")->required();
   cmd->add_option("--format", flags->format,
@@ -68,6 +95,13 @@ void AddQueryCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--width", flags->width,
                   "Table format: cut cells to this many characters (0: never)")
       ->default_val(60);
+  cmd->add_option("--timeout", flags->timeout,
+                  "Stop the statement after this long (seconds, or 90s, 5m; 0: no limit)")
+      ->default_val("60s");
+  cmd->add_option("--max-memory", flags->max_memory,
+                  "Stop the statement once it needs more memory than this (512MiB, 2GiB; 0: no "
+                  "limit)")
+      ->default_val("1GiB");
   cmd->callback([flags, &exit_code] { exit_code = RunQuery(*flags); });
 }
 

@@ -94,7 +94,8 @@ void AddSearchCommand(CLI::App& app, int& exit_code) {
       "search", "Full-text search over subtitles, documents and answers, best first");
   cmd->footer(
       "Every word must occur (unless --fts). Each hit names its job, item and path, where it\n"
-      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, document) and where in the item\n"
+      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, document) and where in the "
+      "item\n"
       "(h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for documents); the snippet shows the\n"
       "matches in [ ].\n"
       "Exit status: 0 ok (also with no hits), 1 no database, 2 empty or bad query.");

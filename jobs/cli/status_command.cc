@@ -1,6 +1,10 @@
 // reel status [--db FILE] [--job JOB.yaml|NAME] [--format table|json]
+#include <signal.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -23,20 +27,75 @@ struct StatusFlags {
   int failures = 10;
 };
 
-storage::Table RunsTable(const std::vector<storage::RunRecord>& runs) {
+std::string ThisHost() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "";
+  return buffer;
+}
+
+// Why a run the database still calls 'running' is not running any more, or nullopt if it is.
+// A live run holds the database's lock (jobs/run_lock.h) for its whole life; on this host its
+// pid says more.
+std::optional<std::string> GoneReason(const storage::RunRecord& run,
+                                      const std::optional<jobs::LockOwner>& holder) {
+  if (run.status != storage::RunStatus::kRunning) return std::nullopt;
+  if (holder && holder->pid == run.pid && holder->host == run.host) return std::nullopt;
+  std::string why;
+  if (run.host == ThisHost()) {
+    const bool exists =
+        run.pid > 0 && (kill(static_cast<pid_t>(run.pid), 0) == 0 || errno == EPERM);
+    why = exists ? "process " + std::to_string(run.pid) +
+                       " on this host no longer runs it (it does not hold the database's lock)"
+                 : "process " + std::to_string(run.pid) +
+                       " is gone from this host (killed or crashed)";
+  } else {
+    why = "no process holds the database's lock (the run was on " + run.host +
+          "): it ended without finishing";
+  }
+  return "not running: " + why +
+         "; the next `reel run` marks it interrupted and resumes its unfinished items";
+}
+
+storage::Table RunsTable(const std::vector<storage::RunRecord>& runs,
+                         const std::optional<jobs::LockOwner>& holder) {
   storage::Table table;
   table.columns = {"run",   "job_id", "status", "started_at", "finished_at", "host",   "pid",
                    "shard", "items",  "done",   "skipped",    "failed",      "frames", "message"};
   for (const storage::RunRecord& r : runs) {
+    std::optional<std::string> message = r.message;
+    if (std::optional<std::string> gone = GoneReason(r, holder)) message = gone;
     table.rows.push_back(
         {r.id, r.job_id, Text(storage::RunStatusName(r.status)), Text(r.started_at),
          r.finished_at ? storage::Value(*r.finished_at) : storage::Value(), Text(r.host), r.pid,
          Text(std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)),
          r.counters.items_seen, r.counters.items_done, r.counters.items_skipped,
          r.counters.items_failed, r.counters.frames,
-         r.message ? storage::Value(*r.message) : storage::Value()});
+         message ? storage::Value(*message) : storage::Value()});
   }
   return table;
+}
+
+storage::Table PartialTable(const std::vector<storage::PartialItem>& items) {
+  storage::Table table;
+  table.columns = {"time",     "job",     "item_id",       "path",      "requested",
+                   "returned", "missing", "decode_errors", "truncation"};
+  for (const storage::PartialItem& p : items) {
+    table.rows.push_back({Text(p.time), Text(p.job), p.item_id, Text(p.path), p.requested,
+                          p.returned, p.missing, p.decode_errors,
+                          p.truncation.empty() ? storage::Value() : Text(p.truncation)});
+  }
+  return table;
+}
+
+// Items done with a partial sample, as a list like the failures.
+void WritePartialList(std::ostream& out, const std::vector<storage::PartialItem>& items) {
+  for (const storage::PartialItem& p : items) {
+    out << "  " << p.time << "  job " << p.job << "\n    " << p.path << "\n    " << p.returned
+        << " of " << p.requested << " chosen frames stored; " << p.missing
+        << " could not be decoded, " << p.decode_errors << " decoding errors";
+    if (!p.truncation.empty()) out << "; " << p.truncation;
+    out << "\n";
+  }
 }
 
 storage::Table FailuresTable(const std::vector<storage::FailureRecord>& failures) {
@@ -72,12 +131,23 @@ int RunStatus(const StatusFlags& flags) {
   const std::string* path = &resolved->path;
   Result<storage::Database> db = storage::Database::OpenReadOnly(*path);
   if (!db.ok()) {
+    // A run that has just started may still be creating the file: say who, not only "no tables".
+    if (db.status().code() == ErrorCode::kNotFound && jobs::RunLock::IsHeld(*path)) {
+      jobs::LockOwner owner = jobs::RunLock::ReadOwner(*path).value_or(jobs::LockOwner{});
+      std::fprintf(stderr,
+                   "reel status: %s: a run is creating this database right now (%s); try again "
+                   "in a moment\n",
+                   path->c_str(), owner.Describe().c_str());
+      return kExitFailed;
+    }
     std::fprintf(stderr, "reel status: %s\n", db.status().message().c_str());
     return kExitFailed;
   }
   storage::Store store(std::move(db).value());
-  Result<storage::StatusSummary> summary = store.Summarize(
-      {.job = resolved->job_name, .max_runs = flags.runs, .max_failures = flags.failures});
+  Result<storage::StatusSummary> summary = store.Summarize({.job = resolved->job_name,
+                                                            .max_runs = flags.runs,
+                                                            .max_failures = flags.failures,
+                                                            .max_partial = flags.failures});
   if (!summary.ok()) {
     std::fprintf(stderr, "reel status: %s\n", summary.status().message().c_str());
     return kExitFailed;
@@ -102,9 +172,11 @@ int RunStatus(const StatusFlags& flags) {
           {"pending", items.pending},
           {"running", items.running},
           {"done", items.done},
+          {"partial", items.partial},
           {"failed", items.failed}}},
-        {"runs", rows(RunsTable(summary->recent_runs))},
+        {"runs", rows(RunsTable(summary->recent_runs, holder))},
         {"failures", rows(FailuresTable(summary->recent_failures))},
+        {"partial", rows(PartialTable(summary->recent_partial))},
         {"running_now", holder ? nlohmann::json(holder->Describe()) : nlohmann::json(nullptr)}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
@@ -113,14 +185,29 @@ int RunStatus(const StatusFlags& flags) {
   if (holder) std::cout << "Running now: " << holder->Describe() << "\n";
   std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
             << ", pending " << items.pending << ", running " << items.running << ")\n";
+  if (items.partial > 0) {
+    std::cout << "  " << items.partial << " of the done items "
+              << (items.partial > 1 ? "have" : "has")
+              << " a partial sample (a damaged or truncated video; listed below)\n";
+  }
+  for (const storage::RunRecord& run : summary->recent_runs) {
+    if (std::optional<std::string> gone = GoneReason(run, holder)) {
+      std::cout << "\nRun " << run.id << " is marked running but is " << *gone << ".\n";
+    }
+  }
   std::cout << "\nRecent runs (newest first):\n";
-  WriteTable(std::cout, RunsTable(summary->recent_runs), OutputFormat::kTable,
+  WriteTable(std::cout, RunsTable(summary->recent_runs, holder), OutputFormat::kTable,
              {.max_cell_width = 40, .row_count = false});
   if (summary->recent_failures.empty()) {
     std::cout << "\nNo failures.\n";
   } else {
     std::cout << "\nLatest failures (newest first; `reel run --retry-failed` retries them):\n";
     WriteFailureList(std::cout, summary->recent_failures);
+  }
+  if (!summary->recent_partial.empty()) {
+    std::cout << "\nDone with a partial sample (newest first; the frames that could be decoded "
+                 "are stored):\n";
+    WritePartialList(std::cout, summary->recent_partial);
   }
   return kExitOk;
 }

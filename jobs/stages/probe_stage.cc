@@ -42,6 +42,8 @@ class ProbeStage final : public ItemStage {
                               {"fps", v.fps},
                               {"frames", v.frames},
                               {"rotation", v.rotation},
+                              {"sample_aspect_ratio", std::to_string(v.sample_aspect.num) + ":" +
+                                                          std::to_string(v.sample_aspect.den)},
                               {"pixel_format", v.pixel_format}};
       work.media_facts.emplace_back("video", Dump(video));
     }

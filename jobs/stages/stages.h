@@ -25,9 +25,12 @@ std::unique_ptr<ItemStage> MakeVideoFramesStage(std::vector<const FrameConsumer*
 // Images: one frame (sample 0, time 0), resized by the job's rule for still images.
 std::unique_ptr<ItemStage> MakeImageStage(std::vector<const FrameConsumer*> consumers);
 
+// The segment source of a subtitle item's own cues (a .srt/.vtt input that is nobody's side-car).
+inline constexpr const char* kSubtitleFileSource = "subtitles";
+
 // Videos: text subtitle streams ("subtitle:N") and side-car files ("sidecar:NAME"); a broken
 // stream or side-car is a warning, not a failure. Subtitle items (.srt/.vtt inputs): their cues
-// ("sidecar:NAME"); an unreadable file fails the item.
+// (kSubtitleFileSource); an unreadable file fails the item.
 std::unique_ptr<ItemStage> MakeSubtitleStage();
 
 // Documents (.txt/.md): chunks of paragraphs as segments with source "document", whose

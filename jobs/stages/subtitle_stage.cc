@@ -48,7 +48,7 @@ class SubtitleStage final : public ItemStage {
     if (work.input.kind == InputKind::kSubtitle) {
       REEL_ASSIGN_OR_RETURN(std::vector<pipeline::TextSegment> cues,
                             pipeline::ReadSubtitleFile(path));
-      AppendSegments(cues, "sidecar:" + std::filesystem::path(path).filename().string(), &segments);
+      AppendSegments(cues, kSubtitleFileSource, &segments);
       work.media_facts.emplace_back("cues", std::to_string(cues.size()));
       if (!cues.empty()) {
         double end = 0;

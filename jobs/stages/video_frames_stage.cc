@@ -41,21 +41,31 @@ class VideoFramesStage final : public ItemStage {
                           pipeline::SampleVideo(work.input.path, options, sink));
     std::sort(frames.begin(), frames.end(),
               [](const auto& a, const auto& b) { return a.sample_index < b.sample_index; });
-    nlohmann::json sample = {{"requested", report.requested},
-                             {"returned", report.returned},
-                             {"missing", report.missing.size()},
-                             {"decode_errors", report.decode_errors},
-                             {"width", report.width},
-                             {"height", report.height}};
+    nlohmann::json sample = {
+        {"requested", report.requested},
+        {"returned", report.returned},
+        {"missing", report.missing.size()},
+        {"decode_errors", report.decode_errors},
+        {"partial", report.partial()},
+        {"width", report.width},
+        {"height", report.height},
+        {"shape", report.shape == pipeline::FrameShape::kStorage ? "storage" : "display"}};
+    if (!report.fps_timeline.empty()) sample["fps_timeline"] = report.fps_timeline;
+    if (report.truncated) {
+      sample["truncated"] = true;
+      sample["truncation"] = report.truncation;
+      sample["missing_bytes"] = report.missing_bytes;
+      sample["missing_seconds"] = report.missing_s;
+    }
     work.media_facts.emplace_back("sample", sample.dump());
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
     }
+    for (const std::string& warning : report.warnings) {
+      work.warnings.push_back(work.input.path + ": " + warning);
+    }
     if (report.partial()) {
-      work.warnings.push_back(
-          work.input.path + ": partial sample: " + std::to_string(report.missing.size()) + " of " +
-          std::to_string(report.requested) + " chosen frames could not be decoded, " +
-          std::to_string(report.decode_errors) + " decoding errors");
+      work.warnings.push_back(work.input.path + ": partial sample: " + report.PartialReason());
     }
     return Status::Ok();
   }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "pipeline/internal/truncation.h"
+
 namespace reel::pipeline::internal {
 
 std::string AvErrorString(int error) {
@@ -54,12 +56,19 @@ Result<UniqueFormatContext> OpenInput(const std::string& path, const Deadline& d
   int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
   if (rc < 0) {
     if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while opening");
+    // A file cut before its index (an MP4's 'moov' at the end) cannot be opened: say so.
+    if (std::string cut = CutShortHint(path); !cut.empty()) {
+      return CorruptData(path + ": file truncated: " + cut + " (" + AvErrorString(rc) + ")");
+    }
     return CorruptData(path + ": not a readable media file (" + AvErrorString(rc) + ")");
   }
   UniqueFormatContext context(raw);
   rc = avformat_find_stream_info(context.get(), nullptr);
   if (deadline.Expired()) return LimitExceeded(path + ": time limit exceeded while probing");
   if (rc < 0) {
+    if (std::string cut = CutShortHint(path); !cut.empty()) {
+      return CorruptData(path + ": file truncated: " + cut + " (" + AvErrorString(rc) + ")");
+    }
     return CorruptData(path + ": cannot read stream information (" + AvErrorString(rc) + ")");
   }
   return context;
@@ -98,6 +107,14 @@ int StreamRotation(const AVStream* stream) {
   degrees %= 360;
   if (degrees < 0) degrees += 360;
   return degrees;
+}
+
+SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream) {
+  AVRational sar = av_guess_sample_aspect_ratio(format, stream, nullptr);
+  if (sar.num <= 0 || sar.den <= 0) return {};
+  av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 20);
+  if (sar.num > 8 * int64_t{sar.den} || sar.den > 8 * int64_t{sar.num}) return {};
+  return {sar.num, sar.den};
 }
 
 }  // namespace reel::pipeline::internal

@@ -20,6 +20,7 @@ extern "C" {
 #include <string>
 
 #include "base/status.h"
+#include "pipeline/smart_resize.h"
 
 namespace reel::pipeline::internal {
 
@@ -71,5 +72,10 @@ Result<UniqueCodecContext> OpenDecoder(const AVStream* stream, int threads,
 
 // The stream's display rotation as clockwise degrees to make it upright (0, 90, 180, 270).
 int StreamRotation(const AVStream* stream);
+
+// The stream's sample (pixel) aspect ratio as FFmpeg reads it (the container's, else the
+// codec's), reduced; 1:1 when the file says nothing, or something implausible (beyond 8:1
+// either way, which no real pixel shape is).
+SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream);
 
 }  // namespace reel::pipeline::internal

@@ -21,6 +21,8 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view context) {
     case SQLITE_MISMATCH:
     case SQLITE_RANGE:
       return InvalidArgument(std::move(message));
+    case SQLITE_TOOBIG:
+      return LimitExceeded(std::move(message));
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return CorruptData(std::move(message));
@@ -136,37 +138,52 @@ Result<Statement> Statement::Prepare(sqlite3* db, std::string_view sql) {
   return Statement(db, std::string(sql), std::move(stmt));
 }
 
-void Statement::NoteBindError(int rc) {
-  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+void Statement::NoteBindError(int rc, int index, std::optional<size_t> bytes) {
+  if (rc == SQLITE_OK || bind_error_ != SQLITE_OK) return;
+  bind_error_ = rc;
+  bind_error_detail_ = "parameter " + std::to_string(index);
+  if (bytes) {
+    bind_error_detail_ += " (" + std::to_string(*bytes) + " bytes";
+    if ((rc & 0xff) == SQLITE_TOOBIG) {
+      bind_error_detail_ += "; the limit is " +
+                            std::to_string(sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, -1)) + " bytes";
+    }
+    bind_error_detail_ += ")";
+  }
 }
 
 Statement& Statement::BindNull(int index) {
-  NoteBindError(sqlite3_bind_null(stmt_.get(), index));
+  NoteBindError(sqlite3_bind_null(stmt_.get(), index), index);
   return *this;
 }
 Statement& Statement::Bind(int index, int64_t value) {
-  NoteBindError(sqlite3_bind_int64(stmt_.get(), index, value));
+  NoteBindError(sqlite3_bind_int64(stmt_.get(), index, value), index);
   return *this;
 }
 Statement& Statement::Bind(int index, double value) {
-  NoteBindError(sqlite3_bind_double(stmt_.get(), index, value));
+  NoteBindError(sqlite3_bind_double(stmt_.get(), index, value), index);
   return *this;
 }
 Statement& Statement::Bind(int index, std::string_view text) {
   NoteBindError(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
-                                    SQLITE_UTF8));
+                                    SQLITE_UTF8),
+                index, text.size());
   return *this;
 }
 Statement& Statement::BindBlob(int index, std::string_view bytes) {
   // A zero-length blob with a null pointer would bind NULL; give it a valid pointer.
   static const char kEmpty = 0;
   NoteBindError(sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &kEmpty : bytes.data(),
-                                    bytes.size(), SQLITE_STATIC));
+                                    bytes.size(), SQLITE_STATIC),
+                index, bytes.size());
   return *this;
 }
 
 Result<bool> Statement::Step() {
-  if (bind_error_ != SQLITE_OK) return SqliteStatus(bind_error_, db_, "bind");
+  if (bind_error_ != SQLITE_OK) {
+    // sqlite3_errmsg() would say "not an error" by now (see NoteBindError): use the code's text.
+    return SqliteStatus(bind_error_, nullptr, "bind " + bind_error_detail_);
+  }
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -184,6 +201,7 @@ void Statement::Reset() {
   sqlite3_reset(stmt_.get());
   sqlite3_clear_bindings(stmt_.get());
   bind_error_ = SQLITE_OK;
+  bind_error_detail_.clear();
 }
 
 int Statement::ColumnCount() const { return sqlite3_column_count(stmt_.get()); }

@@ -4,7 +4,8 @@
 // Private to storage/. Every function returns errors as values; a SQLite error becomes a Status
 // whose message is "<what we were doing>: <sqlite message>". SQLITE_BUSY / SQLITE_LOCKED (the
 // busy timeout ran out) map to kUnavailable, SQLITE_CONSTRAINT to kInvalidArgument, SQLITE_CORRUPT
-// and SQLITE_NOTADB to kCorruptData, SQLITE_CANTOPEN to kNotFound, everything else to kIoError.
+// and SQLITE_NOTADB to kCorruptData, SQLITE_CANTOPEN to kNotFound, SQLITE_TOOBIG to
+// kLimitExceeded, everything else to kIoError.
 //
 // Thread safety: none of these objects may be used from two threads at once.
 #pragma once
@@ -61,6 +62,7 @@ class Statement {
       sql_ = std::move(other.sql_);
       stmt_ = std::move(other.stmt_);
       bind_error_ = other.bind_error_;
+      bind_error_detail_ = std::move(other.bind_error_detail_);
     }
     return *this;
   }
@@ -110,7 +112,9 @@ class Statement {
  private:
   Statement(sqlite3* db, std::string sql, UniqueStatement stmt)
       : db_(db), sql_(std::move(sql)), stmt_(std::move(stmt)) {}
-  void NoteBindError(int rc);
+  // Keeps the first failed binding: its code and what failed ("parameter 3 (2000000000 bytes)").
+  // SQLite's own message is gone by Step(): every later bind call resets it to "not an error".
+  void NoteBindError(int rc, int index, std::optional<size_t> bytes = std::nullopt);
   // Hands the statement back to the cache.
   void Release();
 
@@ -118,6 +122,7 @@ class Statement {
   std::string sql_;
   UniqueStatement stmt_;
   int bind_error_ = SQLITE_OK;
+  std::string bind_error_detail_;
 };
 
 // Prepares, binds nothing, and returns the first column of the first row as an integer

@@ -1,6 +1,9 @@
 // End-to-end tests of the reporting commands: query (every format), status, results, search,
 // and how they pick the database.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -21,6 +24,8 @@ class QueryCommandTest : public ::testing::Test {
     fs::copy_file(SmallClip(), d + "/media/other.mp4");
     WriteText(d + "/media/walk.srt",
               "1\n00:00:01,250 --> 00:00:02,000\nThe emperor penguin walks\n");
+    // A subtitle file of its own (no video beside it with its stem): an item.
+    WriteText(d + "/media/lecture.en.srt", "1\n00:00:03,000 --> 00:00:04,000\nA penguin lecture\n");
     WriteText(d + "/media/notes.txt",
               "# Seals\n\nFirst paragraph about seals.\n\n# Penguins\n\nA penguin colony.\n");
     WriteText(d + "/media/broken.mp4", "not a video");
@@ -79,7 +84,7 @@ TEST_F(QueryCommandTest, JsonAndJsonlKeepTypes) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json rows = nlohmann::json::parse(json.out);
   ASSERT_TRUE(rows.is_array());
-  ASSERT_EQ(rows.size(), 5u);  // walk.srt is an item of its own too
+  ASSERT_EQ(rows.size(), 5u);  // lecture.en.srt is an item of its own too
   EXPECT_TRUE(rows[0]["attempts"].is_number_integer());
   EXPECT_TRUE(rows[1]["error"].is_null());
   EXPECT_EQ(rows[0]["status"], "failed");  // broken.mp4 sorts first
@@ -149,8 +154,10 @@ TEST_F(QueryCommandTest, ResultsListItemsWithFramesDurationsAndSegments) {
   EXPECT_DOUBLE_EQ(by_path["walk.mp4"]["duration_seconds"].get<double>(), 3.0);
   EXPECT_EQ(by_path["notes.txt"]["segments"], 2);
   EXPECT_EQ(by_path["broken.mp4"]["status"], "failed");
-  EXPECT_EQ(by_path["walk.srt"]["kind"], "subtitle");
-  EXPECT_EQ(by_path["walk.srt"]["segments"], 1);
+  // walk.srt is walk.mp4's side-car: read with the video, not stored again as an item.
+  EXPECT_EQ(by_path.count("walk.srt"), 0u);
+  EXPECT_EQ(by_path["lecture.en.srt"]["kind"], "subtitle");
+  EXPECT_EQ(by_path["lecture.en.srt"]["segments"], 1);
   // Filters: another job's name matches nothing; no answers for a prompt yet.
   EXPECT_EQ(Q("results --db zoo.db --job other --format json").out, "[]\n");
   CommandResult failed = Q("results --db zoo.db --job zoo --status failed --format jsonl");
@@ -167,8 +174,8 @@ TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
   CommandResult r = Q("search --db zoo.db penguin --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json hits = nlohmann::json::parse(r.out);
-  ASSERT_EQ(hits.size(), 3u);  // walk.mp4's side-car, walk.srt itself, notes.txt
-  bool subtitle = false, document = false;
+  ASSERT_EQ(hits.size(), 3u);  // walk.mp4's side-car, lecture.en.srt, notes.txt
+  bool subtitle = false, document = false, subtitle_file = false;
   for (const auto& hit : hits) {
     const std::string path = hit["path"];
     if (path.ends_with("walk.mp4")) {
@@ -180,21 +187,84 @@ TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
     } else if (path.ends_with("notes.txt")) {
       document = true;
       EXPECT_EQ(hit["where"], "chunk 1");
+    } else if (path.ends_with("lecture.en.srt")) {
+      subtitle_file = true;
+      EXPECT_EQ(hit["source"], "subtitles") << "its own cues, not a side-car";
+      EXPECT_EQ(hit["where"], "0:00:03.000-0:00:04.000");
     }
     EXPECT_EQ(hit["job"], "zoo");
   }
   EXPECT_TRUE(subtitle);
   EXPECT_TRUE(document);
+  EXPECT_TRUE(subtitle_file);
   EXPECT_EQ(hits[0]["rank"], 1);
   // Every word must occur; a query without hits is not an error.
   CommandResult both = Q("search --db zoo.db \"emperor penguin\" --format jsonl");
-  EXPECT_EQ(std::count(both.out.begin(), both.out.end(), '\n'), 2);
+  EXPECT_EQ(std::count(both.out.begin(), both.out.end(), '\n'), 1) << "walk.srt, stored once";
   CommandResult none = Q("search --db zoo.db walrus");
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_NE(none.out.find("(0 rows)"), std::string::npos) << none.out;
   EXPECT_EQ(Q("search --db zoo.db \"  \"").exit_code, 2);
   CommandResult table = Q("search --db zoo.db penguin");
   EXPECT_NE(table.out.find("[penguin]"), std::string::npos) << table.out;
+}
+
+// Readers refuse what the writer refuses and name the file: a newer schema (was read as if
+// known), a file with no tables (was "prepare: no such table: runs"), and a file a run is
+// creating right now.
+TEST(ReaderCommandsTest, RefuseNewerAndEmptyDatabasesNamingThem) {
+  std::string dir = ScratchDir("reader_refusals");
+  WriteText(dir + "/a.txt", "some text\n");
+  WriteText(dir + "/job.yaml", "name: r\ninputs: [a.txt]\n");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  fs::copy_file(dir + "/r.db", dir + "/newer.db");
+  ASSERT_EQ(RunCommand("sqlite3 " + ShellQuote(dir + "/newer.db") + " 'PRAGMA user_version = 99'")
+                .exit_code,
+            0);
+  for (const std::string& command :
+       {std::string("status --db newer.db"), std::string("results --db newer.db"),
+        std::string("search --db newer.db text"), std::string("query --db newer.db 'SELECT 1'")}) {
+    SCOPED_TRACE(command);
+    CommandResult r = Reel(command, dir);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("newer.db: schema version 99 is newer than this build of reel"),
+              std::string::npos)
+        << r.err;
+  }
+  fs::copy_file(dir + "/newer.db", dir + "/newer-job.db");
+  WriteText(dir + "/newer-job.yaml", "name: r\ninputs: [a.txt]\nstorage: {database: newer.db}\n");
+  CommandResult plan = Reel("plan newer-job.yaml", dir);
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.err.find("schema version 99 is newer"), std::string::npos) << plan.err;
+
+  WriteText(dir + "/empty.db", "");
+  for (const std::string& command :
+       {std::string("status --db empty.db"), std::string("results --db empty.db"),
+        std::string("query --db empty.db 'SELECT * FROM runs'")}) {
+    SCOPED_TRACE(command);
+    CommandResult r = Reel(command, dir);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("empty.db: not a Reel results database yet"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("no such table"), std::string::npos) << r.err;
+  }
+  // plan: a file without tables holds no items; everything is new.
+  WriteText(dir + "/empty-job.yaml", "name: r\ninputs: [a.txt]\nstorage: {database: empty.db}\n");
+  CommandResult fresh = Reel("plan empty-job.yaml --format csv", dir);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_NE(fresh.out.find(",process,new,"), std::string::npos) << fresh.out;
+
+  // A run holds the lock and has not created the tables yet.
+  WriteText(dir + "/empty.db.lock", "4242 somehost 2024-05-01T12:00:00Z\n");
+  int fd = open((dir + "/empty.db.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  CommandResult racing = Reel("status --db empty.db", dir);
+  close(fd);
+  EXPECT_EQ(racing.exit_code, 1);
+  EXPECT_NE(racing.err.find("empty.db: a run is creating this database right now (pid 4242 on "
+                            "somehost"),
+            std::string::npos)
+      << racing.err;
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ TEST(ValidateCommandTest, ReportsLineAndColumnAndExitsTwo) {
        "bad.yaml:3:1: unknown key 'sampeling' (did you mean 'sampling'?)"},
       {"name: v\ninputs: [clip.mp4]\nsampling:\n  fps: -1\n",
        "bad.yaml:4:8: 'sampling.fps' must be greater than 0"},
-      {"name: v\ninputs: [clip.mp4\nsampling: {fps: 1}\n", "bad.yaml:3:9: YAML syntax error"},
+      // At the unclosed bracket, not where the parser gave up.
+      {"name: v\ninputs: [clip.mp4\nsampling: {fps: 1}\n",
+       "bad.yaml:2:9: YAML syntax error: this '[' is never closed"},
       {"inputs: [clip.mp4]\n", "bad.yaml:1:1: missing required key 'name'"},
   };
   for (const Case& c : cases) {
@@ -216,6 +218,37 @@ TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
   EXPECT_EQ(QueryInt(dir + "/bad.db", "SELECT attempts FROM items WHERE path LIKE '%zero.mp4'"), 2);
 }
 
+TEST(RunCommandTest, ItemsSampledOutsideTheirVideoFailOrWarnWithTheReason) {
+  // 3 s clips; timestamps at 2 s and 20 s: one frame each, and a warning for 20 s. A start at
+  // 5 s leaves nothing: the item fails, saying so.
+  std::string dir = ScratchDir("out_of_range");
+  fs::create_directories(dir + "/media");
+  fs::copy_file(SmallClip(), dir + "/media/a.mp4");
+  WriteText(dir + "/job.yaml",
+            "name: oor\ninputs: [media]\nsampling:\n  policy: timestamps\n  timestamps: [2, 20]\n");
+  CommandResult r = Reel("run job.yaml -v", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("timestamp 20 s is past the end of the video (3 s long)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(QueryInt(dir + "/oor.db",
+                     "SELECT count(*) FROM events WHERE level = 'warning' AND message LIKE "
+                     "'%a.mp4: timestamp 20 s is past the end%'"),
+            1);
+  EXPECT_EQ(QueryInt(dir + "/oor.db", "SELECT count(*) FROM frames"), 1);
+
+  WriteText(dir + "/job.yaml", "name: oor\ninputs: [media]\nsampling:\n  start: 5\n");
+  r = Reel("run job.yaml", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto items = ItemsByPath(dir + "/oor.db");
+  ASSERT_EQ(items.size(), 1u);
+  const auto& item = items.begin()->second;
+  EXPECT_EQ(item["status"], "failed");
+  EXPECT_NE(
+      item["error"].get<std::string>().find("nothing to sample: start 5 s is after the last frame"),
+      std::string::npos)
+      << item["error"];
+}
+
 // A job that takes a second or two: 12 copies of a 6 s 640x360 clip at 4 fps.
 std::string SlowJobDir(const std::string& test) {
   return MakeJobDir(test, 12, "  policy: fps\n  fps: 4\n", SmallClip(6, "640x360"));
@@ -267,6 +300,11 @@ TEST(RunCommandTest, SigtermStopsCleanlyWith143AndMarksTheRunInterrupted) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["status"], "interrupted");
   EXPECT_NE(runs[0]["message"].get<std::string>().find("SIGTERM"), std::string::npos);
+  // It says how to go on.
+  EXPECT_NE(runs[0]["message"].get<std::string>().find("again to resume"), std::string::npos)
+      << runs[0]["message"];
+  EXPECT_NE(last["message"].get<std::string>().find("again to resume"), std::string::npos)
+      << last["message"];
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE status = 'running'"), 0);
   const int64_t done = QueryInt(db, "SELECT count(*) FROM items WHERE status = 'done'");
   EXPECT_LT(done, 13) << "stopped before the end";
@@ -275,6 +313,64 @@ TEST(RunCommandTest, SigtermStopsCleanlyWith143AndMarksTheRunInterrupted) {
   EXPECT_EQ(rest.exit_code, 0) << rest.err;
   EXPECT_EQ(LastJsonLine(rest.err)["skipped"], done);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE status = 'done'"), 13);
+}
+
+// A run killed outright stays 'running' in the database until the next run; `reel status`
+// says its process is gone instead of showing it as running.
+TEST(RunCommandTest, StatusSaysAKilledRunsProcessIsGone) {
+  std::string dir = SlowJobDir("killed");
+  const std::string db = dir + "/out.db";
+  ReelProcess run({"run", dir + "/job.yaml", "--workers", "1", "--log-format", "json"},
+                  dir + "/run.err");
+  ASSERT_TRUE(WaitForLock(db, run.pid()));
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadText(dir + "/run.err").find("item_done") != std::string::npos; },
+              std::chrono::seconds(10)));
+  const int pid = run.pid();
+  run.Signal(SIGKILL);
+  EXPECT_EQ(run.Wait(), 128 + SIGKILL);
+  ASSERT_EQ(QueryJson(db, "SELECT status FROM runs")[0]["status"], "running");
+  CommandResult status = Reel("status --db out.db", dir);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("Run 1 is marked running but is not running: process " +
+                            std::to_string(pid) + " is gone from this host (killed or crashed)"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("resumes its unfinished items"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find("Running now"), std::string::npos) << status.out;
+  CommandResult json = Reel("status --db out.db --format json", dir);
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_NE(j["runs"][0]["message"].get<std::string>().find("is gone"), std::string::npos);
+}
+
+// A damaged video that still gives frames is done, with a partial sample: `reel status` counted
+// it among the done items and said nothing more.
+TEST(RunCommandTest, StatusListsItemsDoneWithAPartialSample) {
+  std::string dir = ScratchDir("partial_status");
+  std::string good = ReadText(GeneratedMedia("run_faststart.mp4",
+                                             "-f lavfi -i testsrc2=s=160x120:r=25:d=4 -c:v libx264 "
+                                             "-pix_fmt yuv420p -movflags +faststart"));
+  WriteText(dir + "/media/half.mp4", good.substr(0, good.size() / 2));
+  fs::copy_file(SmallClip(), dir + "/media/whole.mp4");
+  WriteText(dir + "/job.yaml",
+            "name: partial\ninputs: [media]\nsampling:\n  policy: count\n  count: 6\n"
+            "storage:\n  database: out.db\n");
+  CommandResult run = Reel("run job.yaml", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult status = Reel("status --db out.db", dir);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("Items: 2 (done 2, failed 0, pending 0, running 0)\n  1 of the done "
+                            "items has a partial sample"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("Done with a partial sample"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find(dir + "/media/half.mp4\n"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find(dir + "/media/whole.mp4\n"), std::string::npos) << status.out;
+  nlohmann::json j = nlohmann::json::parse(Reel("status --db out.db --format json", dir).out);
+  EXPECT_EQ(j["items"]["partial"], 1);
+  ASSERT_EQ(j["partial"].size(), 1u);
+  EXPECT_EQ(j["partial"][0]["path"], dir + "/media/half.mp4");
+  EXPECT_FALSE(j["partial"][0]["truncation"].is_null()) << j["partial"][0];
 }
 
 TEST(RunCommandTest, ShardsMergeIntoTheSameResultAsOneRun) {

@@ -80,6 +80,14 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad enum", kHead + "sampling:\n  policy: sceen\n", "4:11",
        "'sampling.policy' must be one of fps, count, keyframes, scene, timestamps; got 'sceen' "
        "(did you mean 'scene'?)"},
+      {"max below the default min", kHead + "resize:\n  max_pixels: 1000\n", "4:15",
+       "'resize.max_pixels' (1000) is smaller than the default 'resize.min_pixels' (3136): set "
+       "'resize.min_pixels' too"},
+      {"min above the default max", kHead + "resize:\n  min_pixels: 700000\n", "4:15",
+       "'resize.min_pixels' (700000) is larger than the default 'resize.max_pixels' (602112): set "
+       "'resize.max_pixels' too"},
+      {"bad shape", kHead + "resize:\n  shape: stored\n", "4:10",
+       "'resize.shape' must be one of display, storage; got 'stored'"},
       {"bad input kind", "name: demo\ninputs:\n  - {path: a.mp4, kind: movie}\n", "3:25",
        "'inputs[0].kind' must be one of auto, video, image, document, subtitle; got 'movie'"},
       {"negative fps", kHead + "sampling:\n  fps: -1\n", "4:8",
@@ -125,8 +133,22 @@ std::vector<BrokenCase> BrokenCases() {
       {"unsupported version", "version: 2\n" + kHead, "1:10", "'version' 2 is not supported"},
       {"not a map", "- a\n- b\n", "1:1", "'' must be a map"},
       {"empty file", "", "1:1", "the job file is empty"},
-      {"yaml syntax error", "name: demo\ninputs: [a.mp4\n", "3:1",
-       "YAML syntax error: end of sequence flow not found"},
+      // yaml-cpp stops at the end of the file; the message points at the bracket.
+      {"unclosed bracket", "name: demo\ninputs: [a.mp4\n", "2:9",
+       "YAML syntax error: this '[' is never closed by a ']' (the parser gave up at 3:1: end of "
+       "sequence flow not found)"},
+      {"unclosed brace before more keys",
+       kHead + "sampling: {fps: 2, count: 3\nmodel:\n  name: x\n", "3:11",
+       "YAML syntax error: this '{' is never closed by a '}'"},
+      {"mismatched bracket", kHead + "x-a: {b: [1, 2}, c: 'it''s ['}\n", "3:15",
+       "YAML syntax error: illegal flow end (this '}' does not close the '[' at 3:10)"},
+      // yaml-cpp 0.7's LoadAll never returned on this (issue #1040), growing without bound.
+      {"a lone comma", ",", "1:1", "YAML syntax error: unexpected ','"},
+      {"a comma after comments", "# job\n\n  ,\n", "3:3", "YAML syntax error: unexpected ','"},
+      {"two documents", kHead + "---\nname: b\n", "3:1", "more than one YAML document"},
+      {"tab indentation", "name: demo\ninputs:\n\t- a.mp4\n", "3:2",
+       "YAML syntax error: illegal block entry (line 3 is indented with a tab; YAML indentation "
+       "must use spaces)"},
       {"yaml bad indentation", "name: demo\ninputs:\n  - a.mp4\n bad: 1\n", "4:2",
        "YAML syntax error:"},
       {"undefined alias", "name: *nope\ninputs: [a.mp4]\n", "1:7",
@@ -139,9 +161,11 @@ std::vector<BrokenCase> BrokenCases() {
        "nesting is deeper than 32 levels"},
       {"far too deep for the YAML parser", kHead + "x-deep: " + Nested(3000) + "\n", "",
        "nesting is deeper than 32 levels"},
-      {"oversize file", kHead + "description: " + std::string(1 << 20, 'x') + "\n", "",
-       "job.yaml: job file is " + std::to_string(kHead.size() + 14 + (1 << 20)) +
-           " bytes; the limit is 1048576 bytes"},
+      // The position is where the limit falls: line 3 holds the long description.
+      {"oversize file", kHead + "description: " + std::string(1 << 20, 'x') + "\n",
+       "3:" + std::to_string((1 << 20) - kHead.size() + 1),
+       "the job file is " + std::to_string(kHead.size() + 14 + (1 << 20)) +
+           " bytes, over the limit of 1048576 bytes (1 MiB); the limit falls here"},
   };
 }
 
@@ -218,6 +242,64 @@ TEST(JobSpecTest, AliasExpansionIsBounded) {
       << job.status().message();
 }
 
+// A small file that aliases one long string many times: the text after expansion is what is
+// limited, not only the count of values (a 1 MB file aliasing a 990,000-character string 2,000
+// times took 5.8 GB and 50 s).
+TEST(JobSpecTest, AliasedTextIsBoundedAfterExpansion) {
+  ParseOptions options = TestOptions();
+  options.max_expanded_bytes = 100000;
+  std::string text = kHead + "x-long: &long \"" + std::string(10000, 'q') + "\"\nprompts:\n";
+  for (int i = 0; i < 12; ++i) {
+    text += "  - {id: p" + std::to_string(i) + ", system: *long, question: *long}\n";
+  }
+  ASSERT_LT(text.size(), 20000u);
+  Result<JobSpec> job = Parse(text, options);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find(
+                "job.yaml:3:9: the job file's text is more than 100000 bytes after expanding "
+                "aliases; this value passes the limit"),
+            std::string::npos)
+      << job.status().message();
+  // Under the limit, the same aliases are fine.
+  options.max_expanded_bytes = 300000;
+  EXPECT_TRUE(Parse(text, options).ok());
+  // Variables count too.
+  ParseOptions env = TestOptions();
+  env.max_expanded_bytes = 1000;
+  env.lookup_env = [](const std::string&) -> std::optional<std::string> {
+    return std::string(600, 'v');
+  };
+  Result<JobSpec> vars =
+      Parse(kHead + "description: ${A}\nx-b: 1\nprompts:\n  - {id: a, question: \"${B}\"}\n", env);
+  ASSERT_FALSE(vars.ok());
+  EXPECT_NE(vars.status().message().find("after expanding aliases and variables"),
+            std::string::npos)
+      << vars.status().message();
+  // The documented default.
+  EXPECT_EQ(ParseOptions().max_expanded_bytes, 16u << 20);
+}
+
+TEST(JobValuesTest, SyntaxErrorHints) {
+  EXPECT_EQ(PositionOfOffset("ab\ncd", 4), (TextPosition{2, 2}));
+  EXPECT_EQ(PositionOfOffset("ab", 99), (TextPosition{1, 3}));
+  EXPECT_EQ(LastTabIndentedLine("a:\n\t- b\n  c\n\t\n", 9), 2);
+  EXPECT_EQ(LastTabIndentedLine("a:\n  b\tc\n", 9), std::nullopt);  // a tab, not indentation
+  EXPECT_EQ(LastTabIndentedLine("a:\n\t- b\n", 1), std::nullopt);
+  auto open = [](std::string_view text) {
+    std::optional<OpenBracket> found = FindUnclosedFlow(text, text.size());
+    return found ? std::string(1, found->bracket) + "@" + std::to_string(found->position.line) +
+                       ":" + std::to_string(found->position.column)
+                 : std::string("none");
+  };
+  EXPECT_EQ(open("a: [1, 2]\nb: {c: [d]}\n"), "none");
+  EXPECT_EQ(open("a: [1, 2\nb: 3\n"), "[@1:4");
+  EXPECT_EQ(open("a: {b: [1, 2}\n"), "[@1:8");
+  EXPECT_EQ(open("a: \"[\"\nb: '['\nc: x[1]\n# [\nd: [\n"), "[@5:4");
+  EXPECT_EQ(open("a: it's [\n"), "none");  // a plain scalar, not a flow collection
+  EXPECT_EQ(open("a: |\n  [ literal\nb: &x [1\n"), "[@3:7");
+  EXPECT_EQ(open("- [a, 'b]', \"c\\\"]\"\n"), "[@1:3");
+}
+
 const char* kCompleteJob = R"(# A job with every section.
 version: 1
 name: lectures
@@ -239,6 +321,7 @@ resize:
   min_pixels: 6272
   max_pixels: 401408
   image_max_pixels: 301056
+  shape: storage
 vision:
   enabled: yes
   weights: /models/m3
@@ -308,6 +391,7 @@ TEST(JobSpecTest, CompleteFileParsesIntoTheStruct) {
   EXPECT_EQ(job.resize.frames.smart.min_pixels, 6272);
   EXPECT_EQ(job.resize.frames.smart.max_pixels, 401408);
   EXPECT_EQ(job.resize.image_max_pixels, 301056);
+  EXPECT_EQ(job.resize.frames.shape, pipeline::FrameShape::kStorage);
 
   EXPECT_TRUE(job.vision.enabled);
   EXPECT_EQ(job.vision.weights, "/models/m3");
@@ -364,6 +448,7 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
   EXPECT_EQ(job.resize.frames.smart.max_pixels, 602112);
   EXPECT_EQ(job.resize.image_max_pixels, 451584);
   EXPECT_EQ(job.resize.frames.long_side.max_long_side, 672);
+  EXPECT_EQ(job.resize.frames.shape, pipeline::FrameShape::kDisplay);
   EXPECT_FALSE(job.vision.enabled);
   EXPECT_EQ(job.context.token_budget, 1048576);
   EXPECT_EQ(job.context.reserve_output_tokens, job.model.max_output_tokens);
@@ -385,7 +470,7 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
   for (const char* line :
        {"  fps: 1\n", "  max_pixels: 602112\n", "  token_budget: 1048576\n", "  temperature: 1\n",
         "  top_p: 0.95\n", "  top_k: 40\n", "  thinking_mode: adaptive\n",
-        "  database: \"demo.db\"", "  endpoint: null", "  start: null\n"}) {
+        "  database: \"demo.db\"", "  endpoint: null", "  start: null\n", "  shape: display\n"}) {
     EXPECT_NE(rendered.find(line), std::string::npos) << line << "\n" << rendered;
   }
 }
@@ -425,11 +510,41 @@ TEST(JobSpecTest, WarnsAboutSettingsThePolicyIgnores) {
   EXPECT_EQ(job->warnings[0], "job.yaml:5:3: 'sampling.fps' has no effect with policy 'count'");
 }
 
+TEST(JobSpecTest, FpsTimeline) {
+  Result<JobSpec> job = Parse(kHead);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->sampling.fps_timeline, pipeline::FpsTimeline::kAuto);
+  EXPECT_NE(RenderResolvedJob(*job).find("\n  fps_timeline: auto\n"), std::string::npos);
+  EXPECT_NE(FrameSettingsKey(*job).find("sampling.fps_timeline=auto\n"), std::string::npos);
+  for (const char* name : {"auto", "index", "time"}) {
+    job = Parse(kHead + "sampling:\n  fps_timeline: " + name + "\n");
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    EXPECT_STREQ(pipeline::FpsTimelineName(job->sampling.fps_timeline), name);
+    EXPECT_TRUE(job->warnings.empty());
+  }
+  job = Parse(kHead + "sampling:\n  fps_timeline: tme\n");
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("'sampling.fps_timeline' must be one of auto, index, "
+                                        "time; got 'tme' (did you mean 'time'?)"),
+            std::string::npos)
+      << job.status().message();
+  job = Parse(kHead + "sampling:\n  policy: keyframes\n  fps_timeline: time\n");
+  ASSERT_TRUE(job.ok());
+  ASSERT_EQ(job->warnings.size(), 1u);
+  EXPECT_NE(job->warnings[0].find("'sampling.fps_timeline' has no effect with policy 'keyframes'"),
+            std::string::npos);
+  // Other policies do not hash it.
+  JobSpec a = *Parse(kHead + "sampling:\n  policy: count\n");
+  JobSpec b = *Parse(kHead + "sampling:\n  policy: count\n  fps_timeline: time\n");
+  EXPECT_EQ(FrameSettingsKey(a), FrameSettingsKey(b));
+}
+
 // The settings of two jobs, compared through everything RenderResolvedJob shows.
 void ExpectSameSettings(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(RenderResolvedJob(a), RenderResolvedJob(b));
   EXPECT_EQ(FrameSettingsKey(a), FrameSettingsKey(b));
   EXPECT_EQ(a.sampling.fps, b.sampling.fps);
+  EXPECT_EQ(a.sampling.fps_timeline, b.sampling.fps_timeline);
   EXPECT_EQ(a.sampling.start_s, b.sampling.start_s);
   EXPECT_EQ(a.sampling.end_s, b.sampling.end_s);
   EXPECT_EQ(a.sampling.timestamps, b.sampling.timestamps);
@@ -452,7 +567,7 @@ void ExpectSameSettings(const JobSpec& a, const JobSpec& b) {
 TEST(JobSpecTest, ResolvedRenderingRoundTrips) {
   const std::string odd_values = kHead +
                                  "sampling:\n  policy: timestamps\n  timestamps: [0.1, 2.5, "
-                                 "\"1:00\"]\n  fps_epsilon: 0.00001\n"
+                                 "\"1:00\"]\n  fps_epsilon: 0.00001\n  fps_timeline: time\n"
                                  "prompts:\n  - id: q\n    question: \"tab\\tquote\\\" ${"
                                  "EMPTY} $${lit} ünïcode\\nnew line\"\n";
   for (const std::string& text : {std::string(kCompleteJob), kHead, odd_values}) {
@@ -482,7 +597,10 @@ TEST(JobSpecTest, FrameSettingsKeyFollowsOnlyFrameSettings) {
        {std::string("sampling:\n  fps: 2\n"), std::string("sampling:\n  policy: count\n"),
         std::string("sampling:\n  max_frames: 10\n"), std::string("sampling:\n  start: 5\n"),
         std::string("resize:\n  max_pixels: 401408\n"), std::string("resize:\n  mode: none\n"),
-        std::string("limits:\n  max_decode_error_rate: 0.2\n")}) {
+        std::string("resize:\n  shape: storage\n"),
+        std::string("limits:\n  max_decode_error_rate: 0.2\n"),
+        std::string("sampling:\n  fps_timeline: index\n"),
+        std::string("sampling:\n  fps_timeline: time\n")}) {
     SCOPED_TRACE(change);
     Result<JobSpec> changed = Parse(kHead + change);
     ASSERT_TRUE(changed.ok()) << changed.status().ToString();
@@ -637,6 +755,85 @@ TEST_F(ExpandInputsTest, WarningsAndErrors) {
   EXPECT_EQ(too_many.status().code(), ErrorCode::kLimitExceeded);
 }
 
+// Consecutive `**` were tried in every split of the path between them: exponential in the
+// depth. Now they are one, and each (directory, component) is visited once: the walk of a
+// 30-level tree lists each directory a few times, whatever the pattern.
+TEST_F(ExpandInputsTest, RepeatedDoubleStarsWalkEachDirectoryOnce) {
+  std::string deep = "tree";
+  for (int i = 0; i < 30; ++i) deep += "/d" + std::to_string(i);
+  Touch(fs::path(dir_) / deep / "end.mp4");
+  Touch(fs::path(dir_) / "tree/d0/top.mp4");
+  const Strings both = {deep + "/end.mp4:video", "tree/d0/top.mp4:video"};
+  for (const char* pattern : {"tree/**/*.mp4", "tree/**/**/**/**/**/*.mp4",
+                              "tree/**/*/**/*/**/*.mp4", "tree/**/**/d0/**/**/*.mp4"}) {
+    SCOPED_TRACE(pattern);
+    std::vector<std::string> warnings;
+    // 31 directories; each is listed at most once per pattern component.
+    Result<std::vector<InputFile>> files =
+        ExpandInputs(Job("  - \"" + std::string(pattern) + "\"\n"), &warnings, 1000, 31 * 6);
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    Strings got;
+    for (const InputFile& f : *files) {
+      got.push_back(fs::path(f.path).lexically_relative(dir_).string() + ":" +
+                    InputKindName(f.kind));
+    }
+    if (std::string(pattern).find("/*/") != std::string::npos) {
+      EXPECT_EQ(got, Strings({deep + "/end.mp4:video"}));  // needs two levels below tree
+    } else {
+      EXPECT_EQ(got, both);
+    }
+  }
+  // The walk is bounded: past the limit, an error naming the entry, not an endless walk.
+  Result<std::vector<InputFile>> bounded =
+      ExpandInputs(Job("  - \"tree/**/*.mp4\"\n"), nullptr, 1000, 10);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_EQ(bounded.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(bounded.status().message().find(
+                "job.yaml:3:5: listing 'tree/**/*.mp4' reads more than 10 directories"),
+            std::string::npos)
+      << bounded.status().message();
+}
+
+// A glob that finds a video and its side-car subtitles lists the video only: its item reads the
+// side-cars (they were stored twice: as the video's and as an item of their own).
+TEST_F(ExpandInputsTest, SidecarSubtitlesGoWithTheirVideo) {
+  for (const char* name : {"cars/clip.mp4", "cars/clip.srt", "cars/clip.en.vtt", "cars/lone.srt",
+                           "cars/clipper.srt", "cars/other/clip.srt"}) {
+    Touch(fs::path(dir_) / name);
+  }
+  EXPECT_EQ(Expand("  - cars\n"),
+            Strings({"cars/clip.mp4:video", "cars/clipper.srt:subtitle", "cars/lone.srt:subtitle",
+                     "cars/other/clip.srt:subtitle"}));
+  EXPECT_EQ(Expand("  - \"cars/clip.*\"\n"), Strings({"cars/clip.mp4:video"}));
+  std::vector<std::string> warnings;
+  EXPECT_EQ(Expand("  - cars/clip.srt\n  - cars/clip.mp4\n", &warnings),
+            Strings({"cars/clip.mp4:video"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cars/clip.srt: read as a side-car subtitle of '"), std::string::npos)
+      << warnings[0];
+  // Without the video, the subtitles are items.
+  EXPECT_EQ(
+      Expand("  - cars/*.srt\n"),
+      Strings({"cars/clip.srt:subtitle", "cars/clipper.srt:subtitle", "cars/lone.srt:subtitle"}));
+}
+
+// The "skipped files of unknown kind" warning named files another entry took in with a kind.
+TEST_F(ExpandInputsTest, UnknownKindWarningLeavesOutFilesTakenByAnotherEntry) {
+  Touch(fs::path(dir_) / "mixed/anim.xyz");
+  Touch(fs::path(dir_) / "mixed/v.mp4");
+  std::vector<std::string> warnings;
+  EXPECT_EQ(Expand("  - mixed\n  - {path: mixed/anim.xyz, kind: video}\n", &warnings),
+            Strings({"mixed/anim.xyz:video", "mixed/v.mp4:video"}));
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  Touch(fs::path(dir_) / "mixed/other.xyz");
+  EXPECT_EQ(Expand("  - mixed\n  - {path: mixed/anim.xyz, kind: video}\n", &warnings).size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("skipped 1 file of unknown kind under 'mixed' (e.g. '" + dir_ +
+                             "/mixed/other.xyz')"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(GuessInputKindTest, ByExtension) {
   EXPECT_EQ(GuessInputKind("a/b.MP4"), InputKind::kVideo);
   EXPECT_EQ(GuessInputKind("x.webm"), InputKind::kVideo);
@@ -645,6 +842,10 @@ TEST(GuessInputKindTest, ByExtension) {
   EXPECT_EQ(GuessInputKind("x.txt"), InputKind::kDocument);
   EXPECT_EQ(GuessInputKind("x.srt"), InputKind::kSubtitle);
   EXPECT_EQ(GuessInputKind("x.vtt"), InputKind::kSubtitle);
+  // Animated GIFs and MPEG elementary / DVD streams are videos (FFmpeg reads them all).
+  for (const char* name : {"a.gif", "a.GIF", "a.mpv", "a.m1v", "a.m2v", "a.vob"}) {
+    EXPECT_EQ(GuessInputKind(name), InputKind::kVideo) << name;
+  }
   EXPECT_EQ(GuessInputKind("x.bin"), InputKind::kAuto);
   EXPECT_EQ(GuessInputKind("README"), InputKind::kAuto);
 }
@@ -665,8 +866,17 @@ TEST(LoadJobFileTest, ReadsFileResolvesBaseDirAndReportsMissing) {
   Result<JobSpec> big = LoadJobFile(dir + "/big.yaml");
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(big.status().message().find("the limit is 1048576 bytes"), std::string::npos)
+  EXPECT_EQ(big.status().message(), dir +
+                                        "/big.yaml:1:1048577: the job file is 1048577 bytes, over "
+                                        "the limit of 1048576 bytes (1 MiB); the limit falls here")
       << big.status().message();
+  // A device or a pipe has no size: read only up to the limit (this never ended before).
+  Result<JobSpec> endless = LoadJobFile("/dev/zero");
+  ASSERT_FALSE(endless.ok());
+  EXPECT_NE(endless.status().message().find("/dev/zero:1:1048577: the job file is more than "
+                                            "1048576 bytes"),
+            std::string::npos)
+      << endless.status().message();
 
   ASSERT_TRUE(WriteFileAtomically(dir + "/bad.yaml", "name: x\ninputs: [a.mp4]\nfps: 1\n").ok());
   Result<JobSpec> bad = LoadJobFile(dir + "/bad.yaml");

@@ -214,6 +214,35 @@ TEST(EstimateFramesTest, FollowsThePolicy) {
   EXPECT_EQ(EstimateFrames(count, media), std::nullopt);
 }
 
+TEST(EstimateFramesTest, FollowsTheFpsTimeline) {
+  // tree.avi: 68 frames over 29.6 s, 15 fps on average, not evenly spaced.
+  pipeline::MediaInfo media;
+  media.duration_s = 29.6;
+  pipeline::StreamInfo video;
+  video.type = pipeline::StreamType::kVideo;
+  video.duration_s = 29.6;
+  video.fps = 15;
+  video.frames = 68;
+  video.constant_rate = false;
+  media.streams.push_back(video);
+  media.best_video = 0;
+  pipeline::SamplingOptions s;
+  EXPECT_EQ(EstimateFrames(s, media), 30);  // auto: time, 0..29 s and the last frame
+  s.fps_timeline = pipeline::FpsTimeline::kTime;
+  EXPECT_EQ(EstimateFrames(s, media), 30);
+  s.fps_timeline = pipeline::FpsTimeline::kIndex;
+  EXPECT_EQ(EstimateFrames(s, media), 6);  // frames 0, 15, 30, 45, 60 and 67
+  s.start_s = 14.8;                        // half the frames, assumed spread evenly
+  EXPECT_EQ(EstimateFrames(s, media), 4);
+  s.fps_timeline = pipeline::FpsTimeline::kAuto;
+  EXPECT_EQ(EstimateFrames(s, media), 15);
+  // The same stream, evenly spaced: auto is the index rule.
+  media.streams[0].constant_rate = true;
+  media.streams[0].frames = 444;
+  s.start_s.reset();
+  EXPECT_EQ(EstimateFrames(s, media), 31);  // ceil(444 / 15) and the last
+}
+
 TEST(TableOutputTest, EveryFormat) {
   storage::Table table;
   table.columns = {"id", "text", "blob"};

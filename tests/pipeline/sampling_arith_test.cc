@@ -3,6 +3,7 @@
 // `python3 tests/reference/m3_reference.py`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "pipeline/sampling.h"
@@ -73,6 +74,281 @@ TEST(FpsRuleTest, OlderServersDoNotKeepTheLastFrame) {
   SamplingOptions options;
   options.fps_keep_last = false;
   EXPECT_EQ(SelectFrames(index, options)->back(), 270);
+}
+
+// The rule on presentation times (fps_timeline: time), and the constant-rate test that chooses
+// it under fps_timeline: auto; rows from tests/reference/m3_reference.py.
+struct TimeCase {
+  const char* name;
+  std::vector<int64_t> times_us;
+  double avg_fps;
+  double fps;
+  bool keep_last;
+  std::vector<int> expected;
+};
+
+const TimeCase kTimeCases[] = {
+    {"tree_avi_slots",
+     {0,        733337,   1133339,  1600008,  2066677,  2466679, 2866681, 3266683,
+      3733352,  4066687,  4466689,  4800024,  5200026,  5600028, 5933363, 6333365,
+      7000035,  7400037,  7800039,  8200041,  8600043,  9066712, 9400047, 9800049,
+      10200051, 10666720, 11000055, 11400057, 11800059, 12266728},
+     14.999925000374999,
+     1.0,
+     true,
+     {0, 2, 5, 8, 11, 14, 16, 19, 22, 25, 28, 29}},
+    {"tree_avi_slots_2fps",
+     {0,        733337,   1133339,  1600008,  2066677,  2466679, 2866681, 3266683,
+      3733352,  4066687,  4466689,  4800024,  5200026,  5600028, 5933363, 6333365,
+      7000035,  7400037,  7800039,  8200041,  8600043,  9066712, 9400047, 9800049,
+      10200051, 10666720, 11000055, 11400057, 11800059, 12266728},
+     14.999925000374999,
+     2.0,
+     true,
+     {0, 1, 3, 5, 7, 9, 11, 13, 15, 16, 18, 20, 22, 24, 26, 28, 29}},
+    {"still_stretch",
+     {0,       100000,  200000,  300000,  400000,  500000,  600000,  700000,  800000,  900000,
+      1000000, 1100000, 1200000, 1300000, 1400000, 1500000, 1600000, 1700000, 1800000, 1900000,
+      8000000, 8100000, 8200000, 8300000, 8400000, 8500000, 8600000, 8700000, 8800000, 8900000,
+      9000000, 9100000, 9200000, 9300000, 9400000, 9500000, 9600000, 9700000, 9800000, 9900000},
+     4.0,
+     1.0,
+     true,
+     {0, 10, 20, 30, 39}},
+    {"still_stretch_no_last",
+     {0,       100000,  200000,  300000,  400000,  500000,  600000,  700000,  800000,  900000,
+      1000000, 1100000, 1200000, 1300000, 1400000, 1500000, 1600000, 1700000, 1800000, 1900000,
+      8000000, 8100000, 8200000, 8300000, 8400000, 8500000, 8600000, 8700000, 8800000, 8900000,
+      9000000, 9100000, 9200000, 9300000, 9400000, 9500000, 9600000, 9700000, 9800000, 9900000},
+     4.0,
+     1.0,
+     false,
+     {0, 10, 20, 30}},
+    {"still_stretch_half_fps",
+     {0,       100000,  200000,  300000,  400000,  500000,  600000,  700000,  800000,  900000,
+      1000000, 1100000, 1200000, 1300000, 1400000, 1500000, 1600000, 1700000, 1800000, 1900000,
+      8000000, 8100000, 8200000, 8300000, 8400000, 8500000, 8600000, 8700000, 8800000, 8900000,
+      9000000, 9100000, 9200000, 9300000, 9400000, 9500000, 9600000, 9700000, 9800000, 9900000},
+     4.0,
+     0.5,
+     true,
+     {0, 20, 39}},
+    {"jittered_30fps",
+     {0,       37333,   66667,   100000,  137333,  166667,  200000,  237333,  266667,  300000,
+      337333,  366667,  400000,  437333,  466667,  500000,  537333,  566667,  600000,  637333,
+      666667,  700000,  737333,  766667,  800000,  837333,  866667,  900000,  937333,  966667,
+      1000000, 1037333, 1066667, 1100000, 1137333, 1166667, 1200000, 1237333, 1266667, 1300000,
+      1337333, 1366667, 1400000, 1437333, 1466667, 1500000, 1537333, 1566667, 1600000, 1637333,
+      1666667, 1700000, 1737333, 1766667, 1800000, 1837333, 1866667, 1900000, 1937333, 1966667,
+      2000000, 2037333, 2066667, 2100000, 2137333, 2166667, 2200000, 2237333, 2266667, 2300000,
+      2337333, 2366667, 2400000, 2437333, 2466667, 2500000, 2537333, 2566667, 2600000, 2637333,
+      2666667, 2700000, 2737333, 2766667, 2800000, 2837333, 2866667, 2900000, 2937333, 2966667},
+     30.0,
+     1.0,
+     true,
+     {0, 30, 60, 89}},
+    {"bursts",
+     {0, 50000, 100000, 150000, 2500000, 2550000, 2600000, 3900000, 4000000, 6700000, 6750000,
+      9990000},
+     1.2,
+     1.0,
+     true,
+     {0, 4, 7, 9, 11}},
+    {"bursts_3fps",
+     {0, 50000, 100000, 150000, 2500000, 2550000, 2600000, 3900000, 4000000, 6700000, 6750000,
+      9990000},
+     1.2,
+     3.0,
+     true,
+     {0, 4, 7, 9, 11}},
+    {"cfr_25fps",
+     {0,       40000,   80000,   120000,  160000,  200000,  240000,  280000,  320000,  360000,
+      400000,  440000,  480000,  520000,  560000,  600000,  640000,  680000,  720000,  760000,
+      800000,  840000,  880000,  920000,  960000,  1000000, 1040000, 1080000, 1120000, 1160000,
+      1200000, 1240000, 1280000, 1320000, 1360000, 1400000, 1440000, 1480000, 1520000, 1560000,
+      1600000, 1640000, 1680000, 1720000, 1760000, 1800000, 1840000, 1880000, 1920000, 1960000,
+      2000000, 2040000, 2080000, 2120000, 2160000, 2200000, 2240000, 2280000, 2320000, 2360000,
+      2400000, 2440000, 2480000, 2520000, 2560000, 2600000, 2640000, 2680000, 2720000, 2760000,
+      2800000, 2840000, 2880000, 2920000, 2960000, 3000000, 3040000, 3080000, 3120000, 3160000,
+      3200000, 3240000, 3280000, 3320000, 3360000, 3400000, 3440000, 3480000, 3520000, 3560000,
+      3600000, 3640000, 3680000, 3720000, 3760000, 3800000, 3840000, 3880000, 3920000, 3960000,
+      4000000},
+     25.0,
+     1.0,
+     true,
+     {0, 25, 50, 75, 100}},
+    {"one_frame", {0}, 25.0, 1.0, true, {0}},
+    {"two_frames_close", {0, 40}, 25.0, 1.0, true, {0}},
+};
+
+FrameIndex IndexAt(const std::vector<int64_t>& times_us, double avg_fps) {
+  FrameIndex index;
+  index.time_base_num = 1;
+  index.time_base_den = 1000000;
+  index.avg_fps = avg_fps;
+  for (size_t i = 0; i < times_us.size(); ++i) {
+    index.frames.push_back({times_us[i], 0, static_cast<int>(i), i == 0});
+  }
+  return index;
+}
+
+TEST(FpsTimeRuleTest, MatchesTheReference) {
+  for (const TimeCase& c : kTimeCases) {
+    FrameIndex index = IndexAt(c.times_us, c.avg_fps);
+    SamplingOptions options;
+    options.fps = c.fps;
+    options.fps_keep_last = c.keep_last;
+    options.fps_timeline = FpsTimeline::kTime;
+    auto selected = SelectFrames(index, options);
+    ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+    EXPECT_EQ(*selected, c.expected) << c.name;
+  }
+}
+
+TEST(FpsTimeRuleTest, IsTheIndexRuleOnEvenlySpacedFrames) {
+  for (const FpsCase& c : kFpsCases) {
+    FrameIndex index = ConstantRateIndex(c.total, c.src_fps);
+    SamplingOptions options;
+    options.fps = c.fps;
+    if (c.max_frames > 0) options.max_frames = c.max_frames;
+    options.fps_timeline = FpsTimeline::kTime;
+    auto by_time = SelectFrames(index, options);
+    options.fps_timeline = FpsTimeline::kIndex;
+    auto by_index = SelectFrames(index, options);
+    options.fps_timeline = FpsTimeline::kAuto;
+    auto automatic = SelectFrames(index, options);
+    EXPECT_EQ(*by_time, c.expected) << "total " << c.total << " src_fps " << c.src_fps;
+    EXPECT_EQ(*by_index, c.expected);
+    EXPECT_EQ(*automatic, c.expected);
+    EXPECT_EQ(ResolveFpsTimeline(index, options), FpsTimeline::kIndex);
+  }
+}
+
+TEST(FpsTimeRuleTest, AutoUsesTimesWhereFramesAreNotEvenlySpaced) {
+  // tree.avi's pattern: 30 frames in 185 slots of 1/15 s. The index rule at 1 fps keeps every
+  // 15th frame (one every ~6 s); the time rule keeps one a second or so.
+  const TimeCase& tree = kTimeCases[0];
+  ASSERT_STREQ(tree.name, "tree_avi_slots");
+  FrameIndex index = IndexAt(tree.times_us, tree.avg_fps);
+  EXPECT_FALSE(index.constant_rate());
+  SamplingOptions options;
+  EXPECT_EQ(ResolveFpsTimeline(index, options), FpsTimeline::kTime);
+  EXPECT_EQ(*SelectFrames(index, options), tree.expected);
+  options.fps_timeline = FpsTimeline::kIndex;
+  EXPECT_EQ(*SelectFrames(index, options), (std::vector<int>{0, 15, 29}));
+  // Trimming: times count from the first frame in range.
+  options.fps_timeline = FpsTimeline::kTime;
+  options.start_s = 3.0;
+  auto trimmed = SelectFrames(index, options);
+  ASSERT_FALSE(trimmed->empty());
+  EXPECT_EQ(trimmed->front(), 7);  // the first frame at or after 3 s (3.27 s)
+  EXPECT_EQ(trimmed->back(), 29);  // and the last
+  for (size_t i = 1; i + 1 < trimmed->size(); ++i) {
+    EXPECT_GE(index.time_s((*trimmed)[i]) - index.time_s((*trimmed)[i - 1]), 1.0 - 1e-4);
+  }
+}
+
+TEST(FpsTimeRuleTest, WithoutAnAverageRateTimesAreUsed) {
+  FrameIndex index = ConstantRateIndex(100, 25.0);
+  index.avg_fps = 0;
+  SamplingOptions options;
+  options.fps_timeline = FpsTimeline::kIndex;
+  EXPECT_EQ(ResolveFpsTimeline(index, options), FpsTimeline::kTime);
+  EXPECT_EQ(*SelectFrames(index, options), (std::vector<int>{0, 25, 50, 75, 99}));
+}
+
+struct GridRateCase {
+  const char* name;
+  int frames;
+  int64_t num, den;
+  std::vector<int> dropped;
+  double avg_fps;
+  bool expected;
+};
+
+const GridRateCase kGridRateCases[] = {
+    {"cfr_30", 300, 30, 1, {}, 30.0, true},
+    {"cfr_ntsc", 600, 30000, 1001, {}, 29.97002997002997, true},
+    {"one_dropped_frame", 300, 30, 1, {150}, 30.0, true},
+    {"two_dropped_frames", 300, 30, 1, {10, 11}, 30.0, false},
+    {"slow_drift_half_percent", 300, 2985, 100, {}, 30.0, true},
+    {"fast_drift_3_percent", 300, 291, 10, {}, 30.0, false},
+    {"stated_rate_too_high", 100, 24, 1, {}, 30.0, false},
+    {"one_frame", 1, 30, 1, {}, 30.0, true},
+};
+
+struct ListRateCase {
+  const char* name;
+  std::vector<int64_t> times_us;
+  double avg_fps;
+  bool expected;
+};
+
+const ListRateCase kListRateCases[] = {
+    {"tree_avi",
+     {0,        733337,   1133339,  1600008,  2066677,  2466679, 2866681, 3266683,
+      3733352,  4066687,  4466689,  4800024,  5200026,  5600028, 5933363, 6333365,
+      7000035,  7400037,  7800039,  8200041,  8600043,  9066712, 9400047, 9800049,
+      10200051, 10666720, 11000055, 11400057, 11800059, 12266728},
+     14.999925000374999,
+     false},
+    {"still_stretch",
+     {0,       100000,  200000,  300000,  400000,  500000,  600000,  700000,  800000,  900000,
+      1000000, 1100000, 1200000, 1300000, 1400000, 1500000, 1600000, 1700000, 1800000, 1900000,
+      8000000, 8100000, 8200000, 8300000, 8400000, 8500000, 8600000, 8700000, 8800000, 8900000,
+      9000000, 9100000, 9200000, 9300000, 9400000, 9500000, 9600000, 9700000, 9800000, 9900000},
+     4.0,
+     false},
+    {"still_stretch_stated_10",
+     {0,       100000,  200000,  300000,  400000,  500000,  600000,  700000,  800000,  900000,
+      1000000, 1100000, 1200000, 1300000, 1400000, 1500000, 1600000, 1700000, 1800000, 1900000,
+      8000000, 8100000, 8200000, 8300000, 8400000, 8500000, 8600000, 8700000, 8800000, 8900000,
+      9000000, 9100000, 9200000, 9300000, 9400000, 9500000, 9600000, 9700000, 9800000, 9900000},
+     10.0,
+     false},
+    {"jittered_30fps",
+     {0,       37333,   66667,   100000,  137333,  166667,  200000,  237333,  266667,  300000,
+      337333,  366667,  400000,  437333,  466667,  500000,  537333,  566667,  600000,  637333,
+      666667,  700000,  737333,  766667,  800000,  837333,  866667,  900000,  937333,  966667,
+      1000000, 1037333, 1066667, 1100000, 1137333, 1166667, 1200000, 1237333, 1266667, 1300000,
+      1337333, 1366667, 1400000, 1437333, 1466667, 1500000, 1537333, 1566667, 1600000, 1637333,
+      1666667, 1700000, 1737333, 1766667, 1800000, 1837333, 1866667, 1900000, 1937333, 1966667,
+      2000000, 2037333, 2066667, 2100000, 2137333, 2166667, 2200000, 2237333, 2266667, 2300000,
+      2337333, 2366667, 2400000, 2437333, 2466667, 2500000, 2537333, 2566667, 2600000, 2637333,
+      2666667, 2700000, 2737333, 2766667, 2800000, 2837333, 2866667, 2900000, 2937333, 2966667},
+     30.0,
+     true},
+};
+
+TEST(ConstantRateTest, MatchesTheReference) {
+  for (const GridRateCase& c : kGridRateCases) {
+    std::vector<int64_t> times;
+    for (int i = 0; i < c.frames; ++i) {
+      if (std::find(c.dropped.begin(), c.dropped.end(), i) != c.dropped.end()) continue;
+      times.push_back(int64_t{i} * 1000000 * c.den / c.num);
+    }
+    EXPECT_EQ(IndexAt(times, c.avg_fps).constant_rate(), c.expected) << c.name;
+    std::vector<double> seconds;
+    for (int64_t t : times) seconds.push_back(static_cast<double>(t) / 1e6);
+    EXPECT_EQ(IsConstantRate(seconds, c.avg_fps), c.expected) << c.name;
+  }
+  for (const ListRateCase& c : kListRateCases) {
+    EXPECT_EQ(IndexAt(c.times_us, c.avg_fps).constant_rate(), c.expected) << c.name;
+  }
+}
+
+TEST(ConstantRateTest, StreamsWithoutTimestampsAreConstantRate) {
+  FrameIndex index = IndexAt({0, 5000000, 5100000}, 25.0);
+  EXPECT_FALSE(index.constant_rate());
+  index.has_timestamps = false;  // times were synthesized at the average rate
+  EXPECT_TRUE(index.constant_rate());
+}
+
+TEST(FpsTimelineTest, NamesRoundTrip) {
+  for (FpsTimeline t : {FpsTimeline::kAuto, FpsTimeline::kIndex, FpsTimeline::kTime}) {
+    EXPECT_EQ(*ParseFpsTimeline(FpsTimelineName(t)), t);
+  }
+  EXPECT_FALSE(ParseFpsTimeline("pts").ok());
 }
 
 struct SmartCase {
@@ -176,6 +452,22 @@ TEST(SmartResizeTest, HalvesRoundToEven) {
 
 TEST(SmartResizeTest, The1080pDefaultIs560x1008) {
   EXPECT_EQ(*SmartResize({1920, 1080}), (Size{1008, 560}));
+}
+
+TEST(DisplaySizeTest, WidthScaledBySampleAspectHeightKept) {
+  EXPECT_EQ(DisplaySize({720, 480}, {32, 27}), (Size{853, 480}));    // 16:9 NTSC DVD: 853.3
+  EXPECT_EQ(DisplaySize({720, 480}, {8, 9}), (Size{640, 480}));      // 4:3 NTSC DVD
+  EXPECT_EQ(DisplaySize({720, 576}, {64, 45}), (Size{1024, 576}));   // 16:9 PAL DVD
+  EXPECT_EQ(DisplaySize({352, 288}, {12, 11}), (Size{384, 288}));    // CIF
+  EXPECT_EQ(DisplaySize({1440, 1080}, {4, 3}), (Size{1920, 1080}));  // HDV
+  EXPECT_EQ(DisplaySize({200, 112}, {224, 225}), (Size{199, 112}));  // 199.1
+  EXPECT_EQ(DisplaySize({3, 2}, {1, 2}), (Size{2, 2}));              // 1.5 rounds up
+  EXPECT_EQ(DisplaySize({1, 9}, {1, 8}), (Size{1, 9}));              // never below 1
+  EXPECT_EQ(DisplaySize({640, 360}, {1, 1}), (Size{640, 360}));
+  EXPECT_EQ(DisplaySize({640, 360}, {0, 1}), (Size{640, 360}));  // unknown: square
+  // The shape decides the model's size: 853x480 becomes 840x476, 720x480 728x476.
+  EXPECT_EQ(*SmartResize(DisplaySize({720, 480}, {32, 27})), (Size{840, 476}));
+  EXPECT_EQ(*SmartResize({720, 480}), (Size{728, 476}));
 }
 
 struct LongSideCase {

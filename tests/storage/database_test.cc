@@ -75,6 +75,81 @@ TEST(DatabaseTest, RefusesNewerSchemaAndNonDatabases) {
   EXPECT_FALSE(Database::Open(dir + "/missing.db", no_create).ok());
 }
 
+// Readers (status, results, search, query, plan) refuse what the writer refuses, and say which
+// file has no tables instead of SQLite's "no such table: runs".
+TEST(DatabaseTest, ReadOnlyRefusesNewerSchemaAndNamesFilesWithoutTables) {
+  std::string dir = testing::ScratchDir("DatabaseTest.ReadOnlyRefuse");
+  {
+    auto db = Database::Open(dir + "/new.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Execute("PRAGMA user_version = 999").ok());
+  }
+  auto newer = Database::OpenReadOnly(dir + "/new.db");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(newer.status().message().find(dir + "/new.db: schema version 999 is newer"),
+            std::string::npos)
+      << newer.status().message();
+  auto queried = Query(dir + "/new.db", "SELECT 1");
+  ASSERT_FALSE(queried.ok());
+  EXPECT_EQ(queried.status().code(), ErrorCode::kUnsupported);
+
+  {
+    FILE* f = fopen((dir + "/empty.db").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fclose(f);
+  }
+  auto empty = Database::OpenReadOnly(dir + "/empty.db");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(empty.status().message().starts_with(dir + "/empty.db: not a Reel results database"))
+      << empty.status().message();
+
+  // Half-created: a writer has set WAL but not yet committed the first migration.
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/half.db").c_str(), &raw), SQLITE_OK);
+    internal::UniqueConnection conn(raw);
+    ASSERT_TRUE(internal::Exec(raw,
+                               "PRAGMA journal_mode = WAL; BEGIN IMMEDIATE; "
+                               "CREATE TABLE jobs(id INTEGER PRIMARY KEY)")
+                    .ok());
+    auto half = Database::OpenReadOnly(dir + "/half.db");
+    ASSERT_FALSE(half.ok());
+    EXPECT_EQ(half.status().code(), ErrorCode::kNotFound);
+    EXPECT_NE(half.status().message().find(dir + "/half.db: "), std::string::npos)
+        << half.status().message();
+    auto store_read = Query(dir + "/half.db", "SELECT * FROM runs");
+    ASSERT_FALSE(store_read.ok());
+    EXPECT_EQ(store_read.status().code(), ErrorCode::kNotFound);
+    EXPECT_EQ(store_read.status().message().find("no such table"), std::string::npos);
+  }
+  // The writer still opens (and creates the schema in) an empty file.
+  auto writer = Database::Open(dir + "/empty.db");
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_TRUE(Database::OpenReadOnly(dir + "/empty.db").ok());
+}
+
+// A value past SQLite's length limit used to fail with "bind: not an error" (the message of
+// the bind call was reset by the binds after it).
+TEST(DatabaseTest, OversizeBindSaysWhatWasTooBig) {
+  auto db = Database::Open(testing::ScratchDir("DatabaseTest.TooBig") + "/reel.db");
+  ASSERT_TRUE(db.ok());
+  sqlite3_limit(db->handle(), SQLITE_LIMIT_LENGTH, 1000);
+  auto stmt = internal::Statement::Prepare(
+      db->handle(), "INSERT INTO jobs(name, spec_text, spec_hash) VALUES (?1, ?2, ?3)");
+  ASSERT_TRUE(stmt.ok());
+  stmt->Bind(1, "j").Bind(2, std::string(5000, 's')).Bind(3, "h");
+  Status run = stmt->Run();
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.code(), ErrorCode::kLimitExceeded) << run.ToString();
+  EXPECT_EQ(run.message().find("not an error"), std::string::npos) << run.message();
+  EXPECT_NE(run.message().find("parameter 2 (5000 bytes; the limit is 1000 bytes)"),
+            std::string::npos)
+      << run.message();
+  EXPECT_NE(run.message().find("too big"), std::string::npos) << run.message();
+}
+
 TEST(DatabaseTest, PragmasAreInForce) {
   std::string path = testing::ScratchDir("DatabaseTest.Pragmas") + "/reel.db";
   auto db = Database::Open(path);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "storage/store.h"
@@ -95,6 +96,43 @@ TEST_F(QueryTest, ReportsBadSqlAndMissingFiles) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound);
   EXPECT_FALSE(std::filesystem::exists(path_ + ".missing"));
+}
+
+// A recursive CTE that never ends and never yields a row: only the clock can stop it.
+TEST_F(QueryTest, StopsAtTheTimeLimit) {
+  const std::string forever =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+  auto start = std::chrono::steady_clock::now();
+  auto table = Query(path_, forever, {.timeout_s = 0.3});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(table.ok());
+  EXPECT_EQ(table.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(table.status().message().find("stopped after 0.3 s"), std::string::npos)
+      << table.status().message();
+  EXPECT_LT(seconds, 30);  // stopped, not run to the end (which never comes)
+}
+
+TEST_F(QueryTest, StopsAtTheMemoryLimit) {
+  // One value that grows inside SQLite to 30 MB: its heap hits the limit.
+  auto grows = Query(path_,
+                     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                     "LIMIT 300000) SELECT length(group_concat(printf('%.100c', 'x'))) FROM c",
+                     {.max_memory_bytes = 8 << 20});
+  ASSERT_FALSE(grows.ok());
+  EXPECT_EQ(grows.status().code(), ErrorCode::kLimitExceeded) << grows.status().ToString();
+  EXPECT_NE(grows.status().message().find("bytes of memory"), std::string::npos)
+      << grows.status().message();
+  // Many rows, each small: the rows kept for printing hit the limit.
+  auto rows = Query(path_,
+                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                    "LIMIT 1000000) SELECT printf('%.1000c', 'x') FROM c",
+                    {.max_rows = 1000000, .max_memory_bytes = 8 << 20});
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), ErrorCode::kLimitExceeded) << rows.status().ToString();
+  // The limit is lifted afterwards: the next query in this process may use more.
+  auto after = Query(path_, "SELECT length(printf('%.20000000c', 'x'))");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(std::get<int64_t>(after->rows[0][0]), 20000000);
 }
 
 TEST_F(QueryTest, IntegrityCheckIsOk) {
