@@ -111,11 +111,11 @@ int main(int argc, char** argv) {
                            ShellQuote(source + "/tests/llm/reference/encode.js");
   std::printf("text: %s, %.2f MB; machine: %s, one core (CPU 0)\n", text_path.c_str(),
               text.size() / 1e6, reel::bench::CpuModel().c_str());
-  std::printf("%-8s %8s %6s %11s %11s %11s %7s %11s %11s %7s %6s %9s\n", "file", "tokens",
-              "load s", "Reel cold", "Reel warm", "HF", "ratio", "Reel cold", "HF", "ratio",
-              "ids", "1M tokens");
-  std::printf("%-8s %8s %6s %11s %11s %11s %7s %11s %11s %7s %6s %9s\n", "", "", "", "wall",
-              "wall", "wall", "wall", "CPU", "CPU", "CPU", "", "CPU");
+  std::printf("%-8s %8s %6s %11s %11s %11s %7s %11s %11s %7s %6s %9s\n", "file", "tokens", "load s",
+              "Reel cold", "Reel warm", "HF", "ratio", "Reel cold", "HF", "ratio", "ids",
+              "1M tokens");
+  std::printf("%-8s %8s %6s %11s %11s %11s %7s %11s %11s %7s %6s %9s\n", "", "", "", "wall", "wall",
+              "wall", "wall", "CPU", "CPU", "CPU", "", "CPU");
   int exit_code = 0;
   for (const std::string& name : names) {
     const std::string file = ref_dir + "/files/" + name + ".json";
@@ -148,16 +148,16 @@ int main(int argc, char** argv) {
       doc.write(reinterpret_cast<const char*>(&n), 4);
       doc.write(text.data(), static_cast<std::streamsize>(text.size()));
     }
-    std::system((node + " ids " + ShellQuote(file) + " " + ShellQuote(tmp.string() + ".in") +
-                 " " + ShellQuote(tmp.string() + ".out"))
+    std::system((node + " ids " + ShellQuote(file) + " " + ShellQuote(tmp.string() + ".in") + " " +
+                 ShellQuote(tmp.string() + ".out"))
                     .c_str());
     std::string ref = Slurp(tmp.string() + ".out");
     bool same = ref.size() == 4 + 4 * ids.size() &&
                 std::memcmp(ref.data() + 4, ids.data(), 4 * ids.size()) == 0;
     fs::remove(tmp.string() + ".in");
     fs::remove(tmp.string() + ".out");
-    std::string timing = OutputOf(node + " time " + ShellQuote(file) + " " +
-                                  ShellQuote(text_path) + " " + std::to_string(runs));
+    std::string timing = OutputOf(node + " time " + ShellQuote(file) + " " + ShellQuote(text_path) +
+                                  " " + std::to_string(runs));
     double hf_s = 0, hf_cpu = 0;
     unsigned long hf_tokens = 0;
     std::sscanf(timing.c_str(), "%lf %lf %lu", &hf_s, &hf_cpu, &hf_tokens);
@@ -168,10 +168,10 @@ int main(int argc, char** argv) {
       std::snprintf(b, sizeof b, "%.2f MB/s", s > 0 ? mb / s : 0.0);
       return std::string(b);
     };
-    std::printf("%-8s %8zu %6.2f %11s %11s %11s %6.1fx %11s %11s %6.1fx %6s %8.3fs\n",
-                name.c_str(), ids.size(), load_s, rate(cold_s).c_str(), rate(warm_s).c_str(),
-                rate(hf_s).c_str(), hf_s > 0 ? hf_s / cold_s : 0.0, rate(cpu_s).c_str(),
-                rate(hf_cpu).c_str(), hf_cpu > 0 ? hf_cpu / cpu_s : 0.0, same ? "same" : "DIFFER",
+    std::printf("%-8s %8zu %6.2f %11s %11s %11s %6.1fx %11s %11s %6.1fx %6s %8.3fs\n", name.c_str(),
+                ids.size(), load_s, rate(cold_s).c_str(), rate(warm_s).c_str(), rate(hf_s).c_str(),
+                hf_s > 0 ? hf_s / cold_s : 0.0, rate(cpu_s).c_str(), rate(hf_cpu).c_str(),
+                hf_cpu > 0 ? hf_cpu / cpu_s : 0.0, same ? "same" : "DIFFER",
                 1e6 / (ids.size() / cpu_s));
     if (!same) exit_code = 1;
   }

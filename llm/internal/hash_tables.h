@@ -220,7 +220,7 @@ class PieceCache {
       keys_.append(key);
     }
     if (count <= kInlineIds) {
-      std::memcpy(s.ids, ids, count * 4);
+      if (count > 0) std::memcpy(s.ids, ids, count * 4);
     } else {
       s.ids[0] = static_cast<uint32_t>(ids_.size());
       ids_.insert(ids_.end(), ids, ids + count);
