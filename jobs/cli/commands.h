@@ -35,5 +35,6 @@ void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
+void AddTokenizeCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli
