@@ -60,7 +60,8 @@ constexpr const char* kTaskColumns =
     "t.id, t.custom_id, t.item_id, t.prompt_id, t.context_id, t.step, t.segment_index, "
     "t.segment_count, t.start_seconds, t.end_seconds, t.local_prompt_tokens, t.status, "
     "t.server_count_tokens, t.request_id, r.outcome, r.too_long_prompt_tokens, "
-    "(SELECT uid FROM runs WHERE runs.id = r.run_id)";
+    "(SELECT uid FROM runs WHERE runs.id = r.run_id), t.json_schema, r.too_long_output_tokens, "
+    "r.too_long_context_length";
 
 std::string SelectTasks(const std::string& where) {
   return std::string("SELECT ") + kTaskColumns +
@@ -86,6 +87,9 @@ Result<TaskRecord> ReadTask(const Statement& s) {
   t.last_outcome = s.ColumnOptionalText(14);
   t.last_too_long_tokens = s.ColumnOptionalInt(15);
   t.last_run_uid = s.ColumnOptionalText(16);
+  t.json_schema = s.ColumnOptionalText(17);
+  t.last_too_long_output = s.ColumnOptionalInt(18);
+  t.last_too_long_window = s.ColumnOptionalInt(19);
   return t;
 }
 
@@ -141,7 +145,9 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
       .Bind(10, o.ttft_seconds)
       .Bind(11, o.request_bytes)
       .Bind(12, o.server_request_id)
-      .Bind(13, o.too_long_prompt_tokens);
+      .Bind(13, o.too_long_prompt_tokens)
+      .Bind(14, o.too_long_output_tokens)
+      .Bind(15, o.too_long_context_length);
   REEL_RETURN_IF_ERROR(update.Run());
   if (sqlite3_changes(db) == 0) {
     return NotFound("request " + std::to_string(request_id) + " is not waiting for an answer");
@@ -193,7 +199,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         Statement::Prepare(db,
                            "INSERT INTO tasks(custom_id, item_id, prompt_id, context_id, step, "
                            "segment_index, segment_count, start_seconds, end_seconds, "
-                           "local_prompt_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+                           "local_prompt_tokens, json_schema) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
                            "ON CONFLICT(custom_id) DO NOTHING"));
     insert.Bind(1, task.custom_id)
         .Bind(2, task.item_id)
@@ -204,7 +211,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         .Bind(7, task.segment_count)
         .Bind(8, task.start_seconds)
         .Bind(9, task.end_seconds)
-        .Bind(10, task.local_prompt_tokens);
+        .Bind(10, task.local_prompt_tokens)
+        .Bind(11, task.json_schema);
     REEL_RETURN_IF_ERROR(insert.Run());
     REEL_RETURN_IF_ERROR(txn.Commit());
   }
@@ -430,8 +438,10 @@ Result<std::vector<ContextRow>> TaskStore::ListContexts(int64_t item_id,
   REEL_ASSIGN_OR_RETURN(
       Statement s,
       Statement::Prepare(db_.handle(),
-                         "SELECT id, context_hash, segment_index, segment_count, total_tokens "
-                         "FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "SELECT id, context_hash, segment_index, segment_count, total_tokens, "
+                         "json_extract(manifest_json, '$.time_range_s[0]'), "
+                         "json_extract(manifest_json, '$.time_range_s[1]') FROM contexts WHERE "
+                         "item_id = ?1 AND prompt_id = ?2 AND "
                          "settings_key = ?3 ORDER BY segment_index, id"));
   s.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
   std::vector<ContextRow> out;

@@ -46,11 +46,14 @@ struct TaskRecord {
   std::optional<double> start_seconds;
   std::optional<double> end_seconds;
   std::optional<int64_t> local_prompt_tokens;
+  std::optional<std::string> json_schema;       // the schema the answer must follow (compact JSON)
   TaskStatus status = TaskStatus::kWaiting;     // output
   std::optional<int64_t> server_count_tokens;   // output (SetServerCount)
   std::optional<int64_t> request_id;            // output: the latest send
   std::optional<std::string> last_outcome;      // output: that send's outcome
   std::optional<int64_t> last_too_long_tokens;  // output: the server's count, if too long
+  std::optional<int64_t> last_too_long_output;  // output: the output it was asked for
+  std::optional<int64_t> last_too_long_window;  // output: the server's context length
   std::optional<std::string> last_run_uid;      // output: the run that made that send
 };
 
@@ -75,6 +78,8 @@ struct SendOutcome {
   std::optional<int64_t> request_bytes;
   std::optional<std::string> server_request_id;
   std::optional<int64_t> too_long_prompt_tokens;
+  std::optional<int64_t> too_long_output_tokens;
+  std::optional<int64_t> too_long_context_length;
 };
 
 // The answer of a succeeded send (responses row).
@@ -98,6 +103,8 @@ struct ContextRow {
   int64_t segment_index = 0;
   int64_t segment_count = 1;
   int64_t total_tokens = 0;
+  std::optional<double> start_seconds;  // the manifest's time_range_s
+  std::optional<double> end_seconds;
 };
 
 // Sums over sends, for run reports.

@@ -268,6 +268,7 @@ CREATE TABLE tasks (
                       CHECK (status IN ('waiting', 'sent', 'succeeded', 'failed')),
   local_prompt_tokens INTEGER,                  -- Reel's count of the prompt
   server_count_tokens INTEGER,                  -- the server's /tokenize count (verify_tokens)
+  json_schema         TEXT CHECK (json_schema IS NULL OR json_valid(json_schema)),  -- the answer's
   request_id          INTEGER REFERENCES requests(id) ON DELETE SET NULL,  -- the latest send
   created_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
   updated_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
@@ -288,6 +289,8 @@ ALTER TABLE requests ADD COLUMN request_bytes INTEGER;
 ALTER TABLE requests ADD COLUMN server_request_id TEXT;
 ALTER TABLE requests ADD COLUMN local_prompt_tokens INTEGER;
 ALTER TABLE requests ADD COLUMN too_long_prompt_tokens INTEGER;  -- the server's count, too long
+ALTER TABLE requests ADD COLUMN too_long_output_tokens INTEGER;  -- the output it was asked for
+ALTER TABLE requests ADD COLUMN too_long_context_length INTEGER; -- the server's window
 CREATE INDEX requests_task ON requests(task_id);
 CREATE INDEX requests_run ON requests(run_id);
 
