@@ -144,6 +144,9 @@ std::string RenderResolvedJob(const JobSpec& job) {
   }
   out << "\n";
 
+  out << "text:\n";
+  out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";
+
   const LimitsSpec& l = job.limits;
   out << "limits:\n";
   out << "  item_time_limit: " << Num(l.media.time_limit_s) << "\n";

@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/text_encoding.h"
+#include "base/utf8.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 
@@ -110,9 +112,9 @@ bool ValidEnvName(const std::string& name) {
   });
 }
 
-const std::vector<std::string> kTopKeys = {"version",  "name",    "description", "inputs",
-                                           "sampling", "resize",  "vision",      "context",
-                                           "model",    "prompts", "storage",     "limits"};
+const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
+                                           "resize",  "vision", "context",     "model",  "prompts",
+                                           "storage", "text",   "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",
@@ -143,6 +145,7 @@ const std::vector<std::string> kModelKeys = {
     "connect_timeout", "read_timeout", "retries"};
 const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
 const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
     "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
@@ -202,6 +205,22 @@ class Parser {
     if (text.size() > options_.max_file_bytes) {
       ReportTooBig(text, std::to_string(text.size()) + " bytes");
       return Finish();
+    }
+    // YAML is Unicode text. A job file saved in a legacy encoding is read like a subtitle file
+    // (base/text_encoding.h; UTF-16 with a byte-order mark too) rather than passed on with bytes
+    // no YAML scalar can write back (RenderResolvedJob must parse back to the same job).
+    std::string decoded;
+    if (!IsValidUtf8(text)) {
+      Result<DecodedText> read = DecodeText(text);
+      if (read.ok()) {
+        if (read->info.basis != EncodingBasis::kByteOrderMark) {
+          Warn(YAML::Mark::null_mark(),
+               "the job file is " + read->info.Describe() +
+                   "; save it as UTF-8 (to name a file whose name is not UTF-8, use a glob)");
+        }
+        decoded = std::move(read->text);
+        text = decoded;
+      }
     }
     YAML::Node root;
     std::optional<YAML::Mark> second_document;
@@ -704,6 +723,7 @@ class Parser {
     ReadContext(fields, root);
     ReadPrompts(fields);
     ReadStorage(fields, root);
+    ReadTextSettings(fields);
     ReadLimits(fields, root);
   }
 
@@ -1133,6 +1153,23 @@ class Parser {
         Error(MarkOf(*fields->Find("database")), "'storage.database' is empty");
       } else {
         job_.storage.database = database;
+      }
+    }
+  }
+
+  void ReadTextSettings(const Fields& top) {
+    const Field* section = top.Find("text");
+    if (section == nullptr) return;
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), "text", kTextKeys);
+    if (!fields) return;
+    std::string encoding;
+    if (ReadString(*fields, "fallback_encoding", "text", &encoding)) {
+      Status known = CheckTextEncoding(encoding);
+      if (!known.ok()) {
+        Error(MarkOf(*fields->Find("fallback_encoding")),
+              "'text.fallback_encoding': " + known.message());
+      } else {
+        job_.text.fallback_encoding = encoding;
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/index_builder.h"
 #include "pipeline/internal/truncation.h"
 
@@ -158,6 +159,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       std::max(0.5, 8 * frame_s) * stream->time_base.den / std::max(1, stream->time_base.num));
   bool seen_any = false;
   std::optional<int64_t> raw_end;  // end of the last packet read, as the container times it
+  BitstreamScan scan(stream);
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
@@ -198,6 +200,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       }
       index.packets.push_back(p);
       durations.push_back(packet->duration);
+      scan.Add(packet.get());
     }
     av_packet_unref(packet.get());
   }
@@ -218,6 +221,9 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       index.packets[i].segment = 0;
     }
   }
+
+  // Start points, and presentation order where the container's times do not give it.
+  scan.Apply(index);
 
   std::vector<int> order;
   for (size_t i = 0; i < index.packets.size(); ++i) {

@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "base/file_util.h"
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/number_checks.h"
+#include "jobs/json_output.h"
 #include "pipeline/frame_sampler.h"
 #include "pipeline/image_codec.h"
 
@@ -217,7 +219,7 @@ int Run(const FramesOptions& o) {
   }
   Status made = MakeDirectories(o.out_dir);
   if (!made.ok()) {
-    std::fprintf(stderr, "reel frames: %s\n", made.message().c_str());
+    std::fprintf(stderr, "reel frames: %s\n", SafeUtf8(made.message()).c_str());
     return kExitFailed;
   }
   // An earlier run's files go just before the first new frame is written, so a file that fails
@@ -238,23 +240,22 @@ int Run(const FramesOptions& o) {
                         {"pts_s", frame.pts_s},       {"time_s", frame.time_s},
                         {"width", frame.image.width}, {"height", frame.image.height},
                         {"keyframe", frame.keyframe}, {"file", name}};
-    if (frame.damaged) j["damaged"] = true;
     frames.push_back(std::move(j));
     return Status::Ok();
   };
   Result<pipeline::SampleReport> report = pipeline::SampleVideo(o.file, *options, sink);
   if (!report.ok()) {
-    std::fprintf(stderr, "reel frames: %s\n", report.status().message().c_str());
+    std::fprintf(stderr, "reel frames: %s\n", SafeUtf8(report.status().message()).c_str());
     return kExitFailed;
   }
   std::sort(frames.begin(), frames.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     return a["index"] < b["index"];
   });
   Status written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "frames.json").string(),
-                                       frames.dump(2) + "\n");
+                                       jobs::DumpJson(frames, 2) + "\n");
   const pipeline::SampleReport& r = *report;
   nlohmann::json summary = {
-      {"path", o.file},
+      {"path", DisplayPath(o.file)},
       {"stream", r.stream_index},
       {"source_frames", r.source_frames},
       {"source_fps", r.source_fps},
@@ -295,20 +296,21 @@ int Run(const FramesOptions& o) {
   }
   if (written.ok()) {
     written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "report.json").string(),
-                                  summary.dump(2) + "\n");
+                                  jobs::DumpJson(summary, 2) + "\n");
   }
   if (!written.ok()) {
-    std::fprintf(stderr, "reel frames: %s\n", written.message().c_str());
+    std::fprintf(stderr, "reel frames: %s\n", SafeUtf8(written.message()).c_str());
     return kExitFailed;
   }
+  const std::string shown = DisplayPath(o.file);
   for (const std::string& warning : r.warnings) {
-    std::fprintf(stderr, "reel frames: %s: %s\n", o.file.c_str(), warning.c_str());
+    std::fprintf(stderr, "reel frames: %s: %s\n", shown.c_str(), SafeUtf8(warning).c_str());
   }
-  std::fprintf(stderr, "%s: %d frames (%dx%d) written to %s\n", o.file.c_str(), r.returned, r.width,
-               r.height, o.out_dir.c_str());
+  std::fprintf(stderr, "%s: %d frames (%dx%d) written to %s\n", shown.c_str(), r.returned, r.width,
+               r.height, DisplayPath(o.out_dir).c_str());
   if (r.partial()) {
-    std::fprintf(stderr, "%s: partial result: %s (see report.json)\n", o.file.c_str(),
-                 r.PartialReason().c_str());
+    std::fprintf(stderr, "%s: partial result: %s (see report.json)\n", shown.c_str(),
+                 SafeUtf8(r.PartialReason()).c_str());
     return kExitPartial;
   }
   return kExitOk;

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/number_checks.h"
+#include "jobs/json_output.h"
 #include "pipeline/probe.h"
 
 namespace reel::cli {
@@ -23,6 +25,7 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
         {"duration_source", pipeline::FactSourceName(s.duration_source)},
     };
     if (!s.language.empty()) j["language"] = s.language;
+    if (!s.title.empty()) j["title"] = s.title;
     if (s.bit_rate > 0) j["bit_rate"] = s.bit_rate;
     if (s.type == pipeline::StreamType::kVideo) {
       j["width"] = s.width;
@@ -46,7 +49,7 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
     streams.push_back(std::move(j));
   }
   nlohmann::json out = {
-      {"path", info.path},
+      {"path", DisplayPath(info.path)},
       {"format", info.format},
       {"format_long", info.format_long},
       {"duration_s", info.duration_s},
@@ -56,6 +59,7 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
       {"streams", std::move(streams)},
       {"truncated", info.truncation.truncated},
   };
+  if (!info.title.empty()) out["title"] = info.title;
   if (info.truncation.truncated) {
     out["truncation"] = info.truncation.reason;
     out["missing_bytes"] = info.truncation.missing_bytes;
@@ -67,8 +71,9 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
 }
 
 void PrintText(const pipeline::MediaInfo& info) {
-  std::printf("%s: %s, %.3f s from %.3f s, %lld bytes\n", info.path.c_str(), info.format.c_str(),
-              info.duration_s, info.start_s, static_cast<long long>(info.size_bytes));
+  std::printf("%s: %s, %.3f s from %.3f s, %lld bytes\n", DisplayPath(info.path).c_str(),
+              info.format.c_str(), info.duration_s, info.start_s,
+              static_cast<long long>(info.size_bytes));
   for (const pipeline::StreamInfo& s : info.streams) {
     std::printf("  #%d %s %s", s.index, pipeline::StreamTypeName(s.type), s.codec.c_str());
     if (s.type == pipeline::StreamType::kVideo) {
@@ -122,12 +127,12 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
     for (const std::string& file : options->files) {
       Result<pipeline::MediaInfo> info = pipeline::Probe(file, limits);
       if (!info.ok()) {
-        std::fprintf(stderr, "reel probe: %s\n", info.status().message().c_str());
+        std::fprintf(stderr, "reel probe: %s\n", SafeUtf8(info.status().message()).c_str());
         exit_code = kExitFailed;
         continue;
       }
       if (options->json) {
-        std::cout << ToJson(*info).dump() << "\n";
+        std::cout << jobs::DumpJson(ToJson(*info)) << "\n";
       } else {
         PrintText(*info);
       }

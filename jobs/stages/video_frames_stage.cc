@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
 #include "pipeline/frame_sampler.h"
 
@@ -57,7 +58,7 @@ class VideoFramesStage final : public ItemStage {
       sample["missing_bytes"] = report.missing_bytes;
       sample["missing_seconds"] = report.missing_s;
     }
-    work.media_facts.emplace_back("sample", sample.dump());
+    work.media_facts.emplace_back("sample", DumpJson(sample));
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
     }

@@ -36,6 +36,9 @@ struct FrameDeleter {
 struct PacketDeleter {
   void operator()(AVPacket* p) const { av_packet_free(&p); }
 };
+struct ParserContextDeleter {
+  void operator()(AVCodecParserContext* p) const { av_parser_close(p); }
+};
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
@@ -45,6 +48,7 @@ using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
 
 // FFmpeg's text for an error code.
 std::string AvErrorString(int error);

@@ -248,8 +248,11 @@ GROUP BY j.id;
 
 // Contexts built by the context stage (llm/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
-// run rebuilds only contexts whose prompt or settings changed).
-constexpr const char* kSchemaV2 = R"sql(
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`, so it
+// applies in any order relative to other migrations. Numbered in merge order (vision = 2,
+// reports = 3): renumber kContextsVersion when merging if main's list differs.
+constexpr int kContextsVersion = 4;
+constexpr const char* kSchemaContexts = R"sql(
 ALTER TABLE contexts ADD COLUMN settings_key TEXT;
 ALTER TABLE contexts ADD COLUMN count_method TEXT
   CHECK (count_method IS NULL OR count_method IN ('exact', 'estimate'));
@@ -262,7 +265,7 @@ CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
-    {2, "context counts, transports, segments and settings keys", kSchemaV2},
+    {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
 };
 
 }  // namespace
