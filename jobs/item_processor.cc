@@ -57,6 +57,7 @@ ItemProcessor ItemProcessor::Default() {
   processor.AddStage(MakeImageStage(consumers));
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
+  processor.AddStoredStage(MakeContextStage());
   return processor;
 }
 

@@ -90,6 +90,26 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  token_budget: " << job.context.token_budget << "\n";
   out << "  reserve_output_tokens: " << job.context.reserve_output_tokens << "\n";
   out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
+  {
+    const ContextSpec& c = job.context;
+    out << "  fit_steps: [";
+    std::vector<llm::FitStep> steps = FitStepsOf(c);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      out << (i ? ", " : "") << llm::FitStepName(steps[i]);
+    }
+    out << "]\n";
+    out << "  tokenizer: "
+        << (c.tokenizer.empty() ? "\"\"  # none: counts are estimated" : Str(c.tokenizer)) << "\n";
+    out << "  template: " << Str(c.chat_template) << "\n";
+    out << "  transport: " << llm::TransportName(c.transport) << "\n";
+    out << "  server_num_frames: " << c.server_num_frames << "\n";
+    out << "  server_fps: " << Num(c.server_fps) << "\n";
+    out << "  server_timestamps: " << (c.server_timestamps ? "true" : "false") << "\n";
+    out << "  documents: " << (c.documents_first ? "before" : "after") << "\n";
+    out << "  min_fps: " << Num(c.min_fps) << "\n";
+    out << "  min_pixels: " << c.min_pixels << "\n";
+    out << "  prefix_block: " << c.prefix_block << "\n";
+  }
 
   const ModelSpec& m = job.model;
   out << "model:\n";

@@ -196,6 +196,20 @@ class Batch {
       }
       CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
       options_.progress->ItemSkipped(input.path, plan.reason);
+      // An up-to-date item may still need contexts: a prompt or a context setting changed.
+      if (plan.stored && plan.stored->status == storage::ItemStatus::kDone) {
+        ItemWork work;
+        work.job = &job_;
+        work.input = input;
+        work.cancel = &cancel_;
+        for (const auto& stage : processor_.stored_stages()) {
+          Status s = stage->Run(store, plan.stored->id, run_id_, work);
+          if (!s.ok()) {
+            LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
+            options_.progress->Warning(s.message());
+          }
+        }
+      }
       return;
     }
 

@@ -34,8 +34,9 @@ ChatTemplate MiniMaxM3() {
   t.video_placeholder = "]<]video[>[";
   t.timestamp_prefix = "]<]";
   t.timestamp_suffix = " seconds[>[";
-  t.special_tokens = {"]~!b[", "]~b]", "[e~[", "]<]start of image[>[", "]<]end of image[>[",
-                      "]<]image[>[", "]<]video[>[", "<mm:think>", "</mm:think>"};
+  t.special_tokens = {
+      "]~!b[",       "]~b]",        "[e~[",       "]<]start of image[>[", "]<]end of image[>[",
+      "]<]image[>[", "]<]video[>[", "<mm:think>", "</mm:think>"};
   return t;
 }
 
@@ -61,8 +62,8 @@ ChatTemplate ChatMl() {
   t.video_placeholder = "<|video_pad|>";
   t.timestamp_prefix = "<";
   t.timestamp_suffix = " seconds>";
-  t.special_tokens = {"<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                      "<|image_pad|>", "<|video_pad|>"};
+  t.special_tokens = {"<|im_start|>",   "<|im_end|>",    "<|vision_start|>",
+                      "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"};
   return t;
 }
 

@@ -7,8 +7,8 @@
 //               Media as the M3 processor in vLLM and SGLang expands it. The shipped Jinja file is
 //               not public, so the layout is marked inexact and counts carry a margin.
 //   chatml      Qwen-style servers: <|im_start|>role\n...<|im_end|>\n, generation prompt
-//               <|im_start|>assistant\n; media wrapped in <|vision_start|>...<|vision_end|> (Qwen2-VL
-//               layout). Exact for text.
+//               <|im_start|>assistant\n; media wrapped in <|vision_start|>...<|vision_end|>
+//               (Qwen2-VL layout). Exact for text.
 //
 // Nothing here tokenizes: a template renders text and says which strings are single special
 // tokens; PromptCounter (prompt_counter.h) counts.
@@ -26,21 +26,21 @@ enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
 
 struct ChatTemplate {
   std::string name;
-  bool exact = false;         // the layout is known exactly (else counts carry margin_tokens)
-  int margin_tokens = 0;      // tokens added for what is not known exactly
+  bool exact = false;     // the layout is known exactly (else counts carry margin_tokens)
+  int margin_tokens = 0;  // tokens added for what is not known exactly
 
-  std::string prompt_begin;   // once, before everything (M3: the bos "]~!b[")
-  std::string turn_begin;     // before a role name ("]~b]", "<|im_start|>")
-  std::string after_role;     // after the role name ("\n")
-  std::string turn_end;       // after a turn's content ("[e~[\n", "<|im_end|>\n")
-  std::string system_role;    // the role of the system prompt ("developer" for M3)
+  std::string prompt_begin;  // once, before everything (M3: the bos "]~!b[")
+  std::string turn_begin;    // before a role name ("]~b]", "<|im_start|>")
+  std::string after_role;    // after the role name ("\n")
+  std::string turn_end;      // after a turn's content ("[e~[\n", "<|im_end|>\n")
+  std::string system_role;   // the role of the system prompt ("developer" for M3)
   std::string user_role;
   std::string assistant_role;
 
   // M3 only: a fixed first block (role "system") with the identity text and the thinking line.
   bool fixed_system_block = false;
   std::string identity_text;
-  std::string thinking_line[3];   // by ThinkingMode (enabled, disabled, adaptive)
+  std::string thinking_line[3];  // by ThinkingMode (enabled, disabled, adaptive)
   std::string default_system_prompt;
 
   std::string generation_suffix[3];  // after the assistant role line, by ThinkingMode

@@ -70,8 +70,8 @@ std::string Seconds1(double s) {
 struct Piece {
   enum class Kind { kText, kImage, kVideo } kind = Kind::kText;
   bool media = false;
-  std::string text;         // text pieces
-  int64_t placeholders = 0; // media pieces: placeholder tokens (H/28)(W/28)
+  std::string text;          // text pieces
+  int64_t placeholders = 0;  // media pieces: placeholder tokens (H/28)(W/28)
 };
 
 // Counts rendered pieces: the text between media is one chunk to the tokenizer (the media's
@@ -153,9 +153,9 @@ std::string DocumentText(const ContextText& t) {
 
 // The state the fit steps change.
 struct Plan {
-  std::vector<size_t> frames;  // kept input frames
-  int width = 0, height = 0;   // frame size
-  int64_t max_pixels = 0;      // lower_resolution: the smart-resize max_pixels of that size
+  std::vector<size_t> frames;          // kept input frames
+  int width = 0, height = 0;           // frame size
+  int64_t max_pixels = 0;              // lower_resolution: the smart-resize max_pixels of that size
   std::vector<std::string> documents;  // document texts (maybe shortened), by document order
 };
 
@@ -222,8 +222,8 @@ class Builder {
   std::vector<int64_t> timed_cost_;     // by timed_index_ position
 };
 
-std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t last,
-                                        double from_s, double to_s, bool with_documents) const {
+std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t last, double from_s,
+                                        double to_s, bool with_documents) const {
   std::vector<ContextPart> parts;
   auto text = [&](std::string s) {
     if (s.empty()) return;
@@ -344,8 +344,8 @@ std::vector<Piece> Builder::Render(const std::vector<ContextPart>& parts,
   return out;
 }
 
-std::optional<std::pair<std::string, int64_t>> Builder::Align(
-    const std::vector<ContextPart>& parts, int64_t* unpadded) const {
+std::optional<std::pair<std::string, int64_t>> Builder::Align(const std::vector<ContextPart>& parts,
+                                                              int64_t* unpadded) const {
   std::vector<Piece> pieces = Render(parts, "", "");
   Piece& last = pieces.back();
   last.text.resize(last.text.size() - Tail().size());
@@ -441,10 +441,9 @@ Result<Context> Builder::Build() {
   ctx.transport = o_.transport;
   ctx.limit = o_.token_budget - o_.reserve_output_tokens - t_.margin_tokens;
   if (ctx.limit <= 0) {
-    return InvalidArgument("nothing is left for the prompt: budget " +
-                           std::to_string(o_.token_budget) + " - output " +
-                           std::to_string(o_.reserve_output_tokens) + " - margin " +
-                           std::to_string(t_.margin_tokens));
+    return InvalidArgument(
+        "nothing is left for the prompt: budget " + std::to_string(o_.token_budget) + " - output " +
+        std::to_string(o_.reserve_output_tokens) + " - margin " + std::to_string(t_.margin_tokens));
   }
   for (size_t k = 0; k < in_.texts.size(); ++k) {
     (in_.texts[k].start_s ? timed_index_ : document_index_).push_back(k);
@@ -523,8 +522,7 @@ Result<Context> Builder::Build() {
     } else if (step == FitStep::kThinFrames && !frames_fixed && plan.frames.size() > 1) {
       // The most frames that fit, evenly spread, first and last kept, not below min_fps.
       double span = in_.frames[plan.frames.back()].time_s - in_.frames[plan.frames.front()].time_s;
-      size_t floor_frames =
-          std::max<size_t>(2, static_cast<size_t>(std::ceil(span * o_.min_fps)));
+      size_t floor_frames = std::max<size_t>(2, static_cast<size_t>(std::ceil(span * o_.min_fps)));
       size_t lo = std::min(floor_frames, plan.frames.size()), hi = plan.frames.size();
       auto thinned = [&](size_t k) {
         Plan p = plan;
@@ -604,17 +602,15 @@ Result<Context> Builder::Build() {
   if (!split && (!fits(plan) || !FitsFrameLimit(plan.frames.size()))) {
     if (!FitsFrameLimit(plan.frames.size())) {
       return LimitExceeded(in_.item_path + ": " + std::to_string(plan.frames.size()) +
-                           " frames, but the server keeps " +
-                           std::to_string(o_.server_num_frames) +
+                           " frames, but the server keeps " + std::to_string(o_.server_num_frames) +
                            " per video; allow the split fit step or raise the server's "
                            "num_frames");
     }
     return LimitExceeded(in_.item_path + ": needs " + std::to_string(Cost(plan)) +
-                         " tokens, the limit is " + std::to_string(ctx.limit) +
-                         " (budget " + std::to_string(o_.token_budget) + " - output " +
+                         " tokens, the limit is " + std::to_string(ctx.limit) + " (budget " +
+                         std::to_string(o_.token_budget) + " - output " +
                          std::to_string(o_.reserve_output_tokens) + " - margin " +
-                         std::to_string(t_.margin_tokens) + ") after: " +
-                         [&] {
+                         std::to_string(t_.margin_tokens) + ") after: " + [&] {
                            std::string s;
                            for (const FitAction& a : ctx.fit) s += a.step + " ";
                            return s.empty() ? std::string("no fit step applied") : s;
@@ -642,8 +638,8 @@ Result<Context> Builder::Build() {
       };
       if (seg_cost(first, last) > ctx.limit) {
         return LimitExceeded(in_.item_path + ": one frame with its text needs " +
-                             std::to_string(seg_cost(first, last)) +
-                             " tokens; the limit is " + std::to_string(ctx.limit));
+                             std::to_string(seg_cost(first, last)) + " tokens; the limit is " +
+                             std::to_string(ctx.limit));
       }
       while (last < plan.frames.size() && FitsFrameLimit(last + 1 - first) &&
              seg_cost(first, last + 1) <= ctx.limit) {
@@ -652,14 +648,12 @@ Result<Context> Builder::Build() {
       ranges.push_back({first, last});
       first = last;
     }
-    ctx.fit.back().detail = "split into " + std::to_string(ranges.size()) +
-                            " consecutive segments (" +
-                            (FitsFrameLimit(plan.frames.size()) ? std::string("token limit")
-                                                                : "at most " +
-                                                                      std::to_string(
-                                                                          o_.server_num_frames) +
-                                                                      " frames per video") +
-                            "), asked one by one, then once over their answers";
+    ctx.fit.back().detail =
+        "split into " + std::to_string(ranges.size()) + " consecutive segments (" +
+        (FitsFrameLimit(plan.frames.size())
+             ? std::string("token limit")
+             : "at most " + std::to_string(o_.server_num_frames) + " frames per video") +
+        "), asked one by one, then once over their answers";
     ctx.reduce_question = o_.reduce_question.empty()
                               ? "The video was too long for one request and was asked about in " +
                                     std::to_string(ranges.size()) +
@@ -739,8 +733,8 @@ std::string Context::ManifestJson(const ContextInput& input, size_t segment) con
     if (p.kind != ContextPart::Kind::kText) {
       json frames = json::array();
       for (size_t f : p.frames) {
-        frames.push_back({{"sample_index", input.frames[f].sample_index},
-                          {"time_s", input.frames[f].time_s}});
+        frames.push_back(
+            {{"sample_index", input.frames[f].sample_index}, {"time_s", input.frames[f].time_s}});
       }
       j["frames"] = frames;
       j["size"] = std::to_string(p.width) + "x" + std::to_string(p.height);
@@ -775,12 +769,13 @@ std::string Context::ManifestJson(const ContextInput& input, size_t segment) con
         {"video", seg.tokens.video},
         {"total", seg.tokens.total},
         {"margin", seg.tokens.margin}}},
-      {"prefix", {{"tokens", seg.prefix_tokens},
-                  {"padding", seg.padding},
-                  {"aligned", seg.prefix_aligned}}},
+      {"prefix",
+       {{"tokens", seg.prefix_tokens}, {"padding", seg.padding}, {"aligned", seg.prefix_aligned}}},
       {"fit", fit_steps},
-      {"frames", {{"input", input.frames.size()}, {"kept", kept_frames.size()},
-                  {"size", std::to_string(frame_width) + "x" + std::to_string(frame_height)}}},
+      {"frames",
+       {{"input", input.frames.size()},
+        {"kept", kept_frames.size()},
+        {"size", std::to_string(frame_width) + "x" + std::to_string(frame_height)}}},
       {"texts", texts},
       {"system_prompt", seg.system_prompt},
       {"parts", parts},

@@ -60,8 +60,8 @@ struct ContextFrame {
 };
 
 struct ContextText {
-  std::string source;                  // "subtitle:0", "sidecar:a.srt", "document"
-  std::optional<double> start_s;       // unset for documents (not timed)
+  std::string source;             // "subtitle:0", "sidecar:a.srt", "document"
+  std::optional<double> start_s;  // unset for documents (not timed)
   std::optional<double> end_s;
   std::string text;
 };
@@ -87,9 +87,9 @@ struct ContextOptions {
   bool server_timestamps = true;  // video: vLLM writes (made-up) times, SGLang none
   std::vector<FitStep> fit_steps = {FitStep::kDedupe, FitStep::kLowerResolution,
                                     FitStep::kThinFrames, FitStep::kShortenText, FitStep::kSplit};
-  int dedupe_max_distance = 4;          // dHash bits that may differ for "near-duplicate"
-  int64_t min_pixels_floor = 100352;    // lower_resolution stops here (128 tokens per pair)
-  double min_fps = 0.25;                // thin_frames keeps at least this many frames a second
+  int dedupe_max_distance = 4;        // dHash bits that may differ for "near-duplicate"
+  int64_t min_pixels_floor = 100352;  // lower_resolution stops here (128 tokens per pair)
+  double min_fps = 0.25;              // thin_frames keeps at least this many frames a second
   int resize_factor = 28;
   double max_aspect_ratio = 200;
   bool documents_first = true;
@@ -101,10 +101,10 @@ struct ContextOptions {
 };
 
 struct TokenBreakdown {
-  int64_t text = 0;   // template, prompts, times, subtitles, documents, padding
-  int64_t image = 0;  // image parts: placeholders and their start/end tokens
-  int64_t video = 0;  // video parts: placeholders, start/end tokens, server timestamps
-  int64_t total = 0;  // text + image + video (what the server reports as prompt_tokens)
+  int64_t text = 0;    // template, prompts, times, subtitles, documents, padding
+  int64_t image = 0;   // image parts: placeholders and their start/end tokens
+  int64_t video = 0;   // video parts: placeholders, start/end tokens, server timestamps
+  int64_t total = 0;   // text + image + video (what the server reports as prompt_tokens)
   int64_t margin = 0;  // the template's allowance for what is not known exactly
 };
 
@@ -112,9 +112,9 @@ struct TokenBreakdown {
 struct ContextPart {
   enum class Kind { kText, kImage, kVideo, kVideoFile };
   Kind kind = Kind::kText;
-  std::string text;                 // kText: the text
-  std::vector<size_t> frames;       // kImage (one), kVideo (several): indices into input frames
-  int width = 0, height = 0;        // kImage, kVideo: the size frames are sent at
+  std::string text;            // kText: the text
+  std::vector<size_t> frames;  // kImage (one), kVideo (several): indices into input frames
+  int width = 0, height = 0;   // kImage, kVideo: the size frames are sent at
 };
 
 // One request: the whole item, or one segment of a split video.
@@ -122,10 +122,10 @@ struct ContextSegment {
   double start_s = 0, end_s = 0;
   std::vector<ContextPart> parts;  // the user turn, question last
   TokenBreakdown tokens;
-  int64_t prefix_tokens = 0;   // tokens before the question
-  std::string padding;         // text added before the question for block alignment
-  bool prefix_aligned = false; // prefix_tokens is a multiple of prefix_block (by exact count)
-  std::string system_prompt;   // as sent
+  int64_t prefix_tokens = 0;    // tokens before the question
+  std::string padding;          // text added before the question for block alignment
+  bool prefix_aligned = false;  // prefix_tokens is a multiple of prefix_block (by exact count)
+  std::string system_prompt;    // as sent
 };
 
 struct FitAction {
@@ -144,10 +144,10 @@ struct Context {
   int64_t limit = 0;  // tokens a request may hold: budget - reserved output - margin
   std::vector<ContextSegment> segments;  // 1 unless split
   std::vector<FitAction> fit;
-  std::vector<size_t> kept_frames;  // indices into the input frames, after the fit steps
+  std::vector<size_t> kept_frames;        // indices into the input frames, after the fit steps
   int frame_width = 0, frame_height = 0;  // frame size after the fit steps
   int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
-  std::string reduce_question;            // split: the map-reduce question over the answers
+  std::string reduce_question;   // split: the map-reduce question over the answers
   // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
   std::string ManifestJson(const ContextInput& input, size_t segment) const;
 };

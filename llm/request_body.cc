@@ -43,7 +43,10 @@ std::string Base64(std::string_view bytes) {
 RequestBodyWriter::RequestBodyWriter(const Context& context, size_t segment,
                                      const ContextInput& input, const RequestSettings& settings,
                                      Sink sink)
-    : ctx_(context), seg_(context.segments.at(segment)), input_(input), settings_(settings),
+    : ctx_(context),
+      seg_(context.segments.at(segment)),
+      input_(input),
+      settings_(settings),
       sink_(std::move(sink)) {
   for (const ContextPart& p : seg_.parts) {
     if (p.kind == ContextPart::Kind::kImage || p.kind == ContextPart::Kind::kVideo) {
@@ -140,10 +143,10 @@ Status RequestBodyWriter::Finish() {
                     " frames were not given");
   }
   nlohmann::json tail;
-  std::string s = "]}],\"max_completion_tokens\":" +
-                  std::to_string(settings_.max_completion_tokens) +
-                  ",\"temperature\":" + nlohmann::json(settings_.temperature).dump() +
-                  ",\"top_p\":" + nlohmann::json(settings_.top_p).dump();
+  std::string s =
+      "]}],\"max_completion_tokens\":" + std::to_string(settings_.max_completion_tokens) +
+      ",\"temperature\":" + nlohmann::json(settings_.temperature).dump() +
+      ",\"top_p\":" + nlohmann::json(settings_.top_p).dump();
   if (!settings_.generic && settings_.top_k != -1) {
     s += ",\"top_k\":" + std::to_string(settings_.top_k);
   }

@@ -60,9 +60,9 @@ class RequestBodyWriter {
   RequestSettings settings_;
   Sink sink_;
   std::vector<size_t> needed_;
-  size_t next_frame_ = 0;      // position in needed_
-  size_t part_ = 0;            // next part to write
-  size_t frame_in_part_ = 0;   // frames written of the current video part
+  size_t next_frame_ = 0;     // position in needed_
+  size_t part_ = 0;           // next part to write
+  size_t frame_in_part_ = 0;  // frames written of the current video part
   bool first_part_ = true;
   int64_t written_ = 0;
 };

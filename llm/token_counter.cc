@@ -15,8 +15,8 @@ TokenCounter::TokenCounter(std::vector<std::string> special_tokens)
 int64_t TokenCounter::Estimate(std::string_view text) {
   int64_t ascii = 0, other = 0;
   for (unsigned char c : text) (c < 0x80 ? ascii : other) += 1;
-  return static_cast<int64_t>(std::ceil(1.05 * (0.6 * static_cast<double>(ascii) +
-                                                static_cast<double>(other))));
+  return static_cast<int64_t>(
+      std::ceil(1.05 * (0.6 * static_cast<double>(ascii) + static_cast<double>(other))));
 }
 
 int64_t TokenCounter::Count(std::string_view text) const {

@@ -106,6 +106,9 @@ class Store {
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);
+  // Whether contexts of (item, prompt) built from `settings_key` are stored.
+  Result<bool> HasContexts(int64_t item_id, const std::string& prompt_id,
+                           const std::string& settings_key);
 
   // Requests: BeginRequest records a 'sent' request (with a fresh uid) and returns its id;
   // FinishRequest stores the response and marks it 'succeeded'; FailRequest marks it 'failed'.

@@ -246,6 +246,23 @@ FROM jobs j LEFT JOIN items i ON i.job_id = j.id
 GROUP BY j.id;
 )sql";
 
+// Contexts built by the context stage (llm/context_builder.h): how the count was made, the
+// transport, the segment of a split video, and the key of what the context was built from (so a
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`, so it
+// applies in any order relative to other migrations. Numbered in merge order (vision = 2,
+// reports = 3): renumber kContextsVersion when merging if main's list differs.
+constexpr int kContextsVersion = 4;
+constexpr const char* kSchemaContexts = R"sql(
+ALTER TABLE contexts ADD COLUMN settings_key TEXT;
+ALTER TABLE contexts ADD COLUMN count_method TEXT
+  CHECK (count_method IS NULL OR count_method IN ('exact', 'estimate'));
+ALTER TABLE contexts ADD COLUMN transport TEXT
+  CHECK (transport IS NULL OR transport IN ('images', 'video', 'file'));
+ALTER TABLE contexts ADD COLUMN segment_index INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE contexts ADD COLUMN segment_count INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
+)sql";
+
 // Version 5: asking the model (jobs/model_stage). A `tasks` row is one question the model must
 // answer about one context (or one segment of a split video, or the reduce over the segments'
 // answers), keyed by a stable `custom_id` (the OpenAI Batch line's id). Its state is stored
@@ -355,7 +372,8 @@ WHERE r.status = 'failed'
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
-    // 2 (vision), 3 (reports) and 4 (contexts) come from other branches.
+    {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
+    // 2 (vision) and 3 (reports) come from other branches.
     {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
 };
 

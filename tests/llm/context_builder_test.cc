@@ -52,8 +52,8 @@ const Tokenizer& ByteTokenizer() {
 // Hand count of a server string: one per byte, special tokens one each.
 int64_t Hand(std::string s) {
   int64_t specials = 0;
-  for (const char* sp : {"]<]start of image[>[", "]<]end of image[>[", "]<]image[>[",
-                         "]<]video[>[", "]~!b[", "]~b]", "[e~[", "<mm:think>", "</mm:think>"}) {
+  for (const char* sp : {"]<]start of image[>[", "]<]end of image[>[", "]<]image[>[", "]<]video[>[",
+                         "]~!b[", "]~b]", "[e~[", "<mm:think>", "</mm:think>"}) {
     size_t at;
     while ((at = s.find(sp)) != std::string::npos) {
       s.erase(at, std::string(sp).size());
@@ -184,8 +184,8 @@ TEST(ContextBuilderTest, VideoLongerThanTheServerKeepsIsSplit) {
   const ContextSegment& s1 = ctx->segments[1];
   EXPECT_EQ(s1.start_s, 4);
   EXPECT_EQ(s1.end_s, 7);
-  std::string text = kHead + "[4.5-5.0 s] Line\nVideo from 4.0 s to 7.0 s:\n" + "What happens?" +
-                     kTail;
+  std::string text =
+      kHead + "[4.5-5.0 s] Line\nVideo from 4.0 s to 7.0 s:\n" + "What happens?" + kTail;
   EXPECT_EQ(s1.tokens.text, Hand(text));
   EXPECT_EQ(s1.tokens.video, 2 * (kPairTokens + 2) + Hand("]<]0.0 seconds[>[]<]2.0 seconds[>["));
   // The last segment: 2 frames, one pair.

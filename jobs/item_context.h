@@ -1,0 +1,55 @@
+// Contexts of stored items: what the context stage and `reel context` share. The stored rows
+// (frames with their times, sizes and dHashes; subtitle and document segments; the item's media
+// facts) become an llm::ContextInput; the job's context settings become llm::ContextOptions; the
+// built context's segments are stored as rows of the contexts table.
+//
+// A context's settings key is the SHA-256 of everything it is built from (the item's content and
+// settings hashes, the prompt, the context settings, the template, the tokenizer file's hash), so
+// a run rebuilds only contexts whose prompt or settings changed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "jobs/job_spec.h"
+#include "llm/chat_template.h"
+#include "llm/context_builder.h"
+#include "llm/token_counter.h"
+#include "llm/tokenizer.h"
+#include "storage/records.h"
+#include "storage/store.h"
+
+namespace reel::jobs {
+
+// The template, and the tokenizer (or the estimate) of a job; loaded once, shared by threads.
+struct ContextSetup {
+  llm::ChatTemplate chat_template;
+  std::unique_ptr<llm::Tokenizer> tokenizer;  // null: estimate
+  std::string tokenizer_path;
+  std::string tokenizer_sha256;
+  std::unique_ptr<llm::TokenCounter> counter;
+};
+
+// Errors: the tokenizer file cannot be read or is refused (the message names it).
+Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job);
+
+// The stored item as builder input. Errors: the item is missing.
+Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id);
+
+llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt);
+
+std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
+                               const ContextSetup& setup, const storage::ItemRecord& item);
+
+// Stores each segment of `context` as a contexts row; returns the ids.
+Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
+                                          const PromptSpec& prompt, const llm::Context& context,
+                                          const llm::ContextInput& input,
+                                          const std::string& settings_key);
+
+// llm::ThinkingMode of the job's model setting.
+llm::ThinkingMode ThinkingOf(const JobSpec& job);
+
+}  // namespace reel::jobs
