@@ -125,7 +125,8 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
           "UPDATE requests SET status = ?2, error = ?3, outcome = ?4, http_status = ?5, "
           "attempts = ?6, retry_reasons = ?7, latency_seconds = ?8, total_seconds = ?9, "
           "ttft_seconds = ?10, request_bytes = ?11, server_request_id = ?12, "
-          "too_long_prompt_tokens = ?13, finished_at = " +
+          "too_long_prompt_tokens = ?13, too_long_output_tokens = ?14, "
+          "too_long_context_length = ?15, finished_at = " +
               Now() + " WHERE id = ?1 AND status = 'sent'"));
   std::optional<std::string> error;
   if (!o.error.empty()) error = o.error;
@@ -539,6 +540,7 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
       if (local && server) {
         ++t.compared;
         t.local_prompt_tokens += *local;
+        t.compared_server_tokens += *server;
         t.max_abs_token_difference =
             std::max<int64_t>(t.max_abs_token_difference, std::llabs(*server - *local));
       }

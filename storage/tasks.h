@@ -121,8 +121,9 @@ struct SendTotals {
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t reasoning_tokens = 0;
-  int64_t local_prompt_tokens = 0;  // Reel's counts of the same (succeeded sends with usage)
-  int64_t compared = 0;             // succeeded sends with both counts
+  int64_t local_prompt_tokens = 0;     // Reel's counts of the same (succeeded sends with usage)
+  int64_t compared = 0;                // succeeded sends with both counts
+  int64_t compared_server_tokens = 0;  // the server's counts of those
   int64_t max_abs_token_difference = 0;
   double latency_sum = 0;
   double first_sent_unix = 0;  // wall clock span of the sends (seconds since the epoch)

@@ -1,0 +1,382 @@
+#include "jobs/model_plan.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "llm/context_messages.h"
+#include "storage/sha256.h"
+
+namespace reel::jobs {
+namespace {
+
+using storage::TaskRecord;
+using storage::TaskStatus;
+using storage::TaskStep;
+
+std::string Seconds(double s) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.1f", s);
+  return buffer;
+}
+
+// Everything before the question of a segment: equal keys mean byte-identical prefixes.
+std::string PrefixKey(const llm::Context& ctx, size_t segment, const llm::ContextInput& input) {
+  const llm::ContextSegment& seg = ctx.segments[segment];
+  std::string key = "system\n" + seg.system_prompt + "\n";
+  for (size_t i = 0; i + 1 < seg.parts.size(); ++i) {
+    const llm::ContextPart& p = seg.parts[i];
+    key += "part " + std::to_string(static_cast<int>(p.kind)) + " " + std::to_string(p.width) +
+           "x" + std::to_string(p.height) + "\n" + p.text + "\n";
+    for (size_t f : p.frames) {
+      key += std::to_string(f < input.frames.size() ? input.frames[f].sample_index : -1) + ",";
+    }
+    key += "\n";
+  }
+  key += "padding\n" + seg.padding + "\ntransport " + llm::TransportName(ctx.transport) + "\n" +
+         input.item_path;
+  return storage::Sha256Hex(key);
+}
+
+const char* KindName(llm::ContextItemKind kind) {
+  switch (kind) {
+    case llm::ContextItemKind::kVideo:
+      return "video";
+    case llm::ContextItemKind::kImage:
+      return "image";
+    case llm::ContextItemKind::kDocument:
+      return "document";
+    case llm::ContextItemKind::kSubtitle:
+      return "subtitle";
+  }
+  return "?";
+}
+
+}  // namespace
+
+ItemPlanner::ItemPlanner(const JobSpec& job, const ModelSetup& setup, const FrameSpool& spool,
+                         int64_t item_id, std::string media_path)
+    : job_(job),
+      setup_(setup),
+      spool_(spool),
+      item_id_(item_id),
+      media_path_(std::move(media_path)) {}
+
+const std::string& ItemPlanner::item_path() const {
+  static const std::string kNone;
+  return item_ ? item_->path : kNone;
+}
+
+Status ItemPlanner::Load(storage::Store& store) {
+  if (item_) return Status::Ok();
+  REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id_));
+  if (!item) return NotFound("item " + std::to_string(item_id_) + " is not in the database");
+  item_ = std::move(*item);
+  REEL_ASSIGN_OR_RETURN(llm::ContextInput input, LoadContextInput(store, item_id_));
+  input_ = std::move(input);
+  return Status::Ok();
+}
+
+Result<const llm::Context*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
+                                                    int64_t margin) {
+  auto it = contexts_.find(key);
+  if (it != contexts_.end()) return &it->second;
+  llm::ContextOptions options = ContextOptionsFor(job_, job_.prompts[prompt_index]);
+  options.token_budget -= margin;
+  Result<llm::Context> built =
+      llm::BuildContext(*input_, options, setup_.context->chat_template, *setup_.context->counter);
+  if (!built.ok()) return built.status();
+  return &contexts_.emplace(key, std::move(built).value()).first->second;
+}
+
+Result<const llm::Context*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
+                                                       const std::string& variant, int64_t margin,
+                                                       const std::vector<TaskRecord>& maps,
+                                                       const std::vector<storage::ContextRow>& rows,
+                                                       std::string* reduce_key) {
+  *reduce_key = ReduceKey(variant);
+  auto it = contexts_.find(*reduce_key);
+  if (it != contexts_.end()) return &it->second;
+  storage::TaskStore tasks(store.database());
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  std::string text;
+  for (size_t s = 0; s < maps.size(); ++s) {
+    REEL_ASSIGN_OR_RETURN(std::optional<storage::AnswerRecord> answer, tasks.GetAnswer(maps[s].id));
+    if (!answer) return Internal("segment " + std::to_string(s) + " has no stored answer");
+    if (!text.empty()) text += "\n";
+    text += "Part " + std::to_string(s + 1) + " of " + std::to_string(maps.size());
+    if (rows[s].start_seconds && rows[s].end_seconds) {
+      text +=
+          " (" + Seconds(*rows[s].start_seconds) + " s to " + Seconds(*rows[s].end_seconds) + " s)";
+    }
+    text += ":\n" + answer->content + "\n";
+  }
+  llm::ContextInput in;
+  in.item_path = input_->item_path;
+  in.kind = llm::ContextItemKind::kDocument;
+  in.duration_s = input_->duration_s;
+  in.texts.push_back({"answers", std::nullopt, std::nullopt, std::move(text)});
+  llm::ContextOptions options = ContextOptionsFor(job_, prompt);
+  options.token_budget -= margin;
+  options.question = ReduceQuestion(job_, prompt, static_cast<int64_t>(maps.size()));
+  options.fit_steps = {llm::FitStep::kShortenText};
+  Result<llm::Context> built =
+      llm::BuildContext(in, options, setup_.context->chat_template, *setup_.context->counter);
+  if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
+  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *built, in, *reduce_key).status());
+  reduce_inputs_[*reduce_key] = std::move(in);
+  return &contexts_.emplace(*reduce_key, std::move(built).value()).first->second;
+}
+
+Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_index,
+                                          const llm::Context& context,
+                                          const llm::ContextInput& input, size_t segment) {
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  PlannedSend send;
+  send.task = task;
+  send.prompt_index = prompt_index;
+  const llm::ContextSegment& seg = context.segments.at(segment);
+  std::shared_ptr<const llm::BodySource> messages;
+  {
+    const int w = context.frame_width, h = context.frame_height;
+    std::string file_url;
+    if (context.transport == llm::Transport::kFile) {
+      file_url = "file://" + std::filesystem::absolute(media_path_).lexically_normal().string();
+    }
+    REEL_ASSIGN_OR_RETURN(
+        messages,
+        llm::ContextMessages(
+            context, segment, [&](size_t f) { return spool_.FramePath(item_id_, input, f, w, h); },
+            file_url));
+  }
+  send.request =
+      RequestFor(job_, setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "",
+                 std::move(messages), seg.tokens.total);
+  send.prefix_key = PrefixKey(context, segment, input);
+  send.shape = std::string(KindName(input.kind)) + " " + llm::TransportName(context.transport) +
+               " " + std::to_string(context.frame_width) + "x" +
+               std::to_string(context.frame_height) + " " + storage::TaskStepName(task.step);
+  return send;
+}
+
+Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
+                                     const PlanOptions& options) {
+  REEL_RETURN_IF_ERROR(Load(store));
+  const PromptSpec& prompt = job_.prompts.at(prompt_index);
+  const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
+  storage::TaskStore tasks(store.database());
+  PromptPlan plan;
+
+  const std::string base_key = ContextSettingsKey(job_, prompt, *setup_.context, *item_);
+  REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,
+                        tasks.ListContexts(item_id_, prompt.id, base_key));
+  if (rows.empty()) return plan;  // kNoContext
+  REEL_ASSIGN_OR_RETURN(std::vector<TaskRecord> stored, tasks.ListTasks(item_id_));
+  std::map<std::string, TaskRecord> by_id;
+  for (TaskRecord& t : stored) by_id.emplace(t.custom_id, std::move(t));
+
+  auto id_of = [&](const std::string& key, TaskStep step, int64_t segment) {
+    return CustomId(job_, item_->path, prompt, schema, key, step, segment);
+  };
+  auto unit_step = [](size_t n) { return n == 1 ? TaskStep::kAsk : TaskStep::kMap; };
+
+  // A too-long refusal of the context as built: fit it again with the server's difference.
+  int64_t margin = 0;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    auto it = by_id.find(id_of(base_key, unit_step(rows.size()), static_cast<int64_t>(s)));
+    if (it != by_id.end() && it->second.status == TaskStatus::kFailed &&
+        it->second.last_outcome.value_or("") == "prompt too long") {
+      margin = std::max(margin, RefitMargin(it->second));
+    }
+  }
+  std::string variant = base_key;
+  if (margin > 0) {
+    variant = RefitKey(base_key, margin);
+    REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
+    if (rows.empty()) {
+      Result<const llm::Context*> refit = ContextFor(prompt_index, variant, margin);
+      if (!refit.ok()) {
+        plan.state = PromptState::kFailed;
+        plan.message = "the server found the prompt too long; re-fitting it with " +
+                       std::to_string(margin) +
+                       " tokens more margin failed: " + refit.status().message();
+        return plan;
+      }
+      REEL_RETURN_IF_ERROR(
+          StoreContext(store, item_id_, prompt, **refit, *input_, variant).status());
+      REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
+      plan.message = "re-fitted with " + std::to_string(margin) +
+                     " tokens more margin after the server found it too long";
+    }
+  }
+
+  const size_t n = rows.size();
+  std::vector<TaskRecord> units;
+  for (size_t s = 0; s < n; ++s) {
+    const std::string id = id_of(variant, unit_step(n), static_cast<int64_t>(s));
+    auto it = by_id.find(id);
+    if (it != by_id.end()) {
+      units.push_back(it->second);
+      continue;
+    }
+    TaskRecord t;
+    t.custom_id = id;
+    t.item_id = item_id_;
+    t.prompt_id = prompt.id;
+    t.context_id = rows[s].id;
+    t.step = unit_step(n);
+    t.segment_index = static_cast<int64_t>(s);
+    t.segment_count = static_cast<int64_t>(n);
+    t.start_seconds = rows[s].start_seconds;
+    t.end_seconds = rows[s].end_seconds;
+    t.local_prompt_tokens = rows[s].total_tokens;
+    if (!schema.empty()) t.json_schema = schema;
+    REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
+    units.push_back(std::move(ensured));
+  }
+
+  auto scheduled = [&](const TaskRecord& t) {
+    return options.scheduled != nullptr && options.scheduled->count(t.id) > 0;
+  };
+  auto sendable = [&](const TaskRecord& t) {
+    if (scheduled(t)) return false;
+    switch (t.status) {
+      case TaskStatus::kWaiting:
+        return true;
+      case TaskStatus::kSent:
+        return options.include_sent;
+      case TaskStatus::kFailed:
+        return options.resend_failed && t.last_outcome.value_or("") != "prompt too long" &&
+               (options.run_uid.empty() || t.last_run_uid.value_or("") != options.run_uid);
+      case TaskStatus::kSucceeded:
+        return false;
+    }
+    return false;
+  };
+  auto failure = [](const TaskRecord& t) {
+    std::string what = t.step == TaskStep::kMap ? "segment " + std::to_string(t.segment_index + 1) +
+                                                      " of " + std::to_string(t.segment_count)
+                                                : std::string(storage::TaskStepName(t.step));
+    return what + " failed (" + t.last_outcome.value_or("failed") + ")";
+  };
+
+  plan.state = PromptState::kPending;
+  if (n == 1 && units[0].status == TaskStatus::kSucceeded) {
+    plan.state = PromptState::kDone;
+    plan.final_task_id = units[0].id;
+    return plan;
+  }
+  std::vector<size_t> to_send;
+  bool all_answered = true;
+  for (size_t s = 0; s < n; ++s) {
+    const TaskRecord& t = units[s];
+    if (t.status == TaskStatus::kSucceeded) continue;
+    all_answered = false;
+    if (sendable(t)) {
+      to_send.push_back(s);
+    } else if (t.status == TaskStatus::kFailed && !scheduled(t)) {
+      plan.state = PromptState::kFailed;
+      plan.message = failure(t);
+      return plan;
+    }
+  }
+  if (!to_send.empty()) {
+    if (!options.build_bodies) {  // recorded; nothing is sent
+      for (size_t s : to_send) {
+        PlannedSend send;
+        send.task = units[s];
+        send.prompt_index = prompt_index;
+        plan.sends.push_back(std::move(send));
+      }
+      return plan;
+    }
+    REEL_ASSIGN_OR_RETURN(const llm::Context* context, ContextFor(prompt_index, variant, margin));
+    std::vector<size_t> frames;
+    for (size_t s : to_send) {
+      if (s >= context->segments.size()) {
+        return Internal("segment " + std::to_string(s) + " is missing from the context built now");
+      }
+      if (storage::Sha256Hex(context->ManifestJson(*input_, s)) != rows[s].context_hash) {
+        plan.message = "the context built now differs from the stored one (segment " +
+                       std::to_string(s) + "); the one built now is sent";
+      }
+      std::vector<size_t> f = llm::FramesOfSegment(*context, s);
+      frames.insert(frames.end(), f.begin(), f.end());
+    }
+    if (!frames.empty()) {
+      REEL_RETURN_IF_ERROR(spool_.Prepare(job_, item_id_, media_path_, *input_, frames,
+                                          context->frame_width, context->frame_height));
+    }
+    for (size_t s : to_send) {
+      REEL_ASSIGN_OR_RETURN(PlannedSend send,
+                            MakeSend(units[s], prompt_index, *context, *input_, s));
+      plan.sends.push_back(std::move(send));
+    }
+    return plan;
+  }
+  if (n == 1 || !all_answered) return plan;  // waiting for answers in flight
+
+  // Every segment answered: the reduce.
+  const std::string reduce_id = id_of(variant, TaskStep::kReduce, 0);
+  auto it = by_id.find(reduce_id);
+  std::optional<TaskRecord> reduce;
+  if (it != by_id.end()) reduce = it->second;
+  if (reduce && reduce->status == TaskStatus::kSucceeded) {
+    plan.state = PromptState::kDone;
+    plan.final_task_id = reduce->id;
+    return plan;
+  }
+  if (reduce && !sendable(*reduce)) {
+    if (reduce->status == TaskStatus::kFailed && !scheduled(*reduce)) {
+      plan.state = PromptState::kFailed;
+      plan.message = failure(*reduce);
+    }
+    return plan;
+  }
+  if (!options.build_bodies && reduce) {
+    PlannedSend send;
+    send.task = *reduce;
+    send.prompt_index = prompt_index;
+    plan.sends.push_back(std::move(send));
+    return plan;
+  }
+  std::string reduce_key;
+  Result<const llm::Context*> context =
+      ReduceContext(store, prompt_index, variant, margin, units, rows, &reduce_key);
+  if (!context.ok()) {
+    plan.state = PromptState::kFailed;
+    plan.message = context.status().message();
+    return plan;
+  }
+  if (!reduce) {
+    REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> reduce_rows,
+                          tasks.ListContexts(item_id_, prompt.id, reduce_key));
+    if (reduce_rows.empty()) return Internal("the reduce context was not stored");
+    TaskRecord t;
+    t.custom_id = reduce_id;
+    t.item_id = item_id_;
+    t.prompt_id = prompt.id;
+    t.context_id = reduce_rows.front().id;
+    t.step = TaskStep::kReduce;
+    t.segment_index = 0;
+    t.segment_count = 1;
+    if (rows.front().start_seconds) t.start_seconds = rows.front().start_seconds;
+    if (rows.back().end_seconds) t.end_seconds = rows.back().end_seconds;
+    t.local_prompt_tokens = reduce_rows.front().total_tokens;
+    if (!schema.empty()) t.json_schema = schema;
+    REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
+    reduce = std::move(ensured);
+    if (!sendable(*reduce)) return plan;
+  }
+  PlannedSend send;
+  if (options.build_bodies) {
+    REEL_ASSIGN_OR_RETURN(
+        send, MakeSend(*reduce, prompt_index, **context, reduce_inputs_[reduce_key], 0));
+  } else {
+    send.task = *reduce;
+    send.prompt_index = prompt_index;
+  }
+  plan.sends.push_back(std::move(send));
+  return plan;
+}
+
+}  // namespace reel::jobs
