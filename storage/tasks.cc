@@ -449,8 +449,15 @@ Result<std::vector<ContextRow>> TaskStore::ListContexts(int64_t item_id,
   while (true) {
     REEL_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    out.push_back(
-        {s.ColumnInt(0), s.ColumnText(1), s.ColumnInt(2), s.ColumnInt(3), s.ColumnInt(4)});
+    ContextRow c;
+    c.id = s.ColumnInt(0);
+    c.context_hash = s.ColumnText(1);
+    c.segment_index = s.ColumnInt(2);
+    c.segment_count = s.ColumnInt(3);
+    c.total_tokens = s.ColumnInt(4);
+    c.start_seconds = s.ColumnOptionalDouble(5);
+    c.end_seconds = s.ColumnOptionalDouble(6);
+    out.push_back(std::move(c));
   }
   return out;
 }
