@@ -304,6 +304,20 @@ Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {
   return counts;
 }
 
+Result<std::vector<std::pair<int64_t, std::string>>> TaskStore::DoneItems(int64_t job_id) {
+  REEL_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_.handle(),
+                                                        "SELECT id, path FROM items WHERE job_id = "
+                                                        "?1 AND status = 'done' ORDER BY id"));
+  s.Bind(1, job_id);
+  std::vector<std::pair<int64_t, std::string>> out;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.emplace_back(s.ColumnInt(0), s.ColumnText(1));
+  }
+  return out;
+}
+
 Result<int64_t> TaskStore::StartSend(int64_t task_id, const SendRecord& send) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));

@@ -155,6 +155,8 @@ class TaskStore {
   // Items (of `job_id`, or all) that have tasks in `status`, ascending.
   Result<std::vector<int64_t>> ItemsWithTasks(std::optional<int64_t> job_id, TaskStatus status);
   Result<TaskCounts> CountTasks(std::optional<int64_t> job_id);
+  // The job's items that are done: (id, path as stored), by id.
+  Result<std::vector<std::pair<int64_t, std::string>>> DoneItems(int64_t job_id);
 
   // Task -> sent, a 'sent' requests row; returns the request id. kInvalidArgument if the task
   // already succeeded (never ask twice).

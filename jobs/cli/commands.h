@@ -36,5 +36,8 @@ void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
 void AddTokenizeCommand(CLI::App& app, int& exit_code);
+void AddExportCommand(CLI::App& app, int& exit_code);
+void AddImportCommand(CLI::App& app, int& exit_code);
+void AddAskCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli
