@@ -507,6 +507,7 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
   }  // joined
   if (model) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
+    FrameSpool(FrameSpool::RootFor(options.database)).RemoveAll();
     outcome.model = model->counters();
     storage::TaskStore tasks(store->database());
     Result<storage::SendTotals> totals = tasks.Totals(run->id, std::nullopt);
