@@ -611,7 +611,9 @@ Result<std::optional<std::pair<int64_t, std::string>>> TaskStore::LatestRunRepor
       Statement s,
       Statement::Prepare(db_.handle(),
                          "SELECT id, report_json FROM runs WHERE report_json IS NOT NULL AND "
-                         "(?1 IS NULL OR job_id = ?1) ORDER BY started_at DESC, id DESC LIMIT 1"));
+                         "(?1 IS NULL OR job_id = ?1) ORDER BY "
+                         "coalesce(json_extract(report_json, '$.requests'), 0) > 0 DESC, "
+                         "started_at DESC, id DESC LIMIT 1"));
   s.Bind(1, job_id);
   REEL_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::pair<int64_t, std::string>>();
