@@ -88,6 +88,39 @@ Result<const llm::Context*> ItemPlanner::ContextFor(size_t prompt_index, const s
   return &contexts_.emplace(key, std::move(built).value()).first->second;
 }
 
+Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
+    storage::Store& store, size_t prompt_index, const std::string& key, int64_t margin,
+    std::vector<storage::ContextRow> rows) {
+  bool complete = true;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    if (rows[s].segment_index != static_cast<int64_t>(s) ||
+        rows[s].segment_count != static_cast<int64_t>(rows.size())) {
+      complete = false;
+    }
+  }
+  if (complete) return rows;
+  REEL_ASSIGN_OR_RETURN(const llm::Context* context, ContextFor(prompt_index, key, margin));
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *context, *input_, key).status());
+  storage::TaskStore tasks(store.database());
+  REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, key));
+  // Rows of another build under the same key (none expected) are left out.
+  std::vector<storage::ContextRow> mine;
+  for (size_t s = 0; s < context->segments.size(); ++s) {
+    const std::string hash = storage::Sha256Hex(context->ManifestJson(*input_, s));
+    for (const storage::ContextRow& row : rows) {
+      if (row.context_hash == hash) {
+        mine.push_back(row);
+        break;
+      }
+    }
+  }
+  if (mine.size() != context->segments.size()) {
+    return Internal("the stored segments of prompt '" + prompt.id + "' could not be completed");
+  }
+  return mine;
+}
+
 Result<const llm::Context*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
                                                        const std::string& variant, int64_t margin,
                                                        const std::vector<TaskRecord>& maps,
@@ -170,6 +203,9 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,
                         tasks.ListContexts(item_id_, prompt.id, base_key));
   if (rows.empty()) return plan;  // kNoContext
+  // A run killed while the context stage stored a split context's segments one by one leaves
+  // some of them: store the rest (the same rows: contexts are keyed by their manifest's hash).
+  REEL_ASSIGN_OR_RETURN(rows, CompleteRows(store, prompt_index, base_key, 0, std::move(rows)));
   REEL_ASSIGN_OR_RETURN(std::vector<TaskRecord> stored, tasks.ListTasks(item_id_));
   std::map<std::string, TaskRecord> by_id;
   for (TaskRecord& t : stored) by_id.emplace(t.custom_id, std::move(t));
@@ -192,6 +228,10 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   if (margin > 0) {
     variant = RefitKey(base_key, margin);
     REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
+    if (!rows.empty()) {
+      REEL_ASSIGN_OR_RETURN(rows,
+                            CompleteRows(store, prompt_index, variant, margin, std::move(rows)));
+    }
     if (rows.empty()) {
       Result<const llm::Context*> refit = ContextFor(prompt_index, variant, margin);
       if (!refit.ok()) {

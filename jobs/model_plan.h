@@ -87,6 +87,10 @@ class ItemPlanner {
   // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
   Result<const llm::Context*> ContextFor(size_t prompt_index, const std::string& key,
                                          int64_t margin);
+  // `rows` of one settings key, with missing segments stored (a run killed mid-way).
+  Result<std::vector<storage::ContextRow>> CompleteRows(storage::Store& store, size_t prompt_index,
+                                                        const std::string& key, int64_t margin,
+                                                        std::vector<storage::ContextRow> rows);
   Result<PlannedSend> MakeSend(const storage::TaskRecord& task, size_t prompt_index,
                                const llm::Context& context, const llm::ContextInput& input,
                                size_t segment);
