@@ -164,7 +164,12 @@ class ModelRunTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
   FakeModelServer server({.mode = GetParam()});
   ASSERT_TRUE(server.started());
-  const std::string dir = MakeJobDir("model_e2e_" + GetParam());
+  // vLLM: the server's /tokenize count of the first request of each shape is recorded; SGLang:
+  // answers are streamed (the stored result is the same; the time to first token is kept).
+  const bool stream = GetParam() == "sglang";
+  const std::string dir = MakeJobDir("model_e2e_" + GetParam(),
+                                     std::string("  concurrency: 3\n  verify_tokens: true\n") +
+                                         (stream ? "  stream: true\n" : ""));
   const std::string db = dir + "/e2e.db";
   CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -186,6 +191,14 @@ TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
     const std::string id = c["headers"].value("x-request-id", "");
     EXPECT_TRUE(custom_ids.count(id.substr(0, id.rfind('-')))) << id;
   }
+  // verify_tokens: one /tokenize call per shape (video ask, video segment, reduce, document,
+  // image), its count kept with the task and compared in the report.
+  const int64_t checked = QueryInt(db, "SELECT count(*) FROM tasks WHERE server_count_tokens > 0");
+  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(static_cast<int64_t>(json::parse(server.Log()).size()) - 1 - 12, checked)
+      << "GET /v1/models, the chats, and one /tokenize per shape";
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests WHERE ttft_seconds IS NOT NULL"),
+            stream ? 12 : 0);
   // The run report is kept for `reel status`.
   json report = json::parse(
       QueryJson(db, "SELECT report_json FROM runs")[0]["report_json"].get<std::string>());
@@ -193,6 +206,9 @@ TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
   EXPECT_EQ(report["ok"], 12);
   EXPECT_GT(report["prompt_tokens"].get<int64_t>(), 0);
   EXPECT_EQ(report["tasks"]["answered"], 12);
+  EXPECT_EQ(report["tokenize_compared"], 5);
+  EXPECT_EQ(report["ttft_mean_s"].is_number(), stream);
+  EXPECT_EQ(report["token_compared"], 12);
   CommandResult status = Reel("status --db " + ShellQuote(db));
   EXPECT_NE(status.out.find("Questions to the model: 12 answered, 0 failed, 0 waiting"),
             std::string::npos)
