@@ -1091,7 +1091,8 @@ class Parser {
       Error(MarkOf(*f), Quoted(where) + ": " + schema.status().message());
       return;
     }
-    prompt->json_schema = schema->compact_text();
+    // Compact, in the schema's own key order (guided decoding follows it).
+    prompt->json_schema = nlohmann::ordered_json::parse(text).dump();
   }
 
   // A YAML node as JSON: plain scalars that read as numbers, booleans or null become those;

@@ -25,7 +25,7 @@ Result<ModelSetup> LoadModelSetup(const JobSpec& job) {
       if (!parsed.ok()) {
         return parsed.status().WithPrefix("prompt '" + prompt.id + "': json_schema " + path);
       }
-      schema = parsed->compact_text();
+      schema = nlohmann::ordered_json::parse(*text).dump();  // compact, in its own key order
     }
     setup.schemas[prompt.id] = schema;
   }
