@@ -172,13 +172,14 @@ std::optional<RunReport> RunReport::FromJson(const std::string& text) {
 
 std::vector<std::string> RunReport::Lines() const {
   std::vector<std::string> lines;
-  lines.push_back(
-      "model: " + std::to_string(requests) + " requests (" + std::to_string(ok) + " ok, " +
-      std::to_string(failed) + " failed, " + std::to_string(retried) + " retried, " +
-      std::to_string(resent) + " sent again" +
-      (cancelled ? ", " + std::to_string(cancelled) + " stopped" : "") +
-      (too_long ? ", " + std::to_string(too_long) + " too long" : "") +
-      (truncated ? ", " + std::to_string(truncated) + " cut by max_output_tokens" : "") + ")");
+  if (requests > 0)
+    lines.push_back(
+        "model: " + std::to_string(requests) + " requests (" + std::to_string(ok) + " ok, " +
+        std::to_string(failed) + " failed, " + std::to_string(retried) + " retried, " +
+        std::to_string(resent) + " sent again" +
+        (cancelled ? ", " + std::to_string(cancelled) + " stopped" : "") +
+        (too_long ? ", " + std::to_string(too_long) + " too long" : "") +
+        (truncated ? ", " + std::to_string(truncated) + " cut by max_output_tokens" : "") + ")");
   if (requests > 0) {
     lines.push_back(
         "tokens: " + std::to_string(prompt_tokens) + " prompt (" + std::to_string(cached_tokens) +

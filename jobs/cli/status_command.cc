@@ -231,7 +231,7 @@ int RunStatus(const StatusFlags& flags) {
                    "job with model.endpoint (REEL_MODEL_URL) set\n";
     }
   }
-  if (report) {
+  if (report && report->requests > 0) {
     std::cout << "\nModel report of run " << report_run << ":\n";
     for (const std::string& line : report->Lines()) std::cout << "  " << line << "\n";
   }
