@@ -178,6 +178,9 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
   } catch (const json::parse_error& e) {
     return InvalidArgument("the answer is not JSON (syntax error at byte " +
                            std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    // out_of_range: a number too large for a double ("1e999").
+    return InvalidArgument("the answer is not usable JSON (a number is out of range)");
   }
   const json* list = &root;
   if (root.is_object()) {

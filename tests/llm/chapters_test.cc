@@ -109,6 +109,9 @@ TEST(ChaptersTest, BadAnswersSayWhy) {
        R"({"chapters":[{"start":"01:00","end":"01:30","title":"A","summary":"a"},)"
        R"({"start":"00:10","end":"00:20","title":"B","summary":"b"}]})",
        "chapter 2 starts (00:10) before chapter 1 (01:00): chapters must be in order"},
+      // Found by the fuzzer: nlohmann's parser throws out_of_range, not parse_error, here.
+      {"number out of range", R"({"chapters":[{"start":3e999,"end":"00:10"}]})",
+       "a number is out of range"},
       {"deep nesting", std::string(100, '[') + std::string(100, ']'), "deeper than 64"},
   };
   for (const Case& c : cases) {
