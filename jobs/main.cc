@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   reel::cli::AddResultsCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
+  reel::cli::AddReportCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

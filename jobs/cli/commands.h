@@ -25,5 +25,6 @@ void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli
