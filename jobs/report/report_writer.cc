@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <unordered_set>
@@ -62,7 +63,14 @@ class Writer {
     }
     const std::string dir = options_.out_dir + "/thumbs/" + hash->substr(0, 2);
     if (made_dirs_.insert(dir).second) REEL_RETURN_IF_ERROR(MakeDirectories(dir));
-    REEL_RETURN_IF_ERROR(Write(relative, *bytes));
+    // Content-addressed: a half-written file has the wrong size and is written again next time,
+    // so no temporary file and rename.
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    const bool written =
+        file != nullptr && std::fwrite(bytes->data(), 1, bytes->size(), file) == bytes->size();
+    if (file != nullptr && std::fclose(file) != 0)
+      return IoError("reel report: cannot write " + path);
+    if (!written) return IoError("reel report: cannot write " + path);
     ++stats_.thumbnails_written;
     return Status::Ok();
   }

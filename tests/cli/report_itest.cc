@@ -135,7 +135,7 @@ void ExpectLinksResolve(const std::string& dir, const std::string& page) {
   std::set<std::string> ids;
   for (const std::string& id : Matches(html, "id=\"([^\"]+)\"")) ids.insert(id);
   const fs::path base = fs::path(dir + "/" + page).parent_path();
-  for (const std::string& attr : {"src", "href"}) {
+  for (const std::string attr : {"src", "href"}) {
     for (const std::string& target : Matches(html, attr + "=\"([^\"]+)\"")) {
       if (target.starts_with("#")) {
         EXPECT_TRUE(ids.count(target.substr(1))) << page << ": no element " << target;
