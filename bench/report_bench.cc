@@ -74,9 +74,13 @@ bool Build(const Options& o, const std::string& db_path) {
                             .height = 360,
                             .thumbnail_jpeg = std::move(jpeg)});
     }
-    out.segments.push_back({.source = "sidecar:a.srt", .start_seconds = 1, .end_seconds = 3,
+    out.segments.push_back({.source = "sidecar:a.srt",
+                            .start_seconds = 1,
+                            .end_seconds = 3,
                             .text = "Somebody says something & leaves"});
-    out.segments.push_back({.source = "sidecar:a.srt", .start_seconds = 6, .end_seconds = 8,
+    out.segments.push_back({.source = "sidecar:a.srt",
+                            .start_seconds = 6,
+                            .end_seconds = 8,
                             .text = "Another line <i>in italics</i>"});
     out.media_json = "{\"duration_seconds\": " + std::to_string(o.frames) +
                      ", \"format\": \"mov,mp4\", \"video\": {\"codec\": \"h264\", \"width\": "
@@ -92,12 +96,16 @@ bool Build(const Options& o, const std::string& db_path) {
                          " the light changes, and the clip ends at " + end + "."},
         {"chapters", "{\"chapters\": [{\"start\": \"00:00\", \"end\": \"" + half +
                          "\", \"title\": \"Arrival\", \"summary\": \"Someone arrives.\"}, "
-                         "{\"start\": \"" + half + "\", \"end\": \"" + end +
+                         "{\"start\": \"" +
+                         half + "\", \"end\": \"" + end +
                          "\", \"title\": \"Talk\", \"summary\": \"They talk.\"}]}"},
     };
     for (const Answer& a : answers) {
-      auto context = store->PutContext({.item_id = *id, .prompt_id = a.prompt, .text_tokens = 100,
-                                        .video_tokens = 4320, .manifest_json = "{}"});
+      auto context = store->PutContext({.item_id = *id,
+                                        .prompt_id = a.prompt,
+                                        .text_tokens = 100,
+                                        .video_tokens = 4320,
+                                        .manifest_json = "{}"});
       auto request = store->BeginRequest(
           {.item_id = *id, .context_id = *context, .run_id = run->id, .prompt_id = a.prompt});
       if (!request.ok() || !store
@@ -145,15 +153,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--items") o.items = std::atoll(next().c_str());
-    else if (a == "--frames") o.frames = std::atoi(next().c_str());
-    else if (a == "--page-size") o.page_size = std::atoll(next().c_str());
-    else if (a == "--reps") o.reps = std::atoi(next().c_str());
-    else if (a == "--work-dir") o.work_dir = next();
-    else if (a == "--keep") o.keep = true;
+    if (a == "--items")
+      o.items = std::atoll(next().c_str());
+    else if (a == "--frames")
+      o.frames = std::atoi(next().c_str());
+    else if (a == "--page-size")
+      o.page_size = std::atoll(next().c_str());
+    else if (a == "--reps")
+      o.reps = std::atoi(next().c_str());
+    else if (a == "--work-dir")
+      o.work_dir = next();
+    else if (a == "--keep")
+      o.keep = true;
     else {
-      std::fprintf(stderr, "usage: report_bench [--items N] [--frames N] [--page-size N] "
-                           "[--reps N] [--work-dir DIR] [--keep]\n");
+      std::fprintf(stderr,
+                   "usage: report_bench [--items N] [--frames N] [--page-size N] "
+                   "[--reps N] [--work-dir DIR] [--keep]\n");
       return 2;
     }
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "base/utf8.h"
 #include "jobs/stages/stages.h"
 #include "storage/sha256.h"
 
@@ -71,13 +72,18 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
   if (input.kind == InputKind::kImage) {
     key += "\nimage_max_pixels=" + std::to_string(job.resize.image_max_pixels);
   }
+  bool reads_text = input.kind == InputKind::kDocument || input.kind == InputKind::kSubtitle;
   if (input.kind == InputKind::kVideo) {
     for (const std::string& sidecar : FindSidecarSubtitles(input.path)) {
       Result<std::string> hash = HashFile(sidecar);
       key += "\nsidecar=" + std::filesystem::path(sidecar).filename().string() + " " +
              (hash.ok() ? *hash : std::string("unreadable"));
+      reads_text = true;
     }
   }
+  // How text that is not UTF-8 is read changes the stored text (container subtitle streams
+  // are left out: knowing whether a video has any needs a probe).
+  if (reads_text) key += "\ntext.fallback_encoding=" + job.text.fallback_encoding;
   return storage::Sha256Hex(key);
 }
 
@@ -104,7 +110,7 @@ Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile
   plan.settings_hash = settings_hash;
   REEL_ASSIGN_OR_RETURN(plan.facts, StatFile(input.path));
   if (store != nullptr && job_id != 0) {
-    REEL_ASSIGN_OR_RETURN(plan.stored, store->FindItem(job_id, input.path));
+    REEL_ASSIGN_OR_RETURN(plan.stored, store->FindItem(job_id, DisplayPath(input.path)));
   }
   const std::optional<storage::ItemRecord>& stored = plan.stored;
   plan.facts_changed = !stored || stored->size_bytes != plan.facts.size_bytes ||

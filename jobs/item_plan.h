@@ -44,7 +44,8 @@ Result<std::string> HashFile(const std::string& path, const std::atomic<bool>* c
 // The hash of everything besides the file's bytes that shapes an item's outputs:
 // kItemOutputsVersion, the item's kind, FrameSettingsKey(job) for videos and images (documents
 // and subtitle files do not depend on it), the segment source of subtitle files, and for a video
-// the names and SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4).
+// the names and SHA-256 of its side-car subtitle files (so editing a clip.srt redoes clip.mp4);
+// for documents, subtitle files and videos with side-car files, text.fallback_encoding.
 std::string ItemSettingsHash(const JobSpec& job, const InputFile& input);
 
 enum class PlanAction { kProcess, kSkip };
@@ -68,9 +69,10 @@ struct PlanOptions {
   bool retry_failed = false;
 };
 
-// Plans one input. `store` may be null, or `job_id` 0, when there is no database yet (every
-// item is then new). Errors: from StatFile / HashFile (the file vanished or is unreadable),
-// and storage errors.
+// Plans one input; the stored item is looked up by DisplayPath(input.path) (base/utf8.h), the
+// form the runner stores paths in. `store` may be null, or `job_id` 0, when there is no database
+// yet (every item is then new). Errors: from StatFile / HashFile (the file vanished or is
+// unreadable), and storage errors.
 Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile& input,
                           const std::string& settings_hash, const PlanOptions& options,
                           const std::atomic<bool>* cancel = nullptr);

@@ -1,5 +1,7 @@
 #include "jobs/item_processor.h"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {
@@ -103,6 +106,11 @@ Result<ItemWork> ItemProcessor::Process(const JobSpec& job, const InputFile& inp
     }
   }
   work.outputs.segments = std::move(segments);
+  if (!work.text_encodings.empty()) {
+    nlohmann::json encodings = nlohmann::json::object();
+    for (const auto& [source, encoding] : work.text_encodings) encodings[source] = encoding;
+    work.media_facts.emplace_back("text_encodings", DumpJson(encodings));
+  }
   work.outputs.media_json = MediaJson(work.media_facts);
   return work;
 }

@@ -44,6 +44,11 @@ struct ItemWork {
   // Facts for items.media_json, merged into one JSON object by the processor (key -> JSON text).
   std::vector<std::pair<std::string, std::string>> media_facts;
   std::vector<std::string> warnings;  // things worth logging that did not fail the item
+  std::vector<std::string> notes;     // facts for the event log only (level info), e.g. a text
+                                      // encoding recognised by its byte-order mark
+  // Segment source -> the encoding its text was read in, for text not read as plain UTF-8;
+  // stored in items.media_json as "text_encodings".
+  std::vector<std::pair<std::string, std::string>> text_encodings;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

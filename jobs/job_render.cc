@@ -77,6 +77,7 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  image_max_pixels: " << job.resize.image_max_pixels << "\n";
   out << "  max_long_side: " << r.long_side.max_long_side << "\n";
   out << "  max_aspect_ratio: " << Num(r.smart.max_aspect_ratio) << "\n";
+  out << "  shape: " << FrameShapeKey(r.shape) << "\n";
 
   out << "vision:\n";
   out << "  enabled: " << Bool(job.vision.enabled) << "\n";
@@ -123,6 +124,9 @@ std::string RenderResolvedJob(const JobSpec& job) {
   }
   out << "\n";
 
+  out << "text:\n";
+  out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";
+
   const LimitsSpec& l = job.limits;
   out << "limits:\n";
   out << "  item_time_limit: " << Num(l.media.time_limit_s) << "\n";
@@ -161,6 +165,9 @@ std::string FrameSettingsKey(const JobSpec& job) {
     case P::kScene:
       out << "sampling.scene_threshold=" << Num(s.scene_threshold) << "\n";
       out << "sampling.scene_min_shot=" << Num(s.scene_min_shot_s) << "\n";
+      // The score itself: FFmpeg's select scene score (earlier releases scored thumbnails, so
+      // items sampled by them are redone).
+      out << "sampling.scene_score=ffmpeg-select\n";
       break;
     case P::kTimestamps:
       out << "sampling.timestamps=";
@@ -174,6 +181,7 @@ std::string FrameSettingsKey(const JobSpec& job) {
   out << "sampling.end=" << (s.end_s ? Num(*s.end_s) : "none") << "\n";
   out << "sampling.max_frames=" << (s.max_frames ? std::to_string(*s.max_frames) : "none") << "\n";
   out << "resize.mode=" << ResizeModeKey(r.mode) << "\n";
+  out << "resize.shape=" << FrameShapeKey(r.shape) << "\n";
   switch (r.mode) {
     case M::kSmart:
       out << "resize.factor=" << r.smart.factor << "\n";

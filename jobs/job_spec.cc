@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/text_encoding.h"
+#include "base/utf8.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 
@@ -110,17 +112,17 @@ bool ValidEnvName(const std::string& name) {
   });
 }
 
-const std::vector<std::string> kTopKeys = {"version",  "name",    "description", "inputs",
-                                           "sampling", "resize",  "vision",      "context",
-                                           "model",    "prompts", "storage",     "limits"};
+const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
+                                           "resize",  "vision", "context",     "model",  "prompts",
+                                           "storage", "text",   "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",
     "fps_timeline",   "count", "timestamps",  "scene_threshold",
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
-    "mode",          "factor",          "min_pixels", "max_pixels", "image_max_pixels",
-    "max_long_side", "max_aspect_ratio"};
+    "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
+    "max_long_side", "max_aspect_ratio", "shape"};
 const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
                                               "threads"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
@@ -131,6 +133,7 @@ const std::vector<std::string> kModelKeys = {
     "connect_timeout", "read_timeout", "retries"};
 const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
 const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
     "min_decode_errors", "max_frame_pixels", "max_frame_side", "decoder_threads"};
@@ -190,6 +193,22 @@ class Parser {
     if (text.size() > options_.max_file_bytes) {
       ReportTooBig(text, std::to_string(text.size()) + " bytes");
       return Finish();
+    }
+    // YAML is Unicode text. A job file saved in a legacy encoding is read like a subtitle file
+    // (base/text_encoding.h; UTF-16 with a byte-order mark too) rather than passed on with bytes
+    // no YAML scalar can write back (RenderResolvedJob must parse back to the same job).
+    std::string decoded;
+    if (!IsValidUtf8(text)) {
+      Result<DecodedText> read = DecodeText(text);
+      if (read.ok()) {
+        if (read->info.basis != EncodingBasis::kByteOrderMark) {
+          Warn(YAML::Mark::null_mark(),
+               "the job file is " + read->info.Describe() +
+                   "; save it as UTF-8 (to name a file whose name is not UTF-8, use a glob)");
+        }
+        decoded = std::move(read->text);
+        text = decoded;
+      }
     }
     YAML::Node root;
     std::optional<YAML::Mark> second_document;
@@ -692,6 +711,7 @@ class Parser {
     ReadContext(fields, root);
     ReadPrompts(fields);
     ReadStorage(fields, root);
+    ReadTextSettings(fields);
     ReadLimits(fields, root);
   }
 
@@ -856,6 +876,7 @@ class Parser {
     if (!fields) return;
     pipeline::ResizeOptions& r = job_.resize.frames;
     ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
+    ReadEnum(*fields, "shape", path, FrameShapeNames(), &r.shape);
     int factor = r.smart.factor;
     if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
       r.smart.factor = factor;
@@ -868,12 +889,27 @@ class Parser {
     ReadInt(*fields, "max_long_side", path, &r.long_side.max_long_side, 1, 1 << 20);
     ReadNumber(*fields, "max_aspect_ratio", path, &r.smart.max_aspect_ratio, 1, false, 1e6);
     const int64_t min_area = int64_t{r.smart.factor} * r.smart.factor;
-    if (r.smart.min_pixels > r.smart.max_pixels) {
-      const Field* f = fields->Find("min_pixels");
-      Error(f ? MarkOf(*f) : MarkOf(*section), "'resize.min_pixels' (" +
-                                                   std::to_string(r.smart.min_pixels) +
-                                                   ") is larger than 'resize.max_pixels' (" +
-                                                   std::to_string(r.smart.max_pixels) + ")");
+    // A max_pixels below one patch is reported below; comparing it with min_pixels would only
+    // repeat that. When min_pixels is the default, the message says so and points at max_pixels.
+    if (r.smart.min_pixels > r.smart.max_pixels && r.smart.max_pixels >= min_area) {
+      const Field* min_field = fields->Find("min_pixels");
+      const Field* max_field = fields->Find("max_pixels");
+      const bool min_given = min_field != nullptr && !min_field->value.IsNull();
+      const bool max_given = max_field != nullptr && !max_field->value.IsNull();
+      const std::string min = std::to_string(r.smart.min_pixels);
+      const std::string max = std::to_string(r.smart.max_pixels);
+      if (max_given && !min_given) {
+        Error(MarkOf(*max_field), "'resize.max_pixels' (" + max +
+                                      ") is smaller than the default 'resize.min_pixels' (" + min +
+                                      "): set 'resize.min_pixels' too");
+      } else if (min_given && !max_given) {
+        Error(MarkOf(*min_field), "'resize.min_pixels' (" + min +
+                                      ") is larger than the default 'resize.max_pixels' (" + max +
+                                      "): set 'resize.max_pixels' too");
+      } else {
+        Error(min_field ? MarkOf(*min_field) : MarkOf(*section),
+              "'resize.min_pixels' (" + min + ") is larger than 'resize.max_pixels' (" + max + ")");
+      }
     }
     for (const char* key : {"max_pixels", "image_max_pixels"}) {
       int64_t value =
@@ -889,7 +925,8 @@ class Parser {
       const Field* f = fields->Find("max_long_side");
       Error(f ? MarkOf(*f) : MarkOf(*section),
             "'resize.max_long_side' (" + std::to_string(r.long_side.max_long_side) +
-                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) + ")");
+                ") is smaller than 'resize.factor' (" + std::to_string(r.long_side.factor) +
+                "), the smallest a frame side can be");
     }
   }
 
@@ -1068,6 +1105,23 @@ class Parser {
         Error(MarkOf(*fields->Find("database")), "'storage.database' is empty");
       } else {
         job_.storage.database = database;
+      }
+    }
+  }
+
+  void ReadTextSettings(const Fields& top) {
+    const Field* section = top.Find("text");
+    if (section == nullptr) return;
+    std::optional<Fields> fields = ReadMap(section->value, MarkOf(*section), "text", kTextKeys);
+    if (!fields) return;
+    std::string encoding;
+    if (ReadString(*fields, "fallback_encoding", "text", &encoding)) {
+      Status known = CheckTextEncoding(encoding);
+      if (!known.ok()) {
+        Error(MarkOf(*fields->Find("fallback_encoding")),
+              "'text.fallback_encoding': " + known.message());
+      } else {
+        job_.text.fallback_encoding = encoding;
       }
     }
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/text_encoding.h"
 #include "pipeline/limits.h"
 #include "pipeline/sampling.h"
 #include "pipeline/smart_resize.h"
@@ -96,6 +97,14 @@ struct StorageSpec {
   std::string database;  // as written (see ResolveJobPath); default "<name>.db"
 };
 
+// Reading text whose encoding is not declared (side-car subtitles, subtitle items, documents,
+// container subtitle streams): base/text_encoding.h.
+struct TextSpec {
+  // Used for text that is neither UTF-8 nor UTF-16/32 with a byte-order mark; any name iconv
+  // knows; "utf-8" = never guess (bad bytes become U+FFFD).
+  std::string fallback_encoding = std::string(kDefaultFallbackEncoding);
+};
+
 struct LimitsSpec {
   pipeline::MediaLimits media;  // time_limit_s is the per-item limit (probe to last frame)
   int64_t max_file_bytes = int64_t{8} << 30;  // larger inputs fail their item
@@ -116,6 +125,7 @@ struct JobSpec {
   ModelSpec model;
   std::vector<PromptSpec> prompts;
   StorageSpec storage;
+  TextSpec text;
   LimitsSpec limits;
   // Things worth printing that do not stop the job ("file:line:column: message").
   std::vector<std::string> warnings;

@@ -412,6 +412,12 @@ const EnumNames<pipeline::ResizeMode>& ResizeModeNames() {
   return names;
 }
 
+const EnumNames<pipeline::FrameShape>& FrameShapeNames() {
+  using S = pipeline::FrameShape;
+  static const EnumNames<S> names{{{"display", S::kDisplay}, {"storage", S::kStorage}}};
+  return names;
+}
+
 const EnumNames<InputKind>& InputKindNames() {
   static const EnumNames<InputKind> names{{{"auto", InputKind::kAuto},
                                            {"video", InputKind::kVideo},
@@ -457,6 +463,7 @@ const char* SamplingPolicyKey(pipeline::SamplingPolicy p) {
 }
 const char* FpsTimelineKey(pipeline::FpsTimeline t) { return NameOf(FpsTimelineNames(), t); }
 const char* ResizeModeKey(pipeline::ResizeMode m) { return NameOf(ResizeModeNames(), m); }
+const char* FrameShapeKey(pipeline::FrameShape s) { return NameOf(FrameShapeNames(), s); }
 const char* InputKindName(InputKind kind) { return NameOf(InputKindNames(), kind); }
 const char* ThinkingModeName(ThinkingMode mode) { return NameOf(ThinkingModeNames(), mode); }
 const char* FitStrategyName(FitStrategy s) { return NameOf(FitStrategyNames(), s); }

@@ -79,6 +79,7 @@ std::optional<OpenBracket> FindUnclosedFlow(std::string_view text, size_t end);
 // Enum names as written in job files.
 const char* SamplingPolicyKey(pipeline::SamplingPolicy policy);
 const char* ResizeModeKey(pipeline::ResizeMode mode);
+const char* FrameShapeKey(pipeline::FrameShape shape);
 const char* FpsTimelineKey(pipeline::FpsTimeline timeline);
 
 template <typename E>
@@ -99,6 +100,7 @@ struct EnumNames {
 
 const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames();
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames();
+const EnumNames<pipeline::FrameShape>& FrameShapeNames();
 const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames();
 const EnumNames<InputKind>& InputKindNames();
 const EnumNames<ThinkingMode>& ThinkingModeNames();

@@ -1,6 +1,8 @@
 // The `reel` command line: parses the subcommand and hands over to jobs/cli/.
 #include <cstdio>
+#include <exception>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -33,6 +35,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reel: %s\n", e.what());
     std::fprintf(stderr, "Run 'reel --help' or 'reel COMMAND --help' for usage.\n");
     return reel::cli::kExitUsage;
+  } catch (const std::exception& e) {
+    // A bug (or out of memory): say so and fail instead of aborting without a word. The fuzz
+    // targets (tests/fuzz) call the commands without this guard, so such bugs still surface.
+    std::fprintf(stderr, "reel: internal error: %s\n", reel::SafeUtf8(e.what()).c_str());
+    return reel::cli::kExitFailed;
   }
   return exit_code;
 }

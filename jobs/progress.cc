@@ -6,6 +6,9 @@
 
 #include <ctime>
 
+#include "base/utf8.h"
+#include "jobs/json_output.h"
+
 namespace reel::jobs {
 namespace {
 
@@ -34,9 +37,7 @@ std::string Clock(double seconds) {
   return buffer;
 }
 
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string Dump(const nlohmann::json& j) { return DumpJson(j); }
 
 // The tail of a path that fits in `width` characters.
 std::string Tail(const std::string& path, size_t width) {
@@ -90,8 +91,9 @@ void ProgressReporter::DrawLocked() {
   last_draw_ = now;
 }
 
-void ProgressReporter::RunStarted(const std::string& job, const std::string& database,
+void ProgressReporter::RunStarted(const std::string& job, const std::string& raw_database,
                                   int64_t run_id, int64_t total_items, const std::string& shard) {
+  const std::string database = DisplayPath(raw_database);
   std::lock_guard<std::mutex> lock(mutex_);
   total_ = total_items;
   started_ = std::chrono::steady_clock::now();
@@ -112,7 +114,8 @@ void ProgressReporter::RunStarted(const std::string& job, const std::string& dat
   }
 }
 
-void ProgressReporter::ItemStarted(const std::string& path) {
+void ProgressReporter::ItemStarted(const std::string& raw_path) {
+  const std::string path = DisplayPath(raw_path);
   std::lock_guard<std::mutex> lock(mutex_);
   current_ = path;
   if (style_ == ProgressStyle::kJson) {
@@ -122,7 +125,9 @@ void ProgressReporter::ItemStarted(const std::string& path) {
   }
 }
 
-void ProgressReporter::ItemSkipped(const std::string& path, const std::string& reason) {
+void ProgressReporter::ItemSkipped(const std::string& raw_path, const std::string& raw_reason) {
+  const std::string path = DisplayPath(raw_path);
+  const std::string reason = SafeUtf8(raw_reason);
   std::lock_guard<std::mutex> lock(mutex_);
   ++finished_;
   if (style_ == ProgressStyle::kJson) {
@@ -136,8 +141,9 @@ void ProgressReporter::ItemSkipped(const std::string& path, const std::string& r
   }
 }
 
-void ProgressReporter::ItemDone(const std::string& path, int64_t frames, int64_t segments,
+void ProgressReporter::ItemDone(const std::string& raw_path, int64_t frames, int64_t segments,
                                 double seconds) {
+  const std::string path = DisplayPath(raw_path);
   std::lock_guard<std::mutex> lock(mutex_);
   ++finished_;
   ++processed_;
@@ -156,7 +162,10 @@ void ProgressReporter::ItemDone(const std::string& path, int64_t frames, int64_t
   }
 }
 
-void ProgressReporter::ItemFailed(const std::string& path, const std::string& error, int attempts) {
+void ProgressReporter::ItemFailed(const std::string& raw_path, const std::string& raw_error,
+                                  int attempts) {
+  const std::string path = DisplayPath(raw_path);
+  const std::string error = SafeUtf8(raw_error);
   std::lock_guard<std::mutex> lock(mutex_);
   ++finished_;
   ++processed_;
@@ -177,7 +186,8 @@ void ProgressReporter::ItemFailed(const std::string& path, const std::string& er
   DrawLocked();
 }
 
-void ProgressReporter::Warning(const std::string& message) {
+void ProgressReporter::Warning(const std::string& raw_message) {
+  const std::string message = SafeUtf8(raw_message);
   std::lock_guard<std::mutex> lock(mutex_);
   if (style_ == ProgressStyle::kJson) {
     EmitJsonLocked(Dump({{"time", NowIso()}, {"event", "warning"}, {"message", message}}));
@@ -189,7 +199,8 @@ void ProgressReporter::Warning(const std::string& message) {
   DrawLocked();
 }
 
-void ProgressReporter::Info(const std::string& message) {
+void ProgressReporter::Info(const std::string& raw_message) {
+  const std::string message = SafeUtf8(raw_message);
   std::lock_guard<std::mutex> lock(mutex_);
   if (style_ == ProgressStyle::kJson) {
     EmitJsonLocked(Dump({{"time", NowIso()}, {"event", "info"}, {"message", message}}));
@@ -205,7 +216,10 @@ void ProgressReporter::Tick() {
   DrawLocked();
 }
 
-void ProgressReporter::RunFinished(const RunSummary& s) {
+void ProgressReporter::RunFinished(const RunSummary& summary) {
+  RunSummary s = summary;
+  s.database = DisplayPath(summary.database);
+  s.message = SafeUtf8(summary.message);
   std::lock_guard<std::mutex> lock(mutex_);
   const storage::RunCounters& c = s.counters;
   if (style_ == ProgressStyle::kJson) {

@@ -9,6 +9,9 @@
 //     item_started, item_done, item_skipped, item_failed, warning, run_finished), each with
 //     "time" (ISO-8601 UTC) and "event"; the last line is the summary.
 //
+// Paths are shown as DisplayPath(path) and messages as SafeUtf8(message) (base/utf8.h), so a
+// file name that is not UTF-8 reads the same here as in the database and JSON output.
+//
 // Thread-safe: workers report concurrently; output is serialised by a mutex.
 #pragma once
 

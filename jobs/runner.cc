@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "base/utf8.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
 #include "storage/sha256.h"
@@ -142,7 +143,7 @@ class Batch {
     if (!item_id) {
       storage::ItemRecord record;
       record.job_id = job_id_;
-      record.path = input.path;
+      record.path = DisplayPath(input.path);
       record.kind = ToItemKind(input.kind);
       record.settings_hash = ItemSettingsHash(job_, input);
       if (plan != nullptr) {
@@ -180,7 +181,7 @@ class Batch {
     const ItemPlan& plan = *planned;
     storage::ItemRecord record;
     record.job_id = job_id_;
-    record.path = input.path;
+    record.path = DisplayPath(input.path);
     record.kind = ToItemKind(input.kind);
     record.content_hash = plan.content_hash;
     record.size_bytes = plan.facts.size_bytes;
@@ -229,6 +230,9 @@ class Batch {
           for (const std::string& warning : work->warnings) {
             LogEvent(store, item_id, storage::EventLevel::kWarning, warning);
             options_.progress->Warning(warning);
+          }
+          for (const std::string& note : work->notes) {
+            LogEvent(store, item_id, storage::EventLevel::kInfo, note);
           }
           CountDone(work->outputs);
           double seconds = std::chrono::duration<double>(Clock::now() - started).count();

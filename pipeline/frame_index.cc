@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/index_builder.h"
 #include "pipeline/internal/truncation.h"
 
@@ -78,10 +79,25 @@ namespace internal {
 
 Result<int> ChooseVideoStream(AVFormatContext* format, int requested, const std::string& path) {
   if (requested >= 0) {
-    if (requested >= static_cast<int>(format->nb_streams) ||
-        format->streams[requested]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) {
-      return InvalidArgument(path + ": stream " + std::to_string(requested) +
-                             " is not a video stream");
+    const int count = static_cast<int>(format->nb_streams);
+    std::string videos;  // the streams that can be asked for instead
+    for (int i = 0; i < count; ++i) {
+      if (format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+        videos += (videos.empty() ? "" : ", ") + std::to_string(i);
+      }
+    }
+    videos = videos.empty() ? "; it has no video stream" : "; its video streams: " + videos;
+    if (requested >= count) {
+      return NotFound(
+          path + ": there is no stream " + std::to_string(requested) + ": the file has " +
+          std::to_string(count) +
+          (count == 1 ? " stream (0)" : " streams (0-" + std::to_string(count - 1) + ")") + videos);
+    }
+    const AVMediaType type = format->streams[requested]->codecpar->codec_type;
+    if (type != AVMEDIA_TYPE_VIDEO) {
+      const char* name = av_get_media_type_string(type);
+      return InvalidArgument(path + ": stream " + std::to_string(requested) + " is " +
+                             (name ? name : "not video") + ", not video" + videos);
     }
     return requested;
   }
@@ -143,6 +159,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       std::max(0.5, 8 * frame_s) * stream->time_base.den / std::max(1, stream->time_base.num));
   bool seen_any = false;
   std::optional<int64_t> raw_end;  // end of the last packet read, as the container times it
+  BitstreamScan scan(stream);
   while (true) {
     int rc = av_read_frame(format, packet.get());
     if (rc == AVERROR_EOF) break;
@@ -183,6 +200,7 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       }
       index.packets.push_back(p);
       durations.push_back(packet->duration);
+      scan.Add(packet.get());
     }
     av_packet_unref(packet.get());
   }
@@ -203,6 +221,9 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
       index.packets[i].segment = 0;
     }
   }
+
+  // Start points, and presentation order where the container's times do not give it.
+  scan.Apply(index);
 
   std::vector<int> order;
   for (size_t i = 0; i < index.packets.size(); ++i) {

@@ -49,6 +49,21 @@ struct FrameIndex {
   Truncation truncation;
   bool truncated() const { return truncation.truncated; }
 
+  // What the bitstream says, for decoding (internal/bitstream_scan.h).
+  // Presentation order and times came from the bitstream, not the container: the codec's name
+  // ("h264", "hevc", "mpeg4", "mpeg2video": the container's times follow decode order though the
+  // pictures are reordered, so they are decode times), or "mpeg4-packed" (DivX/Xvid packed
+  // B-frames); "" = the container's.
+  std::string order_source;
+  // MPEG-4 Part 2 packed B-frames: packets[i] describes the VOP FFmpeg's decoder decodes for the
+  // i-th packet (a B-VOP packed into the packet before, for an N-VOP placeholder), which the
+  // decoder is handed on its own.
+  bool packed_bframes = false;
+  // H.264: the stream's first packet. A decoder learns the encoder's version from x264's SEI in
+  // it (and with it which encoder bugs to work around), so every decoder that starts at a later
+  // keyframe is shown this packet first, as a sequential decode would have been.
+  std::vector<uint8_t> priming_packet;
+
   int size() const { return static_cast<int>(frames.size()); }
   double PtsToSeconds(int64_t pts) const {
     return static_cast<double>(pts) * time_base_num / time_base_den;

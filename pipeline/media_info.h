@@ -1,10 +1,14 @@
 // What a probe learns about a media file. Times are seconds (double) unless named *_pts.
+// Every string is valid UTF-8 (tags that are not are read as Windows-1252), except `path`, which
+// keeps the caller's bytes for the operating system (escape it for display: base/utf8.h).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "pipeline/smart_resize.h"
 
 namespace reel::pipeline {
 
@@ -36,15 +40,17 @@ struct StreamInfo {
   StreamType type = StreamType::kUnknown;
   std::string codec;      // FFmpeg codec name, e.g. "h264", "mov_text"
   std::string language;   // from the stream's metadata, if any
+  std::string title;      // the stream's "title" tag, if any
   double start_s = 0;     // first timestamp of the stream
   double duration_s = 0;  // 0 if unknown
   FactSource duration_source = FactSource::kUnknown;
   int64_t bit_rate = 0;
 
   // Video only.
-  int width = 0;  // coded size, before rotation
+  int width = 0;  // stored (coded) size, before rotation
   int height = 0;
-  int display_width = 0;  // upright size, after rotation
+  SampleAspect sample_aspect;  // the shape of one stored pixel (1:1 when the file does not say)
+  int display_width = 0;       // the picture as shown: sample aspect applied, then upright
   int display_height = 0;
   double fps = 0;      // average frame rate (frames / second); 0 if unknown
   int rotation = 0;    // clockwise degrees to turn the picture upright: 0/90/180/270
@@ -65,6 +71,7 @@ struct MediaInfo {
   std::string path;
   std::string format;  // FFmpeg demuxer name(s), e.g. "mov,mp4,m4a,3gp,3g2,mj2"
   std::string format_long;
+  std::string title;  // the container's "title" tag, if any
   double start_s = 0;
   double duration_s = 0;  // the longest of the container's and the streams' durations
   int64_t size_bytes = 0;

@@ -5,6 +5,8 @@
 #include <map>
 #include <vector>
 
+#include "base/text_encoding.h"
+#include "base/utf8.h"
 #include "pipeline/frame_index.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/internal/truncation.h"
@@ -29,6 +31,16 @@ StreamType TypeOf(const AVStream* stream) {
     default:
       return StreamType::kUnknown;
   }
+}
+
+// A metadata tag as valid UTF-8. Containers should hold UTF-8, but old muxers (AVI's INFO chunk,
+// some Matroska and MP4 taggers) write Latin-1 or Windows-1252: text that is not UTF-8 is read as
+// Windows-1252, like a side-car subtitle file.
+std::string TagText(const AVDictionary* metadata, const char* key) {
+  const AVDictionaryEntry* entry = av_dict_get(metadata, key, nullptr, 0);
+  if (entry == nullptr || entry->value == nullptr) return "";
+  Result<DecodedText> decoded = DecodeText(entry->value);
+  return decoded.ok() ? std::move(decoded->text) : ReplaceInvalidUtf8(entry->value);
 }
 
 double Seconds(int64_t ts, AVRational tb) {
@@ -131,6 +143,7 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
   info.path = path;
   info.format = format->iformat->name;
   info.format_long = format->iformat->long_name ? format->iformat->long_name : "";
+  info.title = TagText(format->metadata, "title");
   std::error_code ec;
   info.size_bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   info.start_s = format->start_time == AV_NOPTS_VALUE
@@ -154,9 +167,8 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
     s.index = static_cast<int>(i);
     s.type = TypeOf(stream);
     s.codec = avcodec_get_name(par->codec_id);
-    if (const AVDictionaryEntry* lang = av_dict_get(stream->metadata, "language", nullptr, 0)) {
-      s.language = lang->value;
-    }
+    s.language = TagText(stream->metadata, "language");
+    s.title = TagText(stream->metadata, "title");
     s.start_s = Seconds(stream->start_time, stream->time_base);
     s.bit_rate = par->bit_rate;
     if (!guessed && stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
@@ -181,9 +193,11 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
         }
       }
       s.rotation = internal::StreamRotation(stream);
+      s.sample_aspect = internal::StreamSampleAspect(format.get(), stream);
+      Size shown = DisplaySize({s.width, s.height}, s.sample_aspect);
       bool swap = s.rotation == 90 || s.rotation == 270;
-      s.display_width = swap ? s.height : s.width;
-      s.display_height = swap ? s.width : s.height;
+      s.display_width = swap ? shown.height : shown.width;
+      s.display_height = swap ? shown.width : shown.height;
       AVRational rate = stream->avg_frame_rate;
       if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
       s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;

@@ -36,7 +36,7 @@ struct SamplingOptions {
   FpsTimeline fps_timeline = FpsTimeline::kAuto;  // kFps: index or presentation times
   int count = 8;                   // kCount: frames spread evenly, first and last included
   std::vector<double> timestamps;  // kTimestamps
-  double scene_threshold = 0.3;    // kScene: content-change score in [0, 1] that cuts a shot
+  double scene_threshold = 0.3;    // kScene: cut where FFmpeg's scene score is above this
   double scene_min_shot_s = 1.0;   // kScene: no cut closer than this to the previous one
   std::optional<double> start_s;   // trim: first time considered
   std::optional<double> end_s;     // trim: last time considered (exclusive)
@@ -57,6 +57,12 @@ FpsTimeline ResolveFpsTimeline(const FrameIndex& index, const SamplingOptions& o
 
 // The first and one-past-last presentation indices inside the trim range.
 std::pair<int, int> TrimRange(const FrameIndex& index, const SamplingOptions& options);
+
+// What in the request lies outside the video, for the user, one sentence each: a start after the
+// last frame, a trim range that holds no frame, timestamps past the end or outside the trim
+// range, a count larger than the frames in range, keyframes wanted from a range without one.
+// Empty when the request fits the video.
+std::vector<std::string> RequestWarnings(const FrameIndex& index, const SamplingOptions& options);
 
 // Evenly thins `selected` to `max_frames`, keeping the first and the last (SGLang's rule).
 std::vector<int> ThinEvenly(const std::vector<int>& selected, int max_frames);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace reel::pipeline {
@@ -62,6 +63,17 @@ Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options) {
   new_w = std::max(align_up(new_w), m);
   new_h = std::max(align_up(new_h), m);
   return Size{new_w, new_h};
+}
+
+Size DisplaySize(Size storage, SampleAspect aspect) {
+  if (storage.width <= 0 || aspect.num <= 0 || aspect.den <= 0 || aspect.square()) {
+    return storage;
+  }
+  // Exact rational arithmetic, halves rounded up; no overflow for any int sizes and ratios.
+  const int64_t product = int64_t{storage.width} * aspect.num;
+  int64_t scaled = product / aspect.den;
+  if (2 * (product % aspect.den) >= aspect.den) ++scaled;
+  return Size{static_cast<int>(std::clamp<int64_t>(scaled, 1, int64_t{1} << 30)), storage.height};
 }
 
 Result<Size> TargetSize(Size source, const ResizeOptions& options) {

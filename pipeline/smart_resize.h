@@ -38,14 +38,34 @@ Result<Size> LongSideResize(Size source, const LongSideResizeOptions& options = 
 // How frames are resized: the model's rule, or no resize at all.
 enum class ResizeMode { kSmart, kLongSide, kNone };
 
+// Which shape of a video with non-square pixels (a sample aspect ratio other than 1:1, e.g. a
+// DVD's 720x480 at 32:27) the resize starts from: the shape it is meant to be seen at, or the
+// stored pixel grid (what vLLM's and SGLang's own video decoders hand the model).
+enum class FrameShape { kDisplay, kStorage };
+
 struct ResizeOptions {
   ResizeMode mode = ResizeMode::kSmart;
   SmartResizeOptions smart;
   LongSideResizeOptions long_side;
+  FrameShape shape = FrameShape::kDisplay;
 };
 
 // Applies `options` to an upright source size.
 Result<Size> TargetSize(Size source, const ResizeOptions& options);
+
+// A sample (pixel) aspect ratio: the width of one stored pixel over its height.
+struct SampleAspect {
+  int num = 1;
+  int den = 1;
+  bool square() const { return num == den; }
+  bool operator==(const SampleAspect&) const = default;
+};
+
+// The shape a stored picture is meant to be seen at: the width scaled by the sample aspect ratio
+// and rounded to the nearest pixel, the height kept (the picture's lines stay whole, as
+// `ffmpeg -vf scale=iw*sar:ih` does). 720x480 at 32:27 -> 853x480; 352x288 at 12:11 -> 384x288.
+// Never narrower than 1 pixel; an empty size stays as it is.
+Size DisplaySize(Size storage, SampleAspect aspect);
 
 // Python's round(): nearest integer, halves to even.
 double RoundHalfEven(double x);

@@ -1,9 +1,12 @@
 // Timed text from side-car files (SubRip, WebVTT) and from subtitle streams inside containers.
 //
 // Decisions the header leaves open, made here:
-// - Text is always valid UTF-8: bytes that are not valid UTF-8 are replaced with U+FFFD (so a
-//   Latin-1 file yields replacement characters, never a crash or invalid output). NUL bytes are
-//   dropped.
+// - Text is always valid UTF-8. A side-car file's encoding is detected (base/text_encoding.h:
+//   byte-order mark, UTF-16's zero bytes, UTF-8 validity, else the fallback encoding, by default
+//   Windows-1252) and converted; ReadSubtitleFile says which encoding it used. A decoded subtitle
+//   from a container stream that is not UTF-8 is converted the same way (FFmpeg's own check,
+//   which would drop it, is turned off). ParseSrt / ParseVtt take text that should already be
+//   UTF-8 and replace what is not with U+FFFD. NUL bytes are dropped.
 // - A cue whose end is before its start is skipped (and counts as a bad line); end == start is
 //   kept. A cue whose text is empty once markup is removed is dropped: it carries nothing.
 // - Markup: tags `<...>` (i, b, u, font, c.class, v Speaker, lang, ruby, timestamps
@@ -34,6 +37,7 @@
 #include <utility>
 
 #include "base/file_util.h"
+#include "base/utf8.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/limits.h"
 
@@ -58,61 +62,10 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// Returns `in` with every byte that is not part of a well-formed UTF-8 sequence (overlong forms,
-// surrogates and code points past U+10FFFF included) replaced by U+FFFD, and NULs dropped.
+// `in` as valid UTF-8 (ill-formed sequences replaced by U+FFFD) without NUL bytes.
 std::string SanitizeUtf8(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  size_t i = 0;
-  while (i < in.size()) {
-    auto c = static_cast<unsigned char>(in[i]);
-    if (c < 0x80) {
-      if (c != 0) out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    int length = 0;
-    uint32_t cp = 0, min = 0;
-    if ((c & 0xE0) == 0xC0) {
-      length = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      length = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      length = 4, cp = c & 0x07, min = 0x10000;
-    }
-    bool valid = length > 0 && i + length <= in.size();
-    for (int k = 1; valid && k < length; ++k) {
-      auto next = static_cast<unsigned char>(in[i + k]);
-      if ((next & 0xC0) != 0x80) valid = false;
-      cp = (cp << 6) | (next & 0x3F);
-    }
-    valid = valid && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    if (valid) {
-      out.append(in.substr(i, length));
-      i += length;
-    } else {
-      AppendUtf8(0xFFFD, out);
-      ++i;
-    }
-  }
+  std::string out = ReplaceInvalidUtf8(in);
+  std::erase(out, '\0');
   return out;
 }
 
@@ -588,12 +541,20 @@ Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::st
   return cues.Finish(lines, "WebVTT", /*empty_is_valid=*/has_header);
 }
 
-Result<std::vector<TextSegment>> ReadSubtitleFile(const std::string& path) {
+Result<std::vector<TextSegment>> ReadSubtitleFile(const std::string& path,
+                                                  const SubtitleReadOptions& options,
+                                                  TextEncodingInfo* encoding) {
   std::string extension = LowerCase(std::filesystem::path(path).extension().string());
   if (extension != ".srt" && extension != ".vtt") {
     return Unsupported(path + ": not a subtitle file this reader knows (expected .srt or .vtt)");
   }
-  REEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, kMaxSubtitleFileBytes));
+  REEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path, kMaxSubtitleFileBytes));
+  Result<DecodedText> decoded = DecodeText(bytes, {.fallback_encoding = options.fallback_encoding});
+  if (!decoded.ok()) return decoded.status().WithPrefix(path);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  if (encoding != nullptr) *encoding = decoded->info;
+  const std::string& text = decoded->text;
   REEL_ASSIGN_OR_RETURN(std::vector<TextSegment> segments,
                         extension == ".srt" ? ParseSrt(text, path) : ParseVtt(text, path));
   std::string language = LanguageFromFileName(path);
@@ -644,6 +605,9 @@ struct StreamDecoder {
   bool decode_entities = true;
   int packets = 0;
   int failed = 0;
+  // Subtitles whose text was not UTF-8 and how the last of them was read.
+  int converted = 0;
+  TextEncodingInfo conversion;
   // Segments in decode order; an end of NaN means "unknown" until the next segment starts.
   std::vector<TextSegment> segments;
 };
@@ -654,18 +618,31 @@ bool IsTextSubtitleStream(const AVStream* stream) {
   return descriptor != nullptr && (descriptor->props & AV_CODEC_PROP_TEXT_SUB) != 0;
 }
 
+// A decoded rect's bytes as UTF-8: text that is not UTF-8 is decoded like a side-car file's, and
+// counted on the stream.
+std::string RectText(const char* bytes, StreamDecoder& stream, const SubtitleReadOptions& options) {
+  std::string_view raw(bytes);
+  if (IsValidUtf8(raw)) return SanitizeUtf8(raw);
+  Result<DecodedText> decoded = DecodeText(raw, {.fallback_encoding = options.fallback_encoding});
+  if (!decoded.ok()) return SanitizeUtf8(raw);
+  ++stream.converted;
+  stream.conversion = decoded->info;
+  return SanitizeUtf8(decoded->text);
+}
+
 // The plain text of a decoded subtitle: its text and ASS rects, joined with '\n'.
-std::string SubtitleText(const AVSubtitle& subtitle, bool decode_entities) {
+std::string SubtitleText(const AVSubtitle& subtitle, StreamDecoder& stream,
+                         const SubtitleReadOptions& options) {
   std::string text;
   for (unsigned k = 0; k < subtitle.num_rects; ++k) {
     const AVSubtitleRect* rect = subtitle.rects[k];
     std::string part;
     if (rect->type == SUBTITLE_ASS && rect->ass != nullptr) {
-      part = AssEventText(SanitizeUtf8(rect->ass));
+      part = AssEventText(RectText(rect->ass, stream, options));
     } else if (rect->type == SUBTITLE_TEXT && rect->text != nullptr) {
-      part = JoinNonEmptyLines(SanitizeUtf8(rect->text));
+      part = JoinNonEmptyLines(RectText(rect->text, stream, options));
     }
-    if (decode_entities) part = JoinNonEmptyLines(DecodeEntities(part));
+    if (stream.decode_entities) part = JoinNonEmptyLines(DecodeEntities(part));
     if (part.empty()) continue;
     if (!text.empty()) text += '\n';
     text += part;
@@ -676,7 +653,7 @@ std::string SubtitleText(const AVSubtitle& subtitle, bool decode_entities) {
 // Decodes one packet (or, with `packet` null, drains a delaying decoder) into `stream`.
 // Returns true if the decoder produced a subtitle.
 bool DecodePacket(StreamDecoder& stream, AVPacket* packet, AVPacket* flush_packet,
-                  size_t& text_bytes) {
+                  const SubtitleReadOptions& options, size_t& text_bytes) {
   ScopedSubtitle subtitle;
   int got = 0;
   AVPacket* input = packet != nullptr ? packet : flush_packet;
@@ -702,7 +679,7 @@ bool DecodePacket(StreamDecoder& stream, AVPacket* packet, AVPacket* flush_packe
     if ((*subtitle).pts == AV_NOPTS_VALUE) return true;
     base_s = static_cast<double>((*subtitle).pts) / AV_TIME_BASE;
   }
-  std::string text = SubtitleText(*subtitle, stream.decode_entities);
+  std::string text = SubtitleText(*subtitle, stream, options);
   if (text.empty()) return true;  // e.g. mov_text's empty sample that clears the screen
   const AVSubtitle& s = *subtitle;
   TextSegment segment;
@@ -725,7 +702,9 @@ bool DecodePacket(StreamDecoder& stream, AVPacket* packet, AVPacket* flush_packe
 
 }  // namespace
 
-Result<std::vector<TextSegment>> ExtractSubtitleStreams(const std::string& path) {
+Result<std::vector<TextSegment>> ExtractSubtitleStreams(
+    const std::string& path, const SubtitleReadOptions& options,
+    std::vector<StreamTextEncoding>* encodings) {
   const MediaLimits limits;
   internal::Deadline deadline(limits.time_limit_s);
   REEL_ASSIGN_OR_RETURN(internal::UniqueFormatContext format, internal::OpenInput(path, deadline));
@@ -743,13 +722,17 @@ Result<std::vector<TextSegment>> ExtractSubtitleStreams(const std::string& path)
     StreamDecoder decoder;
     decoder.index = static_cast<int>(k);
     decoder.codec = std::move(codec).value();
+    // FFmpeg drops a subtitle whose text is not UTF-8 ("Invalid UTF-8 in decoded subtitles
+    // text"); RectText converts it instead.
+    decoder.codec->sub_charenc_mode = FF_SUB_CHARENC_MODE_IGNORE;
     decoder.time_base = stream->time_base;
     decoder.decode_entities = stream->codecpar->codec_id != AV_CODEC_ID_ASS &&
                               stream->codecpar->codec_id != AV_CODEC_ID_SSA;
     const AVDictionaryEntry* language = av_dict_get(stream->metadata, "language", nullptr, 0);
     if (language != nullptr && language->value != nullptr &&
         std::strcmp(language->value, "und") != 0) {
-      decoder.language = language->value;
+      Result<DecodedText> decoded = DecodeText(language->value);
+      decoder.language = decoded.ok() ? decoded->text : ReplaceInvalidUtf8(language->value);
     }
     decoder_of_stream[k] = static_cast<int>(streams.size());
     streams.push_back(std::move(decoder));
@@ -778,7 +761,7 @@ Result<std::vector<TextSegment>> ExtractSubtitleStreams(const std::string& path)
       continue;
     }
     DecodePacket(streams[decoder_of_stream[packet->stream_index]], packet.get(), flush_packet.get(),
-                 text_bytes);
+                 options, text_bytes);
     if (text_bytes > kMaxStreamTextBytes) {
       return LimitExceeded(path + ": subtitle text exceeds " + std::to_string(kMaxStreamTextBytes) +
                            " bytes");
@@ -790,8 +773,12 @@ Result<std::vector<TextSegment>> ExtractSubtitleStreams(const std::string& path)
     if (stream.codec->codec->capabilities & AV_CODEC_CAP_DELAY) {
       // An empty packet asks a delaying decoder for what it still holds.
       for (int k = 0; k < 1000; ++k) {
-        if (!DecodePacket(stream, nullptr, flush_packet.get(), text_bytes)) break;
+        if (!DecodePacket(stream, nullptr, flush_packet.get(), options, text_bytes)) break;
       }
+    }
+    if (stream.converted > 0 && encodings != nullptr) {
+      encodings->push_back(
+          {.stream_index = stream.index, .info = stream.conversion, .cues = stream.converted});
     }
     if (stream.failed >= limits.min_errors_for_rate &&
         stream.failed > limits.max_error_rate * stream.packets) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/text_encoding.h"
 
 namespace reel::pipeline {
 
@@ -25,11 +26,34 @@ Result<std::vector<TextSegment>> ParseSrt(const std::string& text, const std::st
 // blocks skipped).
 Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::string& name);
 
-// Reads a side-car file by extension (.srt or .vtt).
-Result<std::vector<TextSegment>> ReadSubtitleFile(const std::string& path);
+struct SubtitleReadOptions {
+  // How text that is neither UTF-8 nor marked as UTF-16/32 is read: any encoding iconv knows
+  // (base/text_encoding.h); "utf-8" replaces bad bytes with U+FFFD instead of guessing.
+  std::string fallback_encoding = std::string(kDefaultFallbackEncoding);
+};
+
+// Reads a side-car file by extension (.srt or .vtt), detecting its text encoding (byte-order
+// mark, UTF-16 without one, UTF-8, else options.fallback_encoding) and converting it to UTF-8.
+// `encoding`, if given, says how the file was read (TextEncodingInfo::Noteworthy: worth telling
+// the user). Errors: as ParseSrt / ParseVtt, kNotFound / kIoError, kLimitExceeded past 64 MiB,
+// kUnsupported for another extension, kInvalidArgument for an unknown fallback encoding.
+Result<std::vector<TextSegment>> ReadSubtitleFile(const std::string& path,
+                                                  const SubtitleReadOptions& options = {},
+                                                  TextEncodingInfo* encoding = nullptr);
+
+// How the text of one container subtitle stream was read, when some of it was not UTF-8.
+struct StreamTextEncoding {
+  int stream_index = 0;
+  TextEncodingInfo info;  // how the last such cue was read
+  int cues = 0;           // cues whose text was not UTF-8
+};
 
 // Decodes every text subtitle stream (mov_text, SubRip, ASS/SSA, WebVTT) inside `path`.
-// Bitmap subtitle streams are skipped. An empty list is not an error.
-Result<std::vector<TextSegment>> ExtractSubtitleStreams(const std::string& path);
+// Bitmap subtitle streams are skipped. An empty list is not an error. Text that is not UTF-8
+// (containers should hold UTF-8, but a muxed legacy .srt keeps its bytes) is decoded like a
+// side-car file's; `encodings`, if given, gets one entry per stream where that happened.
+Result<std::vector<TextSegment>> ExtractSubtitleStreams(
+    const std::string& path, const SubtitleReadOptions& options = {},
+    std::vector<StreamTextEncoding>* encodings = nullptr);
 
 }  // namespace reel::pipeline

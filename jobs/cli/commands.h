@@ -4,6 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "jobs/job_spec.h"
+
 namespace reel::cli {
 
 // Exit codes shared by every command (documented in the README).
@@ -14,6 +20,10 @@ inline constexpr int kExitPartial = 3;    // a result was produced but is incomp
 inline constexpr int kExitLocked = 4;     // reel run: another run holds the database's lock
 inline constexpr int kExitSigint = 130;   // reel run: interrupted by SIGINT (128 + 2)
 inline constexpr int kExitSigterm = 143;  // reel run: interrupted by SIGTERM (128 + 15)
+
+// Applies `reel run|plan --fallback-encoding ENC` to `job` (nothing when unset). Errors:
+// kInvalidArgument for an encoding iconv does not know.
+Status SetFallbackEncoding(const std::optional<std::string>& encoding, jobs::JobSpec& job);
 
 void AddProbeCommand(CLI::App& app, int& exit_code);
 void AddFramesCommand(CLI::App& app, int& exit_code);

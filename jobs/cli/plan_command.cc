@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/table_output.h"
 #include "jobs/item_plan.h"
@@ -28,6 +29,7 @@ struct PlanFlags {
   bool retry_failed = false;
   bool no_probe = false;
   std::string format = "table";
+  std::optional<std::string> fallback_encoding;
 };
 
 struct PlannedRow {
@@ -43,7 +45,7 @@ struct PlannedRow {
 PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, storage::Store* store,
                    int64_t job_id, const PlanFlags& flags, bool database_expected) {
   PlannedRow out;
-  out.values = {Text(input.path), Text(jobs::InputKindName(input.kind))};
+  out.values = {Text(DisplayPath(input.path)), Text(jobs::InputKindName(input.kind))};
   auto fail = [&](const std::string& reason) {
     out.failed = true;
     out.values.push_back(Text("fail"));
@@ -86,6 +88,10 @@ int Plan(const PlanFlags& flags) {
   Result<jobs::JobSpec> job = jobs::LoadJobFile(flags.job_file);
   if (!job.ok()) {
     std::fprintf(stderr, "%s\n", job.status().message().c_str());
+    return kExitUsage;
+  }
+  if (Status set = SetFallbackEncoding(flags.fallback_encoding, *job); !set.ok()) {
+    std::fprintf(stderr, "reel plan: %s\n", set.message().c_str());
     return kExitUsage;
   }
   Result<jobs::ShardSpec> shard = jobs::ResolveShard(flags.shard, flags.shards);
@@ -199,6 +205,8 @@ void AddPlanCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000000));
   cmd->add_flag("--retry-failed", flags->retry_failed, "Plan as `reel run --retry-failed`");
   cmd->add_flag("--no-probe", flags->no_probe, "Do not probe videos (no frame estimates)");
+  cmd->add_option("--fallback-encoding", flags->fallback_encoding,
+                  "Plan as `reel run --fallback-encoding ENC`");
   cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
       ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
       ->default_val("table");

@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
+#include "jobs/cli/number_checks.h"
+#include "jobs/json_output.h"
 #include "pipeline/probe.h"
 
 namespace reel::cli {
@@ -22,10 +25,13 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
         {"duration_source", pipeline::FactSourceName(s.duration_source)},
     };
     if (!s.language.empty()) j["language"] = s.language;
+    if (!s.title.empty()) j["title"] = s.title;
     if (s.bit_rate > 0) j["bit_rate"] = s.bit_rate;
     if (s.type == pipeline::StreamType::kVideo) {
       j["width"] = s.width;
       j["height"] = s.height;
+      j["sample_aspect_ratio"] =
+          std::to_string(s.sample_aspect.num) + ":" + std::to_string(s.sample_aspect.den);
       j["display_width"] = s.display_width;
       j["display_height"] = s.display_height;
       j["fps"] = s.fps;
@@ -43,7 +49,7 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
     streams.push_back(std::move(j));
   }
   nlohmann::json out = {
-      {"path", info.path},
+      {"path", DisplayPath(info.path)},
       {"format", info.format},
       {"format_long", info.format_long},
       {"duration_s", info.duration_s},
@@ -53,6 +59,7 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
       {"streams", std::move(streams)},
       {"truncated", info.truncation.truncated},
   };
+  if (!info.title.empty()) out["title"] = info.title;
   if (info.truncation.truncated) {
     out["truncation"] = info.truncation.reason;
     out["missing_bytes"] = info.truncation.missing_bytes;
@@ -64,14 +71,21 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
 }
 
 void PrintText(const pipeline::MediaInfo& info) {
-  std::printf("%s: %s, %.3f s from %.3f s, %lld bytes\n", info.path.c_str(), info.format.c_str(),
-              info.duration_s, info.start_s, static_cast<long long>(info.size_bytes));
+  std::printf("%s: %s, %.3f s from %.3f s, %lld bytes\n", DisplayPath(info.path).c_str(),
+              info.format.c_str(), info.duration_s, info.start_s,
+              static_cast<long long>(info.size_bytes));
   for (const pipeline::StreamInfo& s : info.streams) {
     std::printf("  #%d %s %s", s.index, pipeline::StreamTypeName(s.type), s.codec.c_str());
     if (s.type == pipeline::StreamType::kVideo) {
-      std::printf(" %dx%d %.3f fps, %lld frames (%s)", s.width, s.height, s.fps,
-                  static_cast<long long>(s.frames), pipeline::FactSourceName(s.frames_source));
-      if (s.rotation) std::printf(", rotate %d", s.rotation);
+      std::printf(" %dx%d", s.width, s.height);
+      if (!s.sample_aspect.square() || s.rotation) {
+        // The stored shape differs from the shown one: give both.
+        std::printf(" (SAR %d:%d", s.sample_aspect.num, s.sample_aspect.den);
+        if (s.rotation) std::printf(", rotate %d", s.rotation);
+        std::printf(", shown %dx%d)", s.display_width, s.display_height);
+      }
+      std::printf(" %.3f fps, %lld frames (%s)", s.fps, static_cast<long long>(s.frames),
+                  pipeline::FactSourceName(s.frames_source));
       if (!s.constant_rate) std::printf(", variable rate");
     } else if (s.type == pipeline::StreamType::kAudio) {
       std::printf(" %d Hz, %d ch", s.sample_rate, s.audio_channels);
@@ -101,22 +115,24 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
       "Exit status: 0 done, 1 some file could not be probed, 3 some file is truncated.");
   cmd->add_option("FILE", options->files, "Media files to probe")->required();
   cmd->add_flag("--json", options->json,
-                "One JSON object per file on stdout (path, format, duration_s, start_s, streams)");
+                "One JSON object per file on stdout (path, format, duration_s, start_s, streams; a "
+                "video stream's width and height are the stored size, display_width and "
+                "display_height the shape shown: sample_aspect_ratio applied, then upright)");
   cmd->add_option("--time-limit", options->time_limit, "Seconds allowed per file")
       ->default_val(600)
-      ->check(CLI::PositiveNumber);
+      ->check(GreaterThan(0));
   cmd->callback([options, &exit_code] {
     pipeline::MediaLimits limits;
     limits.time_limit_s = options->time_limit;
     for (const std::string& file : options->files) {
       Result<pipeline::MediaInfo> info = pipeline::Probe(file, limits);
       if (!info.ok()) {
-        std::fprintf(stderr, "reel probe: %s\n", info.status().message().c_str());
+        std::fprintf(stderr, "reel probe: %s\n", SafeUtf8(info.status().message()).c_str());
         exit_code = kExitFailed;
         continue;
       }
       if (options->json) {
-        std::cout << ToJson(*info).dump() << "\n";
+        std::cout << jobs::DumpJson(ToJson(*info)) << "\n";
       } else {
         PrintText(*info);
       }

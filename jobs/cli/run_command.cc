@@ -58,6 +58,7 @@ struct RunFlags {
   std::optional<int> shards;
   std::string log_format = "text";
   bool verbose = false;
+  std::optional<std::string> fallback_encoding;
 };
 
 int Run(const RunFlags& flags) {
@@ -65,6 +66,10 @@ int Run(const RunFlags& flags) {
   if (!job.ok()) {
     std::fprintf(stderr, "%s\n", job.status().message().c_str());
     std::fprintf(stderr, "reel run: invalid job file; see docs/job-file.md\n");
+    return kExitUsage;
+  }
+  if (Status set = SetFallbackEncoding(flags.fallback_encoding, *job); !set.ok()) {
+    std::fprintf(stderr, "reel run: %s\n", set.message().c_str());
     return kExitUsage;
   }
   Result<jobs::ShardSpec> shard = jobs::ResolveShard(flags.shard, flags.shards);
@@ -115,6 +120,14 @@ int Run(const RunFlags& flags) {
 
 }  // namespace
 
+Status SetFallbackEncoding(const std::optional<std::string>& encoding, jobs::JobSpec& job) {
+  if (!encoding) return Status::Ok();
+  Status known = CheckTextEncoding(*encoding);
+  if (!known.ok()) return known.WithPrefix("--fallback-encoding");
+  job.text.fallback_encoding = *encoding;
+  return Status::Ok();
+}
+
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand(
@@ -154,6 +167,10 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->default_val("text");
   cmd->add_flag("-v,--verbose", flags->verbose,
                 "Without a terminal, also print every item's outcome and warnings");
+  cmd->add_option("--fallback-encoding", flags->fallback_encoding,
+                  "How subtitle and document text that is neither UTF-8 nor marked UTF-16 is "
+                  "read (overrides the job's text.fallback_encoding; default windows-1252; any "
+                  "iconv name, e.g. windows-1251; utf-8 = never guess)");
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -10,9 +10,11 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
+#include "jobs/json_output.h"
 #include "jobs/run_lock.h"
 #include "storage/database.h"
 #include "storage/store.h"
@@ -166,7 +168,7 @@ int RunStatus(const StatusFlags& flags) {
       return nlohmann::json::parse(out.str());
     };
     nlohmann::json j = {
-        {"database", *path},
+        {"database", DisplayPath(*path)},
         {"items",
          {{"total", total},
           {"pending", items.pending},
@@ -178,10 +180,10 @@ int RunStatus(const StatusFlags& flags) {
         {"failures", rows(FailuresTable(summary->recent_failures))},
         {"partial", rows(PartialTable(summary->recent_partial))},
         {"running_now", holder ? nlohmann::json(holder->Describe()) : nlohmann::json(nullptr)}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << jobs::DumpJson(j, 2) << "\n";
     return kExitOk;
   }
-  std::cout << "Database: " << *path << "\n";
+  std::cout << "Database: " << DisplayPath(*path) << "\n";
   if (holder) std::cout << "Running now: " << holder->Describe() << "\n";
   std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
             << ", pending " << items.pending << ", running " << items.running << ")\n";

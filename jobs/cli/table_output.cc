@@ -1,4 +1,6 @@
 #include "jobs/cli/table_output.h"
+#include "base/utf8.h"
+#include "jobs/json_output.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,15 +54,13 @@ nlohmann::json RowObject(const storage::Table& table, const std::vector<storage:
   return object;
 }
 
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string Dump(const nlohmann::json& j) { return jobs::DumpJson(j); }
 
 std::string CsvField(const storage::Value& value) {
   if (std::holds_alternative<std::monostate>(value)) return "";
   std::string text = std::holds_alternative<storage::Blob>(value)
                          ? Base64(std::get<storage::Blob>(value).bytes)
-                         : storage::FormatValue(value);
+                         : SafeUtf8(storage::FormatValue(value));
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) {
@@ -78,7 +78,7 @@ size_t Width(const std::string& s) {
 
 // One line, at most `max_width` code points ("…" marks a cut).
 std::string Cell(const storage::Value& value, size_t max_width) {
-  std::string text = storage::FormatValue(value);
+  std::string text = SafeUtf8(storage::FormatValue(value));
   std::string flat;
   for (char c : text) {
     if (c == '\n') {

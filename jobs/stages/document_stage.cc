@@ -1,6 +1,7 @@
 #include <string>
 
 #include "base/file_util.h"
+#include "base/text_encoding.h"
 #include "jobs/stages/document_chunks.h"
 #include "jobs/stages/stages.h"
 
@@ -15,13 +16,20 @@ class DocumentStage final : public ItemStage {
   }
   Status Run(ItemWork& work) const override {
     const std::string& path = work.input.path;
-    Result<std::string> text =
+    Result<std::string> bytes =
         ReadFileToString(path, static_cast<uint64_t>(work.job->limits.max_file_bytes));
-    if (!text.ok()) return text.status();
-    if (text->find('\0') != std::string::npos) {
+    if (!bytes.ok()) return bytes.status();
+    // The encoding first: UTF-16 text is full of NUL bytes that are not there once decoded.
+    Result<DecodedText> decoded =
+        DecodeText(*bytes, {.fallback_encoding = work.job->text.fallback_encoding});
+    if (!decoded.ok()) return decoded.status().WithPrefix(path);
+    bytes->clear();
+    const std::string& text = decoded->text;
+    if (text.find('\0') != std::string::npos) {
       return CorruptData(path + ": not a text document (it contains NUL bytes)");
     }
-    std::vector<std::string> chunks = SplitDocument(*text);
+    ReportTextEncoding(work, path, "document", decoded->info);
+    std::vector<std::string> chunks = SplitDocument(text);
     for (size_t i = 0; i < chunks.size(); ++i) {
       storage::SegmentRecord segment;
       segment.source = "document";
@@ -30,7 +38,7 @@ class DocumentStage final : public ItemStage {
       segment.text = std::move(chunks[i]);
       work.outputs.segments.push_back(std::move(segment));
     }
-    work.media_facts.emplace_back("characters", std::to_string(text->size()));
+    work.media_facts.emplace_back("characters", std::to_string(text.size()));
     work.media_facts.emplace_back("chunks", std::to_string(chunks.size()));
     return Status::Ok();
   }

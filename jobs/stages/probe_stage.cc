@@ -1,14 +1,13 @@
 #include <nlohmann/json.hpp>
 
+#include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
 #include "pipeline/probe.h"
 
 namespace reel::jobs {
 namespace {
 
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string Dump(const nlohmann::json& j) { return DumpJson(j); }
 
 class ProbeStage final : public ItemStage {
  public:
@@ -26,6 +25,7 @@ class ProbeStage final : public ItemStage {
                           {"codec", s.codec},
                           {"duration_seconds", s.duration_s}};
       if (!s.language.empty()) j["language"] = s.language;
+      if (!s.title.empty()) j["title"] = s.title;
       streams.push_back(std::move(j));
     }
     // The frames stage replaces duration_seconds with the video's frame timeline when it has one.
@@ -42,6 +42,8 @@ class ProbeStage final : public ItemStage {
                               {"fps", v.fps},
                               {"frames", v.frames},
                               {"rotation", v.rotation},
+                              {"sample_aspect_ratio", std::to_string(v.sample_aspect.num) + ":" +
+                                                          std::to_string(v.sample_aspect.den)},
                               {"pixel_format", v.pixel_format}};
       work.media_facts.emplace_back("video", Dump(video));
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/text_encoding.h"
 #include "jobs/item_stage.h"
 
 namespace reel::jobs {
@@ -36,6 +37,14 @@ std::unique_ptr<ItemStage> MakeSubtitleStage();
 // Documents (.txt/.md): chunks of paragraphs as segments with source "document", whose
 // start_seconds and end_seconds hold the chunk's 0-based ordinal (documents have no clock).
 std::unique_ptr<ItemStage> MakeDocumentStage();
+
+// Tells the user how the text of `source` (a segment source, e.g. "sidecar:clip.srt") was
+// decoded, when it was not plain UTF-8: a warning "<what>: <info.Describe()>" when the encoding
+// was a guess (the fallback) or bytes had to be replaced, an info note when it was certain (a
+// byte-order mark, UTF-16's zero bytes); and records it in work.text_encodings. `what` names the
+// file (and the stream). Plain UTF-8: nothing.
+void ReportTextEncoding(ItemWork& work, const std::string& what, const std::string& source,
+                        const TextEncodingInfo& info);
 
 // The side-car subtitles of a video: files in the same directory named `<stem>.srt`,
 // `<stem>.vtt` or `<stem>.<anything>.srt|vtt` (e.g. clip.en.srt), sorted by name.

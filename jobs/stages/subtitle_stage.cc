@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/utf8.h"
 #include "jobs/stages/stages.h"
 #include "pipeline/subtitles.h"
 
@@ -45,10 +46,14 @@ class SubtitleStage final : public ItemStage {
   Status Run(ItemWork& work) const override {
     std::vector<storage::SegmentRecord>& segments = work.outputs.segments;
     const std::string& path = work.input.path;
+    const pipeline::SubtitleReadOptions options{.fallback_encoding =
+                                                    work.job->text.fallback_encoding};
     if (work.input.kind == InputKind::kSubtitle) {
+      TextEncodingInfo encoding;
       REEL_ASSIGN_OR_RETURN(std::vector<pipeline::TextSegment> cues,
-                            pipeline::ReadSubtitleFile(path));
+                            pipeline::ReadSubtitleFile(path, options, &encoding));
       AppendSegments(cues, kSubtitleFileSource, &segments);
+      ReportTextEncoding(work, path, kSubtitleFileSource, encoding);
       work.media_facts.emplace_back("cues", std::to_string(cues.size()));
       if (!cues.empty()) {
         double end = 0;
@@ -65,10 +70,20 @@ class SubtitleStage final : public ItemStage {
       }
     }
     if (has_text_stream || !work.media) {
-      Result<std::vector<pipeline::TextSegment>> cues = pipeline::ExtractSubtitleStreams(path);
+      std::vector<pipeline::StreamTextEncoding> encodings;
+      Result<std::vector<pipeline::TextSegment>> cues =
+          pipeline::ExtractSubtitleStreams(path, options, &encodings);
       if (cues.ok()) {
         for (const pipeline::TextSegment& cue : *cues) {
           AppendSegments({cue}, StreamSource(cue.source), &segments);
+        }
+        for (const pipeline::StreamTextEncoding& stream : encodings) {
+          const std::string source = "subtitle:" + std::to_string(stream.stream_index);
+          ReportTextEncoding(work,
+                             path + ": subtitle stream " + std::to_string(stream.stream_index) +
+                                 " (" + std::to_string(stream.cues) +
+                                 (stream.cues == 1 ? " cue)" : " cues)"),
+                             source, stream.info);
         }
       } else {
         work.warnings.push_back(path + ": subtitle streams skipped: " + cues.status().message());
@@ -76,13 +91,17 @@ class SubtitleStage final : public ItemStage {
     }
     for (const std::string& sidecar : FindSidecarSubtitles(path)) {
       if (work.cancelled()) return Cancelled(path + ": stopped by request");
-      Result<std::vector<pipeline::TextSegment>> cues = pipeline::ReadSubtitleFile(sidecar);
+      TextEncodingInfo encoding;
+      Result<std::vector<pipeline::TextSegment>> cues =
+          pipeline::ReadSubtitleFile(sidecar, options, &encoding);
       if (!cues.ok()) {
         work.warnings.push_back(path + ": side-car subtitles skipped: " + cues.status().message());
         continue;
       }
-      AppendSegments(*cues, "sidecar:" + std::filesystem::path(sidecar).filename().string(),
-                     &segments);
+      const std::string source =
+          "sidecar:" + DisplayPath(std::filesystem::path(sidecar).filename().string());
+      AppendSegments(*cues, source, &segments);
+      ReportTextEncoding(work, sidecar, source, encoding);
     }
     return Status::Ok();
   }

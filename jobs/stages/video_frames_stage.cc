@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
 #include "pipeline/frame_sampler.h"
 
@@ -42,10 +43,14 @@ class VideoFramesStage final : public ItemStage {
     std::sort(frames.begin(), frames.end(),
               [](const auto& a, const auto& b) { return a.sample_index < b.sample_index; });
     nlohmann::json sample = {
-        {"requested", report.requested},    {"returned", report.returned},
-        {"missing", report.missing.size()}, {"decode_errors", report.decode_errors},
-        {"partial", report.partial()},      {"width", report.width},
-        {"height", report.height}};
+        {"requested", report.requested},
+        {"returned", report.returned},
+        {"missing", report.missing.size()},
+        {"decode_errors", report.decode_errors},
+        {"partial", report.partial()},
+        {"width", report.width},
+        {"height", report.height},
+        {"shape", report.shape == pipeline::FrameShape::kStorage ? "storage" : "display"}};
     if (!report.fps_timeline.empty()) sample["fps_timeline"] = report.fps_timeline;
     if (report.truncated) {
       sample["truncated"] = true;
@@ -53,9 +58,12 @@ class VideoFramesStage final : public ItemStage {
       sample["missing_bytes"] = report.missing_bytes;
       sample["missing_seconds"] = report.missing_s;
     }
-    work.media_facts.emplace_back("sample", sample.dump());
+    work.media_facts.emplace_back("sample", DumpJson(sample));
     if (report.duration_s > 0) {
       work.media_facts.emplace_back("duration_seconds", nlohmann::json(report.duration_s).dump());
+    }
+    for (const std::string& warning : report.warnings) {
+      work.warnings.push_back(work.input.path + ": " + warning);
     }
     if (report.partial()) {
       work.warnings.push_back(work.input.path + ": partial sample: " + report.PartialReason());

@@ -109,4 +109,12 @@ int StreamRotation(const AVStream* stream) {
   return degrees;
 }
 
+SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream) {
+  AVRational sar = av_guess_sample_aspect_ratio(format, stream, nullptr);
+  if (sar.num <= 0 || sar.den <= 0) return {};
+  av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 20);
+  if (sar.num > 8 * int64_t{sar.den} || sar.den > 8 * int64_t{sar.num}) return {};
+  return {sar.num, sar.den};
+}
+
 }  // namespace reel::pipeline::internal

@@ -20,6 +20,7 @@ extern "C" {
 #include <string>
 
 #include "base/status.h"
+#include "pipeline/smart_resize.h"
 
 namespace reel::pipeline::internal {
 
@@ -35,6 +36,9 @@ struct FrameDeleter {
 struct PacketDeleter {
   void operator()(AVPacket* p) const { av_packet_free(&p); }
 };
+struct ParserContextDeleter {
+  void operator()(AVCodecParserContext* p) const { av_parser_close(p); }
+};
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
@@ -44,6 +48,7 @@ using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
 
 // FFmpeg's text for an error code.
 std::string AvErrorString(int error);
@@ -71,5 +76,10 @@ Result<UniqueCodecContext> OpenDecoder(const AVStream* stream, int threads,
 
 // The stream's display rotation as clockwise degrees to make it upright (0, 90, 180, 270).
 int StreamRotation(const AVStream* stream);
+
+// The stream's sample (pixel) aspect ratio as FFmpeg reads it (the container's, else the
+// codec's), reduced; 1:1 when the file says nothing, or something implausible (beyond 8:1
+// either way, which no real pixel shape is).
+SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream);
 
 }  // namespace reel::pipeline::internal

@@ -73,16 +73,133 @@ Result<Image> FrameConverter::Convert(const AVFrame* frame, const std::string& p
   return image;
 }
 
-Status FrameConverter::Thumbnail(const AVFrame* frame, int side, uint8_t* out,
-                                 const std::string& path) {
-  REEL_RETURN_IF_ERROR(Prepare(gray_, frame, side, side, AV_PIX_FMT_GRAY8, SWS_AREA, path));
-  uint8_t* planes[4] = {out, nullptr, nullptr, nullptr};
-  int strides[4] = {side, 0, 0, 0};
-  if (sws_scale(gray_.get(), frame->data, frame->linesize, 0, frame->height, planes, strides) <=
-      0) {
-    return CorruptData(path + ": thumbnail conversion failed");
+namespace {
+
+// The pixel formats FFmpeg's `select` filter accepts when it computes scene scores (FFmpeg 5.1:
+// the 11 formats its query_formats lists).
+bool SceneNative(AVPixelFormat format) {
+  switch (format) {
+    case AV_PIX_FMT_RGB24:
+    case AV_PIX_FMT_BGR24:
+    case AV_PIX_FMT_RGBA:
+    case AV_PIX_FMT_ABGR:
+    case AV_PIX_FMT_BGRA:
+    case AV_PIX_FMT_GRAY8:
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUV422P:
+    case AV_PIX_FMT_YUVJ422P:
+    case AV_PIX_FMT_YUV420P10:
+      return true;
+    default:
+      return false;
   }
-  return Status::Ok();
+}
+
+// The format FFmpeg's filter graph converts other formats to before `select` (checked against
+// ffmpeg 5.1's "picking ... out of 11" choices: yuv444p, yuv410p, nv12 -> yuv420p; 10- and
+// 12-bit YUV -> yuv420p10le; deeper gray -> gray; alpha -> rgba).
+AVPixelFormat SceneTarget(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  if (desc == nullptr) return AV_PIX_FMT_YUV420P;
+  if (desc->flags & AV_PIX_FMT_FLAG_ALPHA) return AV_PIX_FMT_RGBA;
+  if (desc->nb_components == 1) return AV_PIX_FMT_GRAY8;
+  if (!(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->comp[0].depth > 8) {
+    return AV_PIX_FMT_YUV420P10;
+  }
+  switch (format) {
+    case AV_PIX_FMT_YUVJ444P:
+    case AV_PIX_FMT_YUVJ440P:
+    case AV_PIX_FMT_YUVJ411P:
+      return AV_PIX_FMT_YUVJ420P;
+    default:
+      return AV_PIX_FMT_YUV420P;
+  }
+}
+
+// Whether converting `frame` to `target` leaves its luma samples as they are: YUV or gray whose
+// luma is a plane of its own, 8-bit to 8-bit or 10-bit little-endian to 10-bit, with no range
+// change (yuv444p -> yuv420p, nv12 -> yuv420p, yuv422p10le -> yuv420p10le, ...). Converting only
+// to throw the chroma away would cost more than scoring.
+bool LumaUnchanged(const AVFrame* frame, AVPixelFormat target) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame->format));
+  if (desc == nullptr ||
+      (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_PAL |
+                      AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_HWACCEL))) {
+    return false;
+  }
+  const AVComponentDescriptor& luma = desc->comp[0];
+  const int bytes = luma.depth > 8 ? 2 : 1;
+  if (luma.plane != 0 || luma.offset != 0 || luma.shift != 0 || luma.step != bytes) return false;
+  if (target == AV_PIX_FMT_YUV420P10) return luma.depth == 10;
+  if (luma.depth != 8) return false;
+  if (target == AV_PIX_FMT_YUVJ420P) return true;
+  if (target == AV_PIX_FMT_YUV420P) return !IsFullRange(frame);
+  return target == AV_PIX_FMT_GRAY8;
+}
+
+ScenePicture PlanesOf(const AVFrame* frame) {
+  ScenePicture picture;
+  const AVPixelFormat format = static_cast<AVPixelFormat>(frame->format);
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  // FFmpeg scores the first plane only: luma for YUV and gray, all three channels for packed
+  // RGB (one plane of width * bytes-per-pixel samples).
+  picture.bit_depth = desc->comp[0].depth;
+  picture.planes = 1;
+  const int bytes = av_image_get_linesize(format, frame->width, 0);
+  picture.data[0] = frame->data[0];
+  picture.linesize[0] = frame->linesize[0];
+  picture.width[0] = picture.bit_depth > 8 ? bytes / 2 : bytes;
+  picture.height[0] = frame->height;
+  return picture;
+}
+
+}  // namespace
+
+Result<ScenePicture> FrameConverter::ScenePlanes(const AVFrame* frame, const std::string& path) {
+  const AVPixelFormat format = static_cast<AVPixelFormat>(frame->format);
+  if (av_pix_fmt_desc_get(format) == nullptr) {
+    return Unsupported(path + ": unknown pixel format");
+  }
+  if (SceneNative(format)) return PlanesOf(frame);
+  const AVPixelFormat target = SceneTarget(format);
+  if (LumaUnchanged(frame, target)) {
+    // Only the luma plane is scored and the conversion would copy it as it is: read it in place.
+    return PlanesOf(frame);
+  }
+  if (!scene_frame_ || scene_frame_->width != frame->width ||
+      scene_frame_->height != frame->height || scene_frame_->format != target) {
+    scene_frame_.reset(av_frame_alloc());
+    if (!scene_frame_) return Internal(path + ": out of memory");
+    scene_frame_->width = frame->width;
+    scene_frame_->height = frame->height;
+    scene_frame_->format = target;
+    if (av_frame_get_buffer(scene_frame_.get(), 0) < 0) {
+      scene_frame_.reset();
+      return Internal(path + ": out of memory");
+    }
+  }
+  SwsContext* raw =
+      sws_getCachedContext(scene_.release(), frame->width, frame->height, format, frame->width,
+                           frame->height, target, SWS_BICUBIC, nullptr, nullptr, nullptr);
+  scene_.reset(raw);
+  if (!scene_) {
+    const char* name = av_get_pix_fmt_name(format);
+    return Unsupported(path + ": cannot convert pixel format " + (name ? name : "?"));
+  }
+  if (target == AV_PIX_FMT_YUV420P || target == AV_PIX_FMT_YUV420P10 ||
+      target == AV_PIX_FMT_YUVJ420P) {
+    // FFmpeg's auto-inserted scaler converts a full-range picture to the limited range of
+    // yuv420p (which scales luma differences by 219/255), and keeps yuvj420p full.
+    const int* coefficients = sws_getCoefficients(Matrix(frame));
+    sws_setColorspaceDetails(scene_.get(), coefficients, IsFullRange(frame) ? 1 : 0, coefficients,
+                             target == AV_PIX_FMT_YUVJ420P ? 1 : 0, 0, 1 << 16, 1 << 16);
+  }
+  if (sws_scale(scene_.get(), frame->data, frame->linesize, 0, frame->height, scene_frame_->data,
+                scene_frame_->linesize) <= 0) {
+    return CorruptData(path + ": scene conversion failed");
+  }
+  return PlanesOf(scene_frame_.get());
 }
 
 Image Rotate(const Image& image, int degrees) {

@@ -6,6 +6,7 @@
 
 #include "pipeline/image.h"
 #include "pipeline/internal/ffmpeg.h"
+#include "pipeline/sampling/scene_detector.h"
 #include "pipeline/smart_resize.h"
 
 namespace reel::pipeline::internal {
@@ -17,14 +18,18 @@ class FrameConverter {
 
   Result<Image> Convert(const AVFrame* frame, const std::string& path);
 
-  // A kSide x kSide 8-bit gray thumbnail (area averaging), not rotated, for scene scoring.
-  Status Thumbnail(const AVFrame* frame, int side, uint8_t* out, const std::string& path);
+  // The picture's planes as FFmpeg's scene score reads them (full size, not rotated): the
+  // decoder's own planes when their pixel format is one FFmpeg's `select` filter takes, else a
+  // copy converted to the format FFmpeg's filter graph would pick (yuv420p, yuvj420p,
+  // yuv420p10le, gray or rgba). Valid until the next call or until `frame` is released.
+  Result<ScenePicture> ScenePlanes(const AVFrame* frame, const std::string& path);
 
  private:
   Size upright_;
   int rotation_;
   UniqueSwsContext rgb_;
-  UniqueSwsContext gray_;
+  UniqueSwsContext scene_;
+  UniqueFrame scene_frame_;  // the converted picture for ScenePlanes
 };
 
 // Turns an image clockwise by 90, 180 or 270 degrees.

@@ -122,9 +122,12 @@ void DecodeGroups(const ParallelDecodeJob& job, const std::vector<int>& order,
     std::unordered_set<int> wanted(job.groups[g].begin(), job.groups[g].end());
     Status s = decoder.Decode(
         job.groups[g], /*all_frames=*/false, [&](int f, const AVFrame* picture) -> Status {
-          if (wanted.erase(f) == 0) return Status::Ok();
+          if (wanted.count(f) == 0) return Status::Ok();
+          // A damaged picture is only reported: the caller decodes that frame again.
+          if (IsDamaged(picture)) return out.Push(g, {f, /*damaged=*/true, Image{}});
+          wanted.erase(f);
           REEL_ASSIGN_OR_RETURN(Image image, converter.Convert(picture, job.path));
-          return out.Push(g, {f, IsDamaged(picture), std::move(image)});
+          return out.Push(g, {f, /*damaged=*/false, std::move(image)});
         });
     // VideoDecoder fails with kUnavailable only when the demuxer cannot seek.
     if (!s.ok()) return out.Fail(s, /*cannot_seek=*/s.code() == ErrorCode::kUnavailable);

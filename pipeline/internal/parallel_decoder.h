@@ -22,8 +22,8 @@
 namespace reel::pipeline::internal {
 
 struct ConvertedFrame {
-  int frame = 0;  // presentation index
-  bool damaged = false;
+  int frame = 0;         // presentation index
+  bool damaged = false;  // the decoder concealed errors in it: not converted, `image` is empty
   Image image;
 };
 using ConvertedFrameSink = std::function<Status(ConvertedFrame&&)>;
@@ -46,8 +46,9 @@ enum class ParallelOutcome {
   kFellShort,
 };
 
-// Decodes every group, delivering each target frame at most once through `sink`. Fails with the
-// first error of a worker (time limit, error-rate cap) or of the sink.
+// Decodes every group, delivering each target frame at most once through `sink` (and, before it,
+// any damaged pictures of it). Fails with the first error of a worker (time limit, error-rate cap:
+// counters.rate_exceeded) or of the sink.
 Result<ParallelOutcome> DecodeInParallel(const ParallelDecodeJob& job, DecodeCounters& counters,
                                          const ConvertedFrameSink& sink);
 

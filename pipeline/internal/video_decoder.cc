@@ -1,6 +1,7 @@
 #include "pipeline/internal/video_decoder.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace reel::pipeline::internal {
 namespace {
@@ -63,6 +64,18 @@ PacketRun PacketsFor(const FrameIndex& index, int frame) {
   return {k, d};
 }
 
+PacketRun PacketsFor(const FrameIndex& index, int frame, StartPoint start) {
+  PacketRun run = PacketsFor(index, frame);
+  if (start == StartPoint::kStreamStart) {
+    run.first = 0;
+  } else if (start == StartPoint::kEarlier && run.first > 0) {
+    int k = run.first - 1;
+    while (k > 0 && !index.packets[k].keyframe) --k;
+    run.first = k;
+  }
+  return run;
+}
+
 std::vector<std::vector<int>> IndependentGroups(const FrameIndex& index,
                                                 const std::vector<int>& frames) {
   struct Entry {
@@ -99,7 +112,7 @@ VideoDecoder::VideoDecoder(const std::string& path, Demuxer& demuxer, AVCodecCon
       index_(index),
       limits_(limits),
       deadline_(deadline),
-      counters_(counters),
+      counters_(&counters),
       restart_when_seek_fails_(restart_when_seek_fails) {
   for (size_t i = 0; i < index.packets.size(); ++i) {
     packets_by_pts_.emplace(index.packets[i].raw_pts, static_cast<int>(i));
@@ -120,11 +133,11 @@ VideoDecoder::VideoDecoder(const std::string& path, Demuxer& demuxer, AVCodecCon
 }
 
 Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
-                            const FrameHandler& handler) {
+                            const FrameHandler& handler, StartPoint start) {
   const int n = static_cast<int>(index_.packets.size());
   std::vector<char> needed(n, 0), target(n, 0);
   for (int f : frames) {
-    PacketRun run = PacketsFor(index_, f);
+    PacketRun run = PacketsFor(index_, f, start);
     target[run.last] = 1;
     for (int i = run.first; i <= run.last; ++i) needed[i] = 1;
   }
@@ -157,6 +170,7 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
   UniquePacket packet(av_packet_alloc());
   if (!packet) return Internal(path_ + ": out of memory");
   bool done = false;
+  int previous_sent = -1;  // the packet this call sent last
   while (!done) {
     if (deadline_.Expired()) return LimitExceeded(TimeLimitMessage());
     int rc = demuxer_.Read(packet.get());
@@ -167,8 +181,10 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
       if (seeks_this_call_ > 0 && !seek_failed_) {
         REEL_RETURN_IF_ERROR(SeekFailed());
         avcodec_flush_buffers(codec_);
+        unpack_continues_ = false;
         sent_.clear();
         position = 0;
+        previous_sent = -1;
         continue;
       }
       break;
@@ -199,11 +215,16 @@ Status VideoDecoder::Decode(const std::vector<int>& frames, bool all_frames,
       REEL_RETURN_IF_ERROR(MaybeSeek(d, next));
       continue;
     }
+    // A new run starts from a flushed decoder, as it would after a seek: pictures of the run
+    // before must not stand in for references a start point without an IDR (a recovery point,
+    // intra refresh) leaves the decoder to find.
+    if (previous_sent >= 0 && d != previous_sent + 1) REEL_RETURN_IF_ERROR(Drain(handler));
+    previous_sent = d;
     bool skip_nonref = skip_nonref_ok_ && !all_frames && !target[d];
     codec_->skip_frame = skip_nonref ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
     sent_.insert(d);
     segment_ = index_.packets[d].segment;
-    REEL_RETURN_IF_ERROR(Send(packet.get(), handler));
+    REEL_RETURN_IF_ERROR(SendIndexed(d, packet.get(), handler));
     if (d >= last_needed) done = true;
     if (!done) {
       int next = FirstNeeded(needed, d + 1);
@@ -224,6 +245,7 @@ void VideoDecoder::Reset() {
   avcodec_flush_buffers(codec_);
   sent_.clear();
   segment_ = 0;
+  unpack_continues_ = false;
 }
 
 std::string VideoDecoder::TimeLimitMessage() const {
@@ -272,7 +294,7 @@ Status VideoDecoder::MaybeSeek(int current, int next) {
 
 // Positions the demuxer so the next packet read is at or before decode index `d`.
 Status VideoDecoder::SeekToPacket(int d) {
-  ++counters_.seeks;
+  ++counters_->seeks;
   if (d <= 0) return demuxer_.Restart();
   // Demuxer indexes hold decode times (MP4) or presentation times (Matroska); the smaller of the
   // two with BACKWARD lands on this keyframe or an earlier one.
@@ -291,8 +313,56 @@ Status VideoDecoder::SeekFailed() {
   return demuxer_.Restart();
 }
 
+// Sends the index's packet `d`: shows a decoder that starts past the stream's first packet that
+// packet first, and hands packed MPEG-4 B-frames over one VOP at a time. An empty packet would
+// tell the decoder the stream has ended, so none is sent.
+Status VideoDecoder::SendIndexed(int d, AVPacket* packet, const FrameHandler& handler) {
+  if (!primed_) {
+    if (d != 0) REEL_RETURN_IF_ERROR(Prime());
+    primed_ = true;
+  }
+  if (packet->size <= 0) return Status::Ok();
+  if (!index_.packed_bframes) return Send(packet, handler);
+  // What is held back goes from one packet to the next only within a run.
+  if (!unpack_continues_ || d != last_sent_ + 1) packed_vops_.Reset();
+  unpack_continues_ = true;
+  last_sent_ = d;
+  const PackedVops::Vop vop = packed_vops_.Next(packet->data, packet->size);
+  if (!vop_packet_) vop_packet_.reset(av_packet_alloc());
+  if (!vop_packet_ || av_new_packet(vop_packet_.get(), vop.size) < 0 ||
+      av_packet_copy_props(vop_packet_.get(), packet) < 0) {
+    return Internal(path_ + ": out of memory");
+  }
+  std::memcpy(vop_packet_->data, vop.data, vop.size);
+  Status sent = Send(vop_packet_.get(), handler);
+  av_packet_unref(vop_packet_.get());
+  return sent;
+}
+
+// Shows the decoder the stream's first packet with every picture discarded: it parses what the
+// packet says about the stream (x264's version SEI) and outputs nothing.
+Status VideoDecoder::Prime() {
+  const std::vector<uint8_t>& bytes = index_.priming_packet;
+  if (bytes.empty()) return Status::Ok();
+  UniquePacket packet(av_packet_alloc());
+  if (!packet || av_new_packet(packet.get(), static_cast<int>(bytes.size())) < 0) {
+    return Internal(path_ + ": out of memory");
+  }
+  std::memcpy(packet->data, bytes.data(), bytes.size());
+  packet->flags |= AV_PKT_FLAG_KEY;
+  if (!frame_) frame_.reset(av_frame_alloc());
+  if (!frame_) return Internal(path_ + ": out of memory");
+  const AVDiscard skip = codec_->skip_frame;
+  codec_->skip_frame = AVDISCARD_ALL;
+  avcodec_send_packet(codec_, packet.get());  // its errors are the first packet's, found later
+  while (avcodec_receive_frame(codec_, frame_.get()) >= 0) av_frame_unref(frame_.get());
+  avcodec_flush_buffers(codec_);
+  codec_->skip_frame = skip;
+  return Status::Ok();
+}
+
 Status VideoDecoder::Send(const AVPacket* packet, const FrameHandler& handler) {
-  ++counters_.packets_decoded;
+  ++counters_->packets_decoded;
   while (true) {
     int rc = avcodec_send_packet(codec_, packet);
     if (rc == AVERROR(EAGAIN)) {
@@ -300,7 +370,7 @@ Status VideoDecoder::Send(const AVPacket* packet, const FrameHandler& handler) {
       continue;
     }
     if (rc < 0 && rc != AVERROR_EOF) {
-      ++counters_.decode_errors;
+      ++counters_->decode_errors;
       REEL_RETURN_IF_ERROR(CheckErrorRate());
     }
     break;
@@ -312,6 +382,7 @@ Status VideoDecoder::Drain(const FrameHandler& handler) {
   avcodec_send_packet(codec_, nullptr);
   REEL_RETURN_IF_ERROR(Receive(handler));
   avcodec_flush_buffers(codec_);
+  unpack_continues_ = false;
   return Status::Ok();
 }
 
@@ -323,12 +394,12 @@ Status VideoDecoder::Receive(const FrameHandler& handler) {
     int rc = avcodec_receive_frame(codec_, frame_.get());
     if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::Ok();
     if (rc < 0) {
-      ++counters_.decode_errors;
+      ++counters_->decode_errors;
       REEL_RETURN_IF_ERROR(CheckErrorRate());
       continue;
     }
     if (IsDamaged(frame_.get())) {
-      ++counters_.decode_errors;
+      ++counters_->decode_errors;
       Status rate = CheckErrorRate();
       if (!rate.ok()) {
         av_frame_unref(frame_.get());
@@ -352,27 +423,29 @@ Status VideoDecoder::Receive(const FrameHandler& handler) {
   }
 }
 
-// The frame a decoded picture with raw time `pts` is: in the segment of the packet last sent, or
-// the one before (pictures still in the decoder's reorder buffer at a boundary).
+// The frame a decoded picture with raw time `pts` is. A picture carries the raw time of the packet
+// it was decoded from, and the index knows which frame that packet presents (which need not be
+// the frame at that time: see BitstreamScan). The packet is looked for in the segment of the
+// packet last sent, or the one before (pictures still in the reorder buffer at a boundary).
 int VideoDecoder::FrameOf(int64_t pts) const {
   if (pts == AV_NOPTS_VALUE) return -1;
-  for (int segment = segment_; segment >= 0 && segment >= segment_ - 1; --segment) {
-    int64_t t = pts + index_.segment_offsets[segment];
-    auto it = std::lower_bound(index_.frames.begin(), index_.frames.end(), t,
-                               [](const IndexedFrame& f, int64_t v) { return f.pts < v; });
-    if (it != index_.frames.end() && it->pts == t &&
-        index_.packets[it->packet].segment == segment) {
-      return static_cast<int>(it - index_.frames.begin());
-    }
+  auto [first, last] = packets_by_pts_.equal_range(pts);
+  int before = -1;
+  for (auto it = first; it != last; ++it) {
+    const IndexedPacket& p = index_.packets[it->second];
+    if (p.frame < 0) continue;
+    if (p.segment == segment_) return p.frame;
+    if (p.segment == segment_ - 1) before = p.frame;
   }
-  return -1;
+  return before;
 }
 
 Status VideoDecoder::CheckErrorRate() const {
-  const int errors = counters_.decode_errors.load();
-  const int packets = counters_.packets_decoded.load();
+  const int errors = counters_->decode_errors.load();
+  const int packets = counters_->packets_decoded.load();
   if (errors >= limits_.min_errors_for_rate &&
       errors > limits_.max_error_rate * std::max(packets, 1)) {
+    counters_->rate_exceeded = true;
     return LimitExceeded(path_ + ": too much damage: " + std::to_string(errors) +
                          " decoding errors in " + std::to_string(packets) + " packets (limit " +
                          std::to_string(static_cast<int>(limits_.max_error_rate * 100)) + "%)");
@@ -392,8 +465,8 @@ Status VideoDecoder::DecodeSequentially(int last_needed, const FrameHandler& han
     if (demuxer_.Read(packet.get()) < 0) break;
     PacketUnref unref(packet.get());
     if (packet->stream_index != index_.stream_index) continue;
+    REEL_RETURN_IF_ERROR(SendIndexed(sent, packet.get(), handler));
     ++sent;
-    REEL_RETURN_IF_ERROR(Send(packet.get(), handler));
   }
   return Drain(handler);
 }

@@ -4,6 +4,12 @@
 // skipped with a seek. Within a needed run, non-reference pictures that are not targets are
 // skipped by the decoder itself (H.264, HEVC, MPEG-1/2/4, VP8).
 //
+// A decoder that starts anywhere but the stream's first packet must still decode as a sequential
+// decode would: it is first shown the index's priming packet (H.264: the first access unit, whose
+// x264 version SEI switches on workarounds for that encoder's bugs), with every picture discarded.
+// Packed MPEG-4 B-frames reach the decoder one VOP per packet, the VOP FFmpeg's decoder would
+// decode for that packet (PackedVops), so each packet gives the picture the index says it does.
+//
 // Ownership and threads: a VideoDecoder borrows its demuxer, codec context, index, limits,
 // deadline and counters (all must outlive it); it and its Demuxer are used by one thread at a
 // time. DecodeCounters are atomic and may be shared by decoders on several threads.
@@ -18,6 +24,7 @@
 
 #include "base/status.h"
 #include "pipeline/frame_index.h"
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/limits.h"
 
@@ -29,6 +36,7 @@ struct DecodeCounters {
   std::atomic<int> packets_decoded{0};  // packets sent to a decoder
   std::atomic<int> decode_errors{0};    // packets rejected and pictures flagged damaged
   std::atomic<int> seeks{0};
+  std::atomic<bool> rate_exceeded{false};  // decoding stopped at the error-rate cap
 };
 
 // The demuxer a decoder reads from, with every stream but the video one discarded. Starting over
@@ -68,6 +76,12 @@ struct PacketRun {
 };
 PacketRun PacketsFor(const FrameIndex& index, int frame);
 
+// Where a run starts: the plan's start point (PacketsFor), the start point before that one (for a
+// frame that came out damaged or not at all), or the stream's first packet, decoding everything
+// from there as a sequential decode does.
+enum class StartPoint { kPlanned, kEarlier, kStreamStart };
+PacketRun PacketsFor(const FrameIndex& index, int frame, StartPoint start);
+
 // Splits `frames` (presentation indices, ascending) into groups whose packet runs share no packet,
 // ordered by where their runs start. Each group can be decoded on its own by a fresh decoder.
 std::vector<std::vector<int>> IndependentGroups(const FrameIndex& index,
@@ -86,12 +100,17 @@ class VideoDecoder {
   using FrameHandler = std::function<Status(int frame, const AVFrame* picture)>;
 
   // Decodes so that every frame in `frames` (presentation indices, ascending) is output through
-  // `handler`. `all_frames` decodes every packet in the needed runs (no non-reference skipping).
-  // A non-OK status from the handler stops decoding and is returned.
-  Status Decode(const std::vector<int>& frames, bool all_frames, const FrameHandler& handler);
+  // `handler`, damaged or not (IsDamaged). `all_frames` decodes every packet in the needed runs
+  // (no non-reference skipping); `start` says where runs start. A non-OK status from the handler
+  // stops decoding and is returned; so is the error-rate cap (counters.rate_exceeded set).
+  Status Decode(const std::vector<int>& frames, bool all_frames, const FrameHandler& handler,
+                StartPoint start = StartPoint::kPlanned);
 
   // Starts afresh: drains nothing, forgets what was sent (for the second attempt at a frame).
   void Reset();
+
+  // Counts from now on into `counters` (one set per decoding pass).
+  void UseCounters(DecodeCounters& counters) { counters_ = &counters; }
 
  private:
   std::string TimeLimitMessage() const;
@@ -99,6 +118,8 @@ class VideoDecoder {
   Status MaybeSeek(int current, int next);
   Status SeekToPacket(int d);
   Status SeekFailed();
+  Status SendIndexed(int d, AVPacket* packet, const FrameHandler& handler);
+  Status Prime();
   Status Send(const AVPacket* packet, const FrameHandler& handler);
   Status Drain(const FrameHandler& handler);
   Status Receive(const FrameHandler& handler);
@@ -112,11 +133,16 @@ class VideoDecoder {
   const FrameIndex& index_;
   const MediaLimits& limits_;
   const Deadline& deadline_;
-  DecodeCounters& counters_;
+  DecodeCounters* counters_;
   bool restart_when_seek_fails_;
   std::unordered_multimap<int64_t, int> packets_by_pts_;
   std::unordered_set<int> sent_;
   UniqueFrame frame_;
+  PackedVops packed_vops_;  // packed MPEG-4 B-frames only
+  UniquePacket vop_packet_;
+  bool unpack_continues_ = false;  // packed_vops_ last read the packet before this one
+  int last_sent_ = -1;             // decode index of the packet last sent
+  bool primed_ = false;            // the decoder has seen the stream's first packet
   bool skip_nonref_ok_ = false;
   bool seek_failed_ = false;
   int last_seek_target_ = -1;  // the packet of the last seek, never sought twice

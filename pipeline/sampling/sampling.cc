@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdio>
 
 #include "pipeline/sampling.h"
 #include "pipeline/sampling/policies.h"
@@ -95,6 +96,91 @@ std::pair<int, int> TrimRange(const FrameIndex& index, const SamplingOptions& op
   if (options.end_s) last = std::min(last, index.FirstFrameAtOrAfter(*options.end_s));
   if (last < first) last = first;
   return {first, last};
+}
+
+namespace {
+
+// Seconds for messages: at most 3 decimals, no trailing zeros ("8", "7.967", "0.5").
+std::string Seconds(double s) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.3f", s);
+  std::string text = buffer;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text + " s";
+}
+
+// "timestamp 99 s is" / "timestamps 12 s, 99 s are" (at most 5 listed).
+std::string TimesSubject(const std::vector<double>& times) {
+  std::string text = times.size() == 1 ? "timestamp " : "timestamps ";
+  for (size_t i = 0; i < times.size() && i < 5; ++i) text += (i ? ", " : "") + Seconds(times[i]);
+  if (times.size() > 5) text += " and " + std::to_string(times.size() - 5) + " more";
+  return text + (times.size() == 1 ? " is" : " are");
+}
+
+}  // namespace
+
+std::vector<std::string> RequestWarnings(const FrameIndex& index, const SamplingOptions& o) {
+  std::vector<std::string> warnings;
+  if (index.size() == 0) return warnings;
+  const double duration = index.duration_s();
+  const std::string length = Seconds(duration) + " long";
+  auto [first, last] = TrimRange(index, o);
+  std::string range;  // the trim range as the user gave it
+  if (o.start_s && o.end_s) {
+    range = "between start " + Seconds(*o.start_s) + " and end " + Seconds(*o.end_s);
+  } else if (o.start_s) {
+    range = "from start " + Seconds(*o.start_s);
+  } else if (o.end_s) {
+    range = "before end " + Seconds(*o.end_s);
+  }
+  if (first >= last) {
+    if (o.start_s && first >= index.size()) {
+      warnings.push_back("start " + Seconds(*o.start_s) + " is after the last frame (at " +
+                         Seconds(index.time_s(index.size() - 1)) + "; the video is " + length +
+                         ")");
+    } else {
+      warnings.push_back("no frame starts " + range + " (the video is " + length + ")");
+    }
+  }
+  switch (o.policy) {
+    case SamplingPolicy::kTimestamps: {
+      std::vector<double> past, outside;
+      for (double t : o.timestamps) {
+        if (t >= duration) {
+          past.push_back(t);
+        } else if (int f = index.FrameAt(t); f < first || f >= last) {
+          outside.push_back(t);
+        }
+      }
+      if (!past.empty()) {
+        warnings.push_back(TimesSubject(past) + " past the end of the video (" + length + ")");
+      }
+      if (!outside.empty() && first < last) {
+        warnings.push_back(TimesSubject(outside) + " outside the range " + range);
+      }
+      break;
+    }
+    case SamplingPolicy::kCount:
+      if (first < last && o.count > last - first) {
+        warnings.push_back("count " + std::to_string(o.count) + " is more than the " +
+                           std::to_string(last - first) + " frames " +
+                           (range.empty() ? "in the video" : range) + ": took them all");
+      }
+      break;
+    case SamplingPolicy::kKeyframes: {
+      bool any = false;
+      for (int i = first; i < last && !any; ++i) any = index.frames[i].keyframe;
+      if (first < last && !any) {
+        warnings.push_back("no keyframe " + (range.empty() ? std::string("in the video") : range));
+      }
+      break;
+    }
+    case SamplingPolicy::kFps:
+    case SamplingPolicy::kScene:
+      break;
+  }
+  return warnings;
 }
 
 std::vector<int> ThinEvenly(const std::vector<int>& selected, int max_frames) {

@@ -1,5 +1,5 @@
 // Storing and reading the time references of answers (tables answer_times, answer_time_scans and
-// the view answer_time_frames; schema version 2). Private to storage/: Store calls these.
+// the view answer_time_frames; schema version 3). Private to storage/: Store calls these.
 #pragma once
 
 #include <sqlite3.h>
@@ -22,7 +22,7 @@ Status IndexResponseTimes(sqlite3* db, int64_t response_id, std::string_view con
 Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size);
 
 // A response's references with their nearest frames, in text order; empty on a file older than
-// schema version 2.
+// schema version 3.
 Result<std::vector<AnswerTimeRecord>> ListResponseTimes(sqlite3* db, int64_t response_id);
 
 }  // namespace reel::storage::internal

@@ -246,12 +246,12 @@ FROM jobs j LEFT JOIN items i ON i.job_id = j.id
 GROUP BY j.id;
 )sql";
 
-// Version 2: time references in answers (llm/time_references.h). `answer_times` holds what the
+// Version 3: time references in answers (llm/time_references.h). `answer_times` holds what the
 // grammar found in each response; `answer_time_scans` which responses were scanned and with which
 // grammar version (Store::IndexAnswerTimes re-scans older ones and those stored before this
 // migration); the view links each reference to the item's nearest frame at query time, so
 // replacing an item's frames never leaves a stale link.
-constexpr const char* kSchemaV2 = R"sql(
+constexpr const char* kSchemaV3 = R"sql(
 CREATE TABLE answer_times (
   id          INTEGER PRIMARY KEY,
   response_id INTEGER NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
@@ -320,7 +320,9 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
-    {2, "answer time references", kSchemaV2},
+    // 2 is the vision branch's `features` (merged later; a database already at 3 then needs it
+    // applied by hand: only development files made between the two merges).
+    {3, "answer time references", kSchemaV3},
 };
 
 }  // namespace

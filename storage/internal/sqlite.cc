@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace reel::storage::internal {
 
 Status SqliteStatus(int rc, sqlite3* db, std::string_view context) {
@@ -165,6 +167,15 @@ Statement& Statement::Bind(int index, double value) {
   return *this;
 }
 Statement& Statement::Bind(int index, std::string_view text) {
+  if (!IsValidUtf8(text)) {
+    // The database's last line of defence: TEXT is always valid UTF-8 (SQLite would store the
+    // bytes as they are, and every reader that decodes them would fail).
+    const std::string safe = SafeUtf8(text);
+    NoteBindError(sqlite3_bind_text64(stmt_.get(), index, safe.data(), safe.size(),
+                                      SQLITE_TRANSIENT, SQLITE_UTF8),
+                  index, safe.size());
+    return *this;
+  }
   NoteBindError(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
                                     SQLITE_UTF8),
                 index, text.size());

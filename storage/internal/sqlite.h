@@ -69,6 +69,9 @@ class Statement {
   ~Statement() { Release(); }
 
   // Binding. Null optionals bind NULL. BindBlob copies nothing: `bytes` must outlive Step().
+  // Text is always stored as valid UTF-8: text that is not is bound as SafeUtf8(text)
+  // (base/utf8.h: bad bytes as `\xHH`), so nothing outside text carries can corrupt a TEXT
+  // column. Callers that need a reversible key (item paths) pass DisplayPath(path) themselves.
   Statement& BindNull(int index);
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }

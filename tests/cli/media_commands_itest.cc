@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "tests/support/subprocess.h"
@@ -41,6 +42,56 @@ TEST(ProbeCommandTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(v["rotation"], 0);
   EXPECT_EQ(v["frames"], 120);
   EXPECT_NEAR(j["duration_s"].get<double>(), 4.0, 0.01);
+}
+
+std::string DvdClip() {
+  return GeneratedMedia("cli_dvd.mpg",
+                        "-f lavfi -i testsrc2=s=720x480:r=30000/1001:d=2 -vf setsar=32/27 "
+                        "-c:v mpeg2video -pix_fmt yuv420p");
+}
+
+TEST(ProbeCommandTest, AnamorphicVideoShowsStoredAndShownShapes) {
+  auto r = RunCommand(Reel("probe --json " + ShellQuote(DvdClip())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out)["streams"][0];
+  EXPECT_EQ(v["width"], 720);
+  EXPECT_EQ(v["height"], 480);
+  EXPECT_EQ(v["sample_aspect_ratio"], "32:27");
+  EXPECT_EQ(v["display_width"], 853);
+  EXPECT_EQ(v["display_height"], 480);
+  r = RunCommand(Reel("probe " + ShellQuote(DvdClip())));
+  EXPECT_NE(r.out.find("720x480 (SAR 32:27, shown 853x480)"), std::string::npos) << r.out;
+  r = RunCommand(Reel("probe " + ShellQuote(Clip())));
+  EXPECT_NE(r.out.find(" 640x360 30.000 fps"), std::string::npos) << "square pixels: one size\n"
+                                                                  << r.out;
+}
+
+TEST(FramesCommandTest, AnamorphicFramesAtTheShownShapeUnlessStorageShape) {
+  std::string base = reel::testing::ScratchDir("FramesAnamorphic");
+  struct Case {
+    std::string flags, shape;
+    int source_width, width;
+  };
+  for (const Case& c :
+       {Case{"", "display", 853, 840}, Case{"--storage-shape", "storage", 720, 728}}) {
+    std::string dir = base + "/" + c.shape;
+    auto r = RunCommand(Reel("frames " + ShellQuote(DvdClip()) + " --count 1 " + c.flags + " -o " +
+                             ShellQuote(dir)));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(dir + "/report.json");
+    auto report = nlohmann::json::parse(in);
+    EXPECT_EQ(report["shape"], c.shape);
+    EXPECT_EQ(report["storage_width"], 720);
+    EXPECT_EQ(report["storage_height"], 480);
+    EXPECT_EQ(report["sample_aspect_ratio"], "32:27");
+    EXPECT_EQ(report["display_width"], 853);
+    EXPECT_EQ(report["display_height"], 480);
+    EXPECT_EQ(report["source_width"], c.source_width);
+    EXPECT_EQ(report["width"], c.width);
+    EXPECT_EQ(report["height"], 476);
+    std::ifstream frames_in(dir + "/frames.json");
+    EXPECT_EQ(nlohmann::json::parse(frames_in)[0]["width"], c.width);
+  }
 }
 
 TEST(ProbeCommandTest, OneLinePerBadFileAndTheRestGoOn) {
@@ -138,13 +189,130 @@ TEST(FramesCommandTest, ErrorsAndExitCodes) {
   EXPECT_TRUE(nlohmann::json::parse(report)["partial"].get<bool>());
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(FramesCommandTest, OutOfRangeRequestsSayWhatAndFailWhenNothingIsLeft) {
+  std::string dir = reel::testing::ScratchDir("FramesOutOfRange");
+  // Clip() is 4 s long: 99 s is past its end; the frame at 3 s is still taken.
+  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --timestamps 3,99 -o " + dir + "/a"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("timestamp 99 s is past the end of the video (4 s long)"), std::string::npos)
+      << r.err;
+  auto report = nlohmann::json::parse(ReadFile(dir + "/a/report.json"));
+  EXPECT_EQ(report["returned"], 1);
+  ASSERT_EQ(report["warnings"].size(), 1u);
+  EXPECT_NE(report["warnings"][0].get<std::string>().find("99 s"), std::string::npos);
+
+  // Nothing left to sample: exit 1, saying why.
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --start 20 -o " + dir + "/b"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nothing to sample: start 20 s is after the last frame"), std::string::npos)
+      << r.err;
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --timestamps 7,8 -o " + dir + "/c"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nothing to sample: timestamps 7 s, 8 s are past the end"),
+            std::string::npos)
+      << r.err;
+  r = RunCommand(
+      Reel("frames " + ShellQuote(Clip()) + " --keyframes --start 1 --end 2 -o " + dir + "/d"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nothing to sample: no keyframe between start 1 s and end 2 s"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(FramesCommandTest, AFolderWithFilesIsRefusedUnlessOverwriteWhichClearsOnlyReelsFiles) {
+  std::string dir = reel::testing::ScratchDir("FramesOverwrite") + "/out";
+  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 2 -o " + ShellQuote(dir)));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + " is not empty (5 frames and frames.json/report.json from an earlier "
+                             "run): add --overwrite"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/frame_000004.jpg")) << "a refusal changes nothing";
+
+  // Files that are not Reel's stay, whatever their names.
+  std::ofstream(dir + "/notes.txt") << "mine";
+  std::ofstream(dir + "/frame_cover.jpg") << "mine";
+  std::filesystem::create_directories(dir + "/sub");
+  std::ofstream(dir + "/sub/frame_000009.jpg") << "mine";
+  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 2 --format png --overwrite -o " +
+                      ShellQuote(dir)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.insert(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"frame_000000.png", "frame_000001.png", "frames.json",
+                                          "report.json", "notes.txt", "frame_cover.jpg", "sub"}));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/sub/frame_000009.jpg"));
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/frames.json")).size(), 2u);
+
+  // A run that fails before any frame leaves the earlier result alone.
+  r = RunCommand(
+      Reel("frames " + ShellQuote(Clip()) + " --start 30 --overwrite -o " + ShellQuote(dir)));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/frame_000001.png"));
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/frames.json")).size(), 2u);
+}
+
+TEST(FramesCommandTest, OptionMessagesNameTheRealProblem) {
+  std::string dir = reel::testing::ScratchDir("FramesMessages");
+  struct Case {
+    std::string args;
+    int exit_code;
+    std::string message;
+    std::string absent;  // must not appear
+  };
+  std::string two_streams = GeneratedMedia(
+      "cli_two_streams.mp4",
+      "-f lavfi -i testsrc2=s=160x120:r=10:d=1 -f lavfi -i sine=d=1 -c:v libx264 -pix_fmt yuv420p "
+      "-c:a aac -shortest");
+  const Case cases[] = {
+      {"--fps 0", 2, "--fps: must be greater than 0, got 0", "179769"},
+      {"--count 0", 2, "--count: must be at least 1, got 0", "179769"},
+      {"--max-pixels 100", 2, "--max-pixels 100 is smaller than one 28x28 patch (784 pixels)",
+       "--min-pixels"},
+      {"--max-pixels 1000", 2,
+       "--max-pixels 1000 is smaller than the default --min-pixels (3136): give a smaller "
+       "--min-pixels too",
+       ""},
+      {"--min-pixels 5000 --max-pixels 4000", 2,
+       "--min-pixels 5000 is larger than --max-pixels 4000", ""},
+      {"--long-side 10", 2, "--long-side 10 is smaller than one 28-pixel patch", ""},
+      {"--long-side 336 --max-pixels 50176", 2, "choose one way to size frames", ""},
+  };
+  for (const Case& c : cases) {
+    auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir + "/o"));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    if (!c.absent.empty()) EXPECT_EQ(r.err.find(c.absent), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+  }
+  auto r = RunCommand(Reel("frames " + ShellQuote(two_streams) + " --stream 5 -o " + dir + "/s"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(two_streams + ": there is no stream 5: the file has 2 streams (0-1); its "
+                                     "video streams: 0"),
+            std::string::npos)
+      << r.err;
+  r = RunCommand(Reel("frames " + ShellQuote(two_streams) + " --stream 1 -o " + dir + "/t"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("stream 1 is audio, not video; its video streams: 0"), std::string::npos)
+      << r.err;
+}
+
 TEST(FramesCommandTest, HelpListsEveryOption) {
   auto r = RunCommand(Reel("frames --help"));
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option :
        {"--fps", "--count", "--keyframes", "--scene", "--timestamps", "--start", "--end",
         "--max-frames", "--max-pixels", "--min-pixels", "--format", "-o", "--long-side",
-        "--time-limit", "--max-error-rate", "Exit status"}) {
+        "--time-limit", "--max-error-rate", "--storage-shape", "--overwrite", "Exit status"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
   r = RunCommand(Reel("probe --help"));

@@ -218,6 +218,37 @@ TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
   EXPECT_EQ(QueryInt(dir + "/bad.db", "SELECT attempts FROM items WHERE path LIKE '%zero.mp4'"), 2);
 }
 
+TEST(RunCommandTest, ItemsSampledOutsideTheirVideoFailOrWarnWithTheReason) {
+  // 3 s clips; timestamps at 2 s and 20 s: one frame each, and a warning for 20 s. A start at
+  // 5 s leaves nothing: the item fails, saying so.
+  std::string dir = ScratchDir("out_of_range");
+  fs::create_directories(dir + "/media");
+  fs::copy_file(SmallClip(), dir + "/media/a.mp4");
+  WriteText(dir + "/job.yaml",
+            "name: oor\ninputs: [media]\nsampling:\n  policy: timestamps\n  timestamps: [2, 20]\n");
+  CommandResult r = Reel("run job.yaml -v", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("timestamp 20 s is past the end of the video (3 s long)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(QueryInt(dir + "/oor.db",
+                     "SELECT count(*) FROM events WHERE level = 'warning' AND message LIKE "
+                     "'%a.mp4: timestamp 20 s is past the end%'"),
+            1);
+  EXPECT_EQ(QueryInt(dir + "/oor.db", "SELECT count(*) FROM frames"), 1);
+
+  WriteText(dir + "/job.yaml", "name: oor\ninputs: [media]\nsampling:\n  start: 5\n");
+  r = Reel("run job.yaml", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto items = ItemsByPath(dir + "/oor.db");
+  ASSERT_EQ(items.size(), 1u);
+  const auto& item = items.begin()->second;
+  EXPECT_EQ(item["status"], "failed");
+  EXPECT_NE(
+      item["error"].get<std::string>().find("nothing to sample: start 5 s is after the last frame"),
+      std::string::npos)
+      << item["error"];
+}
+
 // A job that takes a second or two: 12 copies of a 6 s 640x360 clip at 4 fps.
 std::string SlowJobDir(const std::string& test) {
   return MakeJobDir(test, 12, "  policy: fps\n  fps: 4\n", SmallClip(6, "640x360"));

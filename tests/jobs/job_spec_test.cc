@@ -80,6 +80,14 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad enum", kHead + "sampling:\n  policy: sceen\n", "4:11",
        "'sampling.policy' must be one of fps, count, keyframes, scene, timestamps; got 'sceen' "
        "(did you mean 'scene'?)"},
+      {"max below the default min", kHead + "resize:\n  max_pixels: 1000\n", "4:15",
+       "'resize.max_pixels' (1000) is smaller than the default 'resize.min_pixels' (3136): set "
+       "'resize.min_pixels' too"},
+      {"min above the default max", kHead + "resize:\n  min_pixels: 700000\n", "4:15",
+       "'resize.min_pixels' (700000) is larger than the default 'resize.max_pixels' (602112): set "
+       "'resize.max_pixels' too"},
+      {"bad shape", kHead + "resize:\n  shape: stored\n", "4:10",
+       "'resize.shape' must be one of display, storage; got 'stored'"},
       {"bad input kind", "name: demo\ninputs:\n  - {path: a.mp4, kind: movie}\n", "3:25",
        "'inputs[0].kind' must be one of auto, video, image, document, subtitle; got 'movie'"},
       {"negative fps", kHead + "sampling:\n  fps: -1\n", "4:8",
@@ -313,6 +321,7 @@ resize:
   min_pixels: 6272
   max_pixels: 401408
   image_max_pixels: 301056
+  shape: storage
 vision:
   enabled: yes
   weights: /models/m3
@@ -382,6 +391,7 @@ TEST(JobSpecTest, CompleteFileParsesIntoTheStruct) {
   EXPECT_EQ(job.resize.frames.smart.min_pixels, 6272);
   EXPECT_EQ(job.resize.frames.smart.max_pixels, 401408);
   EXPECT_EQ(job.resize.image_max_pixels, 301056);
+  EXPECT_EQ(job.resize.frames.shape, pipeline::FrameShape::kStorage);
 
   EXPECT_TRUE(job.vision.enabled);
   EXPECT_EQ(job.vision.weights, "/models/m3");
@@ -438,6 +448,7 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
   EXPECT_EQ(job.resize.frames.smart.max_pixels, 602112);
   EXPECT_EQ(job.resize.image_max_pixels, 451584);
   EXPECT_EQ(job.resize.frames.long_side.max_long_side, 672);
+  EXPECT_EQ(job.resize.frames.shape, pipeline::FrameShape::kDisplay);
   EXPECT_FALSE(job.vision.enabled);
   EXPECT_EQ(job.context.token_budget, 1048576);
   EXPECT_EQ(job.context.reserve_output_tokens, job.model.max_output_tokens);
@@ -459,7 +470,7 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
   for (const char* line :
        {"  fps: 1\n", "  max_pixels: 602112\n", "  token_budget: 1048576\n", "  temperature: 1\n",
         "  top_p: 0.95\n", "  top_k: 40\n", "  thinking_mode: adaptive\n",
-        "  database: \"demo.db\"", "  endpoint: null", "  start: null\n"}) {
+        "  database: \"demo.db\"", "  endpoint: null", "  start: null\n", "  shape: display\n"}) {
     EXPECT_NE(rendered.find(line), std::string::npos) << line << "\n" << rendered;
   }
 }
@@ -586,6 +597,7 @@ TEST(JobSpecTest, FrameSettingsKeyFollowsOnlyFrameSettings) {
        {std::string("sampling:\n  fps: 2\n"), std::string("sampling:\n  policy: count\n"),
         std::string("sampling:\n  max_frames: 10\n"), std::string("sampling:\n  start: 5\n"),
         std::string("resize:\n  max_pixels: 401408\n"), std::string("resize:\n  mode: none\n"),
+        std::string("resize:\n  shape: storage\n"),
         std::string("limits:\n  max_decode_error_rate: 0.2\n"),
         std::string("sampling:\n  fps_timeline: index\n"),
         std::string("sampling:\n  fps_timeline: time\n")}) {

@@ -454,6 +454,22 @@ TEST(SmartResizeTest, The1080pDefaultIs560x1008) {
   EXPECT_EQ(*SmartResize({1920, 1080}), (Size{1008, 560}));
 }
 
+TEST(DisplaySizeTest, WidthScaledBySampleAspectHeightKept) {
+  EXPECT_EQ(DisplaySize({720, 480}, {32, 27}), (Size{853, 480}));    // 16:9 NTSC DVD: 853.3
+  EXPECT_EQ(DisplaySize({720, 480}, {8, 9}), (Size{640, 480}));      // 4:3 NTSC DVD
+  EXPECT_EQ(DisplaySize({720, 576}, {64, 45}), (Size{1024, 576}));   // 16:9 PAL DVD
+  EXPECT_EQ(DisplaySize({352, 288}, {12, 11}), (Size{384, 288}));    // CIF
+  EXPECT_EQ(DisplaySize({1440, 1080}, {4, 3}), (Size{1920, 1080}));  // HDV
+  EXPECT_EQ(DisplaySize({200, 112}, {224, 225}), (Size{199, 112}));  // 199.1
+  EXPECT_EQ(DisplaySize({3, 2}, {1, 2}), (Size{2, 2}));              // 1.5 rounds up
+  EXPECT_EQ(DisplaySize({1, 9}, {1, 8}), (Size{1, 9}));              // never below 1
+  EXPECT_EQ(DisplaySize({640, 360}, {1, 1}), (Size{640, 360}));
+  EXPECT_EQ(DisplaySize({640, 360}, {0, 1}), (Size{640, 360}));  // unknown: square
+  // The shape decides the model's size: 853x480 becomes 840x476, 720x480 728x476.
+  EXPECT_EQ(*SmartResize(DisplaySize({720, 480}, {32, 27})), (Size{840, 476}));
+  EXPECT_EQ(*SmartResize({720, 480}), (Size{728, 476}));
+}
+
 struct LongSideCase {
   int height, width, max_long_side, want_height, want_width;
 };

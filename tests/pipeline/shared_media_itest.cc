@@ -55,6 +55,9 @@ void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c) {
   o.sampling.policy = SamplingPolicy::kFps;
   o.sampling.fps = 1000;  // every frame
   o.resize.mode = ResizeMode::kNone;
+  // The ffmpeg command line below keeps the stored shape (test_non_zero_start.mp4 has 224:225
+  // pixels); the shown shape is checked against ffmpeg's scale=iw*sar:ih in anamorphic_itest.
+  o.resize.shape = FrameShape::kStorage;
   std::vector<SampledFrame> frames;
   auto report = SampleVideo(path, o, [&](SampledFrame&& f) {
     if (frames.empty() || f.source_frame == 0) frames.push_back(std::move(f));

@@ -130,7 +130,9 @@ TEST_F(AnswerTimesTest, ViewAgreesWithNearestFrameEverywhere) {
       std::optional<size_t> expected = llm::NearestFrame((*refs)[i].seconds, duration, times);
       std::optional<int64_t> got = (*refs)[i].frame_index;
       EXPECT_EQ(got.has_value(), expected.has_value()) << (*refs)[i].text;
-      if (got && expected) EXPECT_EQ(*got, static_cast<int64_t>(*expected)) << (*refs)[i].text;
+      if (got && expected) {
+        EXPECT_EQ(*got, static_cast<int64_t>(*expected)) << (*refs)[i].text;
+      }
     }
   }
 }

@@ -86,10 +86,12 @@ std::string CounterClipArgs(int frames, int width, int height, const std::string
   std::string k = "(" + b + "-1-gte(" + b + ",4))";
   std::string lum =
       "if(eq(" + b + ",0),235,if(eq(" + b + ",3),16,16+219*mod(floor(N/pow(2," + k + ")),2)))";
-  // Painted at 8x8 (geq is slow per pixel), then scaled up without filtering.
+  // Painted at 8x8 (geq is slow per pixel), then scaled up without filtering. setsar=1: square
+  // pixels (the scale filter would otherwise keep the 8x8 picture's square shape with a sample
+  // aspect ratio, and the clip would be shown, and sampled, square).
   return "-f lavfi -i color=c=black:s=8x8:r=" + fps + " -frames:v " + std::to_string(frames) +
          " -vf \"geq=lum='" + lum + "':cb=128:cr=128,scale=" + std::to_string(width) + "x" +
-         std::to_string(height) + ":flags=neighbor\"";
+         std::to_string(height) + ":flags=neighbor,setsar=1\"";
 }
 
 int DecodeCounter(const unsigned char* rgb, int width, int height, int stride) {

@@ -5,10 +5,10 @@
 //
 // Build and run (clang-14, ASan + UBSan), bounded:
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-//     tests/fuzz/declared_size_fuzz.cc pipeline/internal/declared_size.cc -o
-//     /tmp/declared_size_fuzz
-//   /tmp/declared_size_fuzz -max_total_time=300 -max_len=4096
-// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target declared_size_fuzz).
+//     tests/fuzz/declared_size_fuzzer.cc pipeline/internal/declared_size.cc -o
+//     /tmp/declared_size_fuzzer
+//   /tmp/declared_size_fuzzer -max_total_time=300 -max_len=4096
+// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target declared_size_fuzzer).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

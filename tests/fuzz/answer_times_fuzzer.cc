@@ -5,28 +5,27 @@
 // a range's end not before its start; validated chapters are ordered, not overlapping and inside
 // the item, and snapped frames exist.
 //
-// Build and run (clang-14, ASan + UBSan), bounded:
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-//     tests/fuzz/answer_times_fuzz.cc llm/time_references.cc llm/chapters.cc base/status.cc \
-//     -o /tmp/answer_times_fuzz
-//   /tmp/answer_times_fuzz -max_total_time=300 -max_len=4096 tests/fuzz/corpus/answer_times
-// or configure with -DREEL_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ (target answer_times_fuzz).
+// Run: bash scripts/fuzz --seconds 60 answer_times (seeds in tests/fuzz/corpus/answer_times/).
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "llm/chapters.h"
 #include "llm/time_references.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using reel::fuzz::Require;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   size_t last_end = 0;
   for (const reel::llm::TimeReference& r : reel::llm::FindTimeReferences(text)) {
-    if (r.begin < last_end || r.end <= r.begin || r.end > text.size()) std::abort();
-    if (!std::isfinite(r.seconds) || r.seconds < 0) std::abort();
-    if (r.end_seconds && !(*r.end_seconds >= r.seconds)) std::abort();
+    Require(r.begin >= last_end && r.end > r.begin && r.end <= text.size(),
+            "references inside the text, in order, not overlapping", text);
+    Require(std::isfinite(r.seconds) && r.seconds >= 0, "a finite time, not negative", text);
+    Require(!r.end_seconds || *r.end_seconds >= r.seconds, "a range ends after it starts", text);
     last_end = r.end;
   }
   (void)reel::llm::ParseTimeText(text);
@@ -39,11 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (chapters.ok()) {
     double prev_end = 0;
     for (const reel::llm::Chapter& c : *chapters) {
-      if (!(c.end_seconds > c.start_seconds - 1e-9) || c.start_seconds < prev_end - 1e-9) {
-        std::abort();
-      }
-      if (c.start_frame && *c.start_frame >= timeline.frame_times.size()) std::abort();
-      if (c.end_frame && *c.end_frame >= timeline.frame_times.size()) std::abort();
+      Require(c.end_seconds > c.start_seconds - 1e-9 && c.start_seconds >= prev_end - 1e-9,
+              "chapters ordered and not overlapping", text);
+      Require(!c.start_frame || *c.start_frame < timeline.frame_times.size(), "start frame exists",
+              text);
+      Require(!c.end_frame || *c.end_frame < timeline.frame_times.size(), "end frame exists", text);
       prev_end = c.end_seconds;
     }
     (void)reel::llm::ChaptersToJson(*chapters);

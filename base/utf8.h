@@ -1,0 +1,59 @@
+// UTF-8 at the boundary: text from outside (file names, container tags, subtitle and document
+// text, error messages that quote them) is made valid UTF-8 before it enters JSON output or the
+// database. Pure functions; thread-safe.
+//
+// Two ways to make bytes valid, chosen by what the bytes are:
+// - Text (a tag, a cue, a document, a model's answer): ReplaceInvalidUtf8. Each maximal
+//   ill-formed subsequence becomes U+FFFD, as the Unicode standard (ch. 3, "U+FFFD Substitution
+//   of Maximal Subparts") and every browser do. Lossy, and meant for reading.
+// - Names (file names and paths): EscapeInvalidUtf8. Each byte that is not part of well-formed
+//   UTF-8 becomes the four characters `\xHH` (uppercase hex), and a backslash is doubled when
+//   what follows it would otherwise read as an escape (`\` or `x` next, or an escaped byte).
+//   The escape is reversible (UnescapeInvalidUtf8) and one-to-one, so an escaped path is a
+//   database key as good as the bytes; a valid UTF-8 name with no `\x` or `\\` in it is left as it
+//   is. The operating system keeps getting the original bytes: only what is shown or stored is
+//   escaped.
+// - Messages that may quote a name (Status messages, warnings): SafeUtf8 leaves valid UTF-8 alone
+//   and escapes the rest, so a path in an error reads as it does everywhere else.
+//
+// Well-formed means Table 3-7 of the Unicode standard: no overlong forms, no surrogates
+// (U+D800..U+DFFF), nothing past U+10FFFF. U+0000 is well-formed (JSON and SQLite both carry it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace reel {
+
+// True if `bytes` is well-formed UTF-8.
+bool IsValidUtf8(std::string_view bytes);
+
+// `bytes` with each maximal ill-formed subsequence replaced by U+FFFD. `replaced`, if given, is
+// set to the number of replacements made.
+std::string ReplaceInvalidUtf8(std::string_view bytes, size_t* replaced = nullptr);
+
+// The reversible escape of a name (see above). Always valid UTF-8.
+std::string EscapeInvalidUtf8(std::string_view bytes);
+
+// How Reel shows and stores a file name or path (JSON output, database keys, progress lines):
+// EscapeInvalidUtf8. The one boundary function for names; opening the file uses the bytes.
+inline std::string DisplayPath(std::string_view path) { return EscapeInvalidUtf8(path); }
+
+// Undoes EscapeInvalidUtf8: `\\` becomes `\`, `\xHH` (either case) the byte 0xHH; any other
+// backslash is kept as it is. UnescapeInvalidUtf8(EscapeInvalidUtf8(b)) == b for every b.
+std::string UnescapeInvalidUtf8(std::string_view text);
+
+// `text` itself when it is valid UTF-8, else EscapeInvalidUtf8(text). For messages.
+std::string SafeUtf8(std::string_view text);
+
+// Appends the UTF-8 encoding of `code_point` (which must be a scalar value: <= U+10FFFF and not
+// a surrogate; anything else appends U+FFFD).
+void AppendUtf8(char32_t code_point, std::string& out);
+
+// The length of the well-formed UTF-8 sequence that starts at bytes[pos], or 0 if none does
+// (then `*ill_formed`, if given, is the length of the maximal ill-formed subpart, at least 1).
+size_t Utf8SequenceLength(std::string_view bytes, size_t pos, size_t* ill_formed = nullptr);
+
+}  // namespace reel

@@ -1,0 +1,70 @@
+// A circuit that pauses the whole run while the server is down, instead of failing every item.
+//
+// Every request asks Await before it is sent. After `failure_threshold` consecutive "server
+// down" failures (no connection, connection reset before an answer, HTTP 502/503/504) the circuit
+// opens: requests wait. After `first_pause_s` one request goes through as a probe; if it fails
+// too, the next pause doubles (up to `max_pause_s`); the first answer from the server (any HTTP
+// answer that is not a down status) closes the circuit and everyone goes on. A circuit open for
+// longer than `give_up_after_s` lets waiting requests fail, so a cron run ends rather than hangs.
+//
+// Requests that fail while the circuit is open do not use up their retries (Chat sends them again
+// when it closes). Thread-safe; one breaker per endpoint, shared by a run's requests.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "llm/client/client_clock.h"
+
+namespace reel::llm {
+
+struct CircuitOptions {
+  int failure_threshold = 5;  // consecutive down failures that open the circuit; 0 = never
+  double first_pause_s = 5;
+  double max_pause_s = 60;
+  double give_up_after_s = 1800;
+};
+
+class CircuitBreaker {
+ public:
+  enum class Verdict { kGo, kProbe, kGiveUp, kCancelled };
+
+  // `on_change(open, message)` is called when the circuit opens or closes (for the run's log).
+  explicit CircuitBreaker(CircuitOptions options, ClientClock* clock = ClientClock::Real(),
+                          std::function<void(bool, const std::string&)> on_change = nullptr);
+
+  // Waits while the circuit is open. kProbe: this request tests whether the server is back
+  // (pass probe=true to the Record call that follows).
+  Verdict Await(const std::atomic<bool>* cancel);
+
+  // The server answered (anything but a down status).
+  void RecordUp();
+  // A down failure. Returns true when the circuit is open afterwards (the request should wait
+  // and try again without counting a retry).
+  bool RecordDown(bool probe, const std::string& reason);
+
+  bool open() const;
+  int times_opened() const;
+  double seconds_open() const;  // total, including the current opening
+  std::string last_reason() const;
+
+ private:
+  CircuitOptions options_;
+  ClientClock* clock_;
+  std::function<void(bool, const std::string&)> on_change_;
+  mutable std::mutex mutex_;
+  int consecutive_down_ = 0;
+  bool open_ = false;
+  bool probe_in_flight_ = false;
+  double opened_at_ = 0;
+  double next_probe_at_ = 0;
+  double pause_ = 0;
+  int times_opened_ = 0;
+  double closed_seconds_open_ = 0;  // from earlier openings
+  std::string last_reason_;
+};
+
+}  // namespace reel::llm

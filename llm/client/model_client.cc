@@ -1,0 +1,574 @@
+#include "llm/client/model_client.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <random>
+
+#include "llm/client/http_client.h"
+#include "llm/client/json_schema.h"
+#include "llm/client/server_error.h"
+
+namespace reel::llm {
+namespace {
+
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g s", s);
+  return text;
+}
+
+// "http://host:8000" -> "http://host:8000/v1"; a trailing "/" is dropped.
+std::string NormalizeEndpoint(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  const size_t scheme = url.find("://");
+  const size_t path = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (path == std::string::npos) url += "/v1";
+  return url;
+}
+
+// The server root: the endpoint without a final "/v1".
+std::string ServerRoot(const std::string& base) {
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) {
+    return base.substr(0, base.size() - 3);
+  }
+  return base;
+}
+
+// What one attempt came to, before the retry decision.
+struct AttemptFailure {
+  ChatOutcome outcome = ChatOutcome::kOk;
+  std::string message;
+  bool retryable = false;
+  bool down = false;  // counts toward the circuit
+  std::optional<double> retry_after;
+};
+
+// Feeds a streamed body to the chat parser and notes when the first token came.
+class StreamSink final : public ResponseSink {
+ public:
+  StreamSink(const Dialect& dialect, ChatObserver* observer)
+      : parser_(dialect, observer), started_(SteadyClock::now()) {}
+  bool OnData(std::string_view bytes) override {
+    const bool ok = parser_.Feed(bytes);
+    if (!ttft_ && parser_.got_first_token()) {
+      ttft_ = std::chrono::duration<double>(SteadyClock::now() - started_).count();
+    }
+    return ok;
+  }
+  ChatStreamParser& parser() { return parser_; }
+  std::optional<double> ttft() const { return ttft_; }
+
+ private:
+  ChatStreamParser parser_;
+  SteadyClock::time_point started_;
+  std::optional<double> ttft_;
+};
+
+AttemptFailure FromTransport(const HttpResponse& r) {
+  AttemptFailure f;
+  f.message = std::string(TransportErrorName(r.error)) + ": " + r.error_message;
+  switch (r.error) {
+    case TransportError::kConnect:
+      f.outcome = ChatOutcome::kConnection;
+      f.retryable = f.down = true;
+      break;
+    case TransportError::kConnectTimeout:
+      f.outcome = ChatOutcome::kTimeout;
+      f.retryable = f.down = true;
+      break;
+    case TransportError::kIdleTimeout:
+    case TransportError::kTotalTimeout:
+      f.outcome = ChatOutcome::kTimeout;
+      f.retryable = true;
+      break;
+    case TransportError::kSendFailed:
+    case TransportError::kReceiveFailed:
+    case TransportError::kOther:
+      f.outcome = ChatOutcome::kConnection;
+      f.retryable = true;
+      // Dropped before any answer (reset, refused mid-way): the server may be going down.
+      f.down = r.status == 0;
+      break;
+    case TransportError::kBodyFailed:
+      f.outcome = ChatOutcome::kBadRequest;
+      f.message = r.error_message;
+      break;
+    case TransportError::kTooLarge:
+      f.outcome = ChatOutcome::kMalformed;
+      break;
+    case TransportError::kCancelled:
+      f.outcome = ChatOutcome::kCancelled;
+      f.message = "cancelled";
+      break;
+    case TransportError::kAborted:  // handled by the caller (the stream parser's problem)
+    case TransportError::kNone:
+      f.outcome = ChatOutcome::kMalformed;
+      break;
+  }
+  return f;
+}
+
+// x-should-retry: the server's own word on retrying (the OpenAI client honours it).
+std::optional<bool> ShouldRetryHeader(const HttpResponse& r) {
+  const std::string v = r.Header("x-should-retry");
+  if (v == "true") return true;
+  if (v == "false") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* ChatOutcomeName(ChatOutcome outcome) {
+  switch (outcome) {
+    case ChatOutcome::kOk:
+      return "ok";
+    case ChatOutcome::kTooLong:
+      return "prompt too long";
+    case ChatOutcome::kRejected:
+      return "rejected";
+    case ChatOutcome::kServerError:
+      return "server error";
+    case ChatOutcome::kTimeout:
+      return "timeout";
+    case ChatOutcome::kConnection:
+      return "connection error";
+    case ChatOutcome::kMalformed:
+      return "malformed response";
+    case ChatOutcome::kEmptyChoices:
+      return "empty choices";
+    case ChatOutcome::kSchemaMismatch:
+      return "schema mismatch";
+    case ChatOutcome::kServerDown:
+      return "server down";
+    case ChatOutcome::kCancelled:
+      return "cancelled";
+    case ChatOutcome::kBadRequest:
+      return "bad request";
+  }
+  return "failed";
+}
+
+void FinishAnswer(const ChatAnswer& answer, const JsonSchema* schema, ChatResult* result) {
+  result->answer = answer;
+  result->truncated = answer.finish_reason == "length";
+  result->outcome = ChatOutcome::kOk;
+  result->error.clear();
+  if (schema == nullptr) return;
+  const std::string cut = result->truncated ? " (cut by max_completion_tokens)" : "";
+  Result<std::string> answer_json = ExtractJsonAnswer(answer.content);
+  if (!answer_json.ok()) {
+    result->outcome = ChatOutcome::kSchemaMismatch;
+    result->error = "the answer is not JSON" + cut;
+    return;
+  }
+  if (Status valid = schema->Validate(*answer_json); !valid.ok()) {
+    result->outcome = ChatOutcome::kSchemaMismatch;
+    result->error = "the answer does not match the schema: " + valid.message() + cut;
+    return;
+  }
+  result->json_answer = std::move(answer_json).value();
+}
+
+struct ModelClient::Impl {
+  ModelClientOptions options;
+  std::string base;  // ".../v1"
+  std::string root;  // without "/v1"
+  std::unique_ptr<HttpClient> http;
+  RateLimiter limiter;
+  CircuitBreaker breaker;
+
+  std::mutex mutex;  // guards the fields below
+  const Dialect* dialect = nullptr;
+  bool dialect_resolved = false;
+  std::optional<ServerInfo> info;
+  std::mt19937_64 rng{std::random_device{}()};
+
+  Impl(ModelClientOptions o)
+      : options(std::move(o)),
+        limiter(options.rate_limit, options.clock),
+        breaker(options.circuit, options.clock, [this](bool, const std::string& m) { Event(m); }) {}
+
+  void Event(const std::string& message) {
+    if (options.on_event) options.on_event(options.api_key.Redact(message));
+  }
+
+  double Random() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::uniform_real_distribution<double>(0, 1)(rng);
+  }
+
+  const Dialect& CurrentDialect() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return *dialect;
+  }
+
+  HttpRequest MakeRequest(const std::string& method, const std::string& url,
+                          const std::atomic<bool>* cancel,
+                          const char* accept = "application/json") const {
+    HttpRequest r;
+    r.method = method;
+    r.url = url;
+    r.api_key = options.api_key;
+    r.connect_timeout_s = options.connect_timeout_s;
+    r.idle_timeout_s = options.read_timeout_s;
+    r.cancel = cancel;
+    r.headers = options.extra_headers;
+    r.headers.push_back(std::string("Accept: ") + accept);
+    if (method == "POST") r.headers.push_back("Content-Type: application/json");
+    return r;
+  }
+
+  // A small request (models, tokenize) with the standard retries; no circuit, no rate limit.
+  HttpResponse Exchange(HttpRequest request) {
+    for (int retry = 0;; ++retry) {
+      HttpResponse r = http->Perform(request);
+      bool retryable = false;
+      if (!r.transport_ok()) {
+        retryable = r.error != TransportError::kCancelled &&
+                    r.error != TransportError::kBodyFailed && r.error != TransportError::kTooLarge;
+      } else {
+        retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
+      }
+      if (!retryable || retry >= options.retry.max_retries) return r;
+      const auto hint =
+          ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
+      const double wait = RetryDelaySeconds(options.retry, retry, hint, Random());
+      Event("retrying " + request.url + " in " + Seconds(wait) + ": " + Describe(r));
+      if (!options.clock->SleepUntil(options.clock->Now() + wait, request.cancel)) return r;
+    }
+  }
+
+  std::string Describe(const HttpResponse& r) const {
+    if (!r.transport_ok()) {
+      return options.api_key.Redact(std::string(TransportErrorName(r.error)) + ": " +
+                                    r.error_message);
+    }
+    return options.api_key.Redact("HTTP " + std::to_string(r.status) + ": " +
+                                  ParseServerError(r.status, r.body).message);
+  }
+
+  Result<ServerInfo> CheckModel();
+  ChatResult Chat(const ChatRequest& request, const std::atomic<bool>* cancel,
+                  ChatObserver* observer);
+};
+
+ModelClient::ModelClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ModelClient::~ModelClient() = default;
+
+Result<std::unique_ptr<ModelClient>> ModelClient::Create(ModelClientOptions options) {
+  if (options.endpoint.empty()) return InvalidArgument("no model endpoint given");
+  if (options.endpoint.find("://") == std::string::npos) {
+    return InvalidArgument("model endpoint '" + options.endpoint +
+                           "' is not a URL (e.g. http://localhost:8000/v1)");
+  }
+  if (options.model.empty()) return InvalidArgument("no model name given");
+  if (options.clock == nullptr) options.clock = ClientClock::Real();
+  const std::string dialect_name = options.dialect.empty() ? "auto" : options.dialect;
+  auto impl = std::make_unique<Impl>(std::move(options));
+  impl->base = NormalizeEndpoint(impl->options.endpoint);
+  impl->root = ServerRoot(impl->base);
+  if (dialect_name == "auto") {
+    impl->dialect = &OpenAiDialect();
+  } else {
+    REEL_ASSIGN_OR_RETURN(impl->dialect, DialectByName(dialect_name));
+    impl->dialect_resolved = true;
+  }
+  HttpClient::Options http_options;
+  http_options.max_connections = std::max(1, impl->options.max_connections);
+  http_options.user_agent = "reel/0.1";
+  REEL_ASSIGN_OR_RETURN(impl->http, HttpClient::Create(http_options));
+  return std::unique_ptr<ModelClient>(new ModelClient(std::move(impl)));
+}
+
+const Dialect& ModelClient::dialect() const { return impl_->CurrentDialect(); }
+const std::string& ModelClient::endpoint() const { return impl_->base; }
+const CircuitBreaker& ModelClient::circuit() const { return impl_->breaker; }
+
+Result<ServerInfo> ModelClient::CheckModel() { return impl_->CheckModel(); }
+
+Result<ServerInfo> ModelClient::Impl::CheckModel() {
+  const std::string url = base + "/models";
+  HttpResponse r = Exchange(MakeRequest("GET", url, nullptr));
+  if (!r.transport_ok()) {
+    return Unavailable("cannot reach the model server at " + url + ": " + Describe(r));
+  }
+  if (r.status == 401 || r.status == 403) {
+    return InvalidArgument(url + ": the server refused the API key (" + options.api_key.Describe() +
+                           "): " + Describe(r));
+  }
+  if (r.status != 200) return Unavailable(url + ": " + Describe(r));
+  const json doc = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("data") || !doc["data"].is_array()) {
+    return CorruptData(url + ": not a model list");
+  }
+  ServerInfo out;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!dialect_resolved) {
+      dialect = &DetectDialect(r.body);
+      dialect_resolved = true;
+    }
+    out.dialect = dialect;
+  }
+  const json* card = nullptr;
+  for (const auto& c : doc["data"]) {
+    if (!c.is_object() || !c.contains("id") || !c["id"].is_string()) continue;
+    out.models.push_back(c["id"].get<std::string>());
+    if (out.models.back() == options.model) card = &c;
+  }
+  if (card == nullptr) {
+    std::string served;
+    for (const auto& m : out.models) served += (served.empty() ? "" : ", ") + m;
+    return NotFound("model '" + options.model + "' is not served by " + base +
+                    (served.empty() ? " (it lists no models)" : " (it serves: " + served + ")"));
+  }
+  for (const std::string& field : out.dialect->context_length_fields) {
+    auto it = card->find(field);
+    if (it != card->end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+      out.max_model_len = it->get<int64_t>();
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  info = out;
+  return out;
+}
+
+Status ModelClient::CheckBudget(int64_t token_budget) {
+  std::optional<ServerInfo> info;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    info = impl_->info;
+  }
+  if (!info) {
+    REEL_ASSIGN_OR_RETURN(ServerInfo fresh, CheckModel());
+    info = fresh;
+  }
+  if (info->max_model_len && token_budget > *info->max_model_len) {
+    return LimitExceeded("the job's token budget (" + std::to_string(token_budget) +
+                         " tokens) is larger than the server's max_model_len (" +
+                         std::to_string(*info->max_model_len) + " tokens) for model '" +
+                         impl_->options.model + "' at " + impl_->base +
+                         ": lower context.token_budget, or start the server with a larger "
+                         "--max-model-len");
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> ModelClient::CountPromptTokens(const ChatRequest& request) {
+  const Dialect& d = impl_->CurrentDialect();
+  if (d.tokenize_path.empty()) {
+    return Unsupported("the " + d.name + " dialect has no token-count endpoint");
+  }
+  REEL_ASSIGN_OR_RETURN(std::unique_ptr<BodySource> body,
+                        BuildTokenizeBody(d, impl_->options.model, request));
+  HttpRequest r = impl_->MakeRequest("POST", impl_->root + d.tokenize_path, nullptr);
+  r.body = body.get();
+  HttpResponse response = impl_->Exchange(std::move(r));
+  if (!response.transport_ok()) {
+    return Unavailable("token count: " + impl_->Describe(response));
+  }
+  if (response.status == 404) {
+    return Unsupported("the server has no " + d.tokenize_path + " endpoint");
+  }
+  if (response.status != 200) return Unavailable("token count: " + impl_->Describe(response));
+  const json doc = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("count") || !doc["count"].is_number_integer()) {
+    return CorruptData("token count: the answer has no count");
+  }
+  return doc["count"].get<int64_t>();
+}
+
+ChatResult ModelClient::Chat(const ChatRequest& request, const std::atomic<bool>* cancel,
+                             ChatObserver* observer) {
+  return impl_->Chat(request, cancel, observer);
+}
+
+ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic<bool>* cancel,
+                                   ChatObserver* observer) {
+  const SteadyClock::time_point call_start = SteadyClock::now();
+  ChatResult result;
+  auto finish = [&](ChatOutcome outcome, std::string message) {
+    result.outcome = outcome;
+    result.error = options.api_key.Redact(message);
+    result.total_s = std::chrono::duration<double>(SteadyClock::now() - call_start).count();
+    return result;
+  };
+
+  bool needs_resolution;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    needs_resolution = !dialect_resolved;
+  }
+  if (needs_resolution) {
+    Result<ServerInfo> checked = CheckModel();
+    if (!checked.ok() && checked.status().code() == ErrorCode::kUnavailable) {
+      return finish(ChatOutcome::kConnection, checked.status().message());
+    }
+  }
+  const Dialect& d = CurrentDialect();
+
+  std::optional<JsonSchema> schema;
+  if (!request.json_schema.empty()) {
+    Result<JsonSchema> parsed = JsonSchema::Parse(request.json_schema);
+    if (!parsed.ok()) return finish(ChatOutcome::kBadRequest, parsed.status().message());
+    schema = std::move(parsed).value();
+  }
+  Result<std::unique_ptr<BodySource>> body = BuildChatBody(d, options.model, request);
+  if (!body.ok()) return finish(ChatOutcome::kBadRequest, body.status().message());
+
+  const int64_t reserved = request.prompt_tokens_estimate + request.max_completion_tokens;
+  int retries_used = 0;
+  bool shown_output = false;
+  while (true) {
+    if (cancel != nullptr && cancel->load()) return finish(ChatOutcome::kCancelled, "cancelled");
+    const CircuitBreaker::Verdict verdict = breaker.Await(cancel);
+    if (verdict == CircuitBreaker::Verdict::kCancelled) {
+      return finish(ChatOutcome::kCancelled, "cancelled");
+    }
+    if (verdict == CircuitBreaker::Verdict::kGiveUp) {
+      return finish(ChatOutcome::kServerDown,
+                    "the server was unreachable for " + Seconds(breaker.seconds_open()) +
+                        " (longer than the circuit allows): " + breaker.last_reason());
+    }
+    const bool probe = verdict == CircuitBreaker::Verdict::kProbe;
+    const double waited = limiter.Acquire(reserved, cancel);
+    if (waited < 0) return finish(ChatOutcome::kCancelled, "cancelled");
+    if (waited >= 1) Event("rate limit: waited " + Seconds(waited) + " before sending");
+
+    HttpRequest http_request =
+        MakeRequest("POST", base + "/chat/completions", cancel,
+                    request.stream ? "text/event-stream" : "application/json");
+    if (!request.client_request_id.empty()) {
+      http_request.headers.push_back("X-Request-Id: " + request.client_request_id);
+    }
+    http_request.body = body->get();
+
+    std::unique_ptr<StreamSink> sink;
+    if (request.stream) sink = std::make_unique<StreamSink>(d, observer);
+    ++result.attempts;
+    HttpResponse r = http->Perform(http_request, sink.get());
+    result.http_status = r.status;
+    result.http_version = r.http_version;
+    result.latency_s = r.seconds_total;
+    result.request_bytes = r.bytes_sent;
+    result.ttft_s = sink ? sink->ttft() : std::nullopt;
+    if (sink && sink->ttft()) shown_output = true;
+    std::string header_id = r.Header(d.request_id_header);
+
+    AttemptFailure failure;
+    ParsedAnswer parsed;
+    const bool got_2xx = r.status >= 200 && r.status < 300;
+    // A stream that reached its end is an answer even if the connection then broke; a body
+    // whose transfer failed is not read at all.
+    if (got_2xx && sink) parsed = sink->parser().Finish();
+    const bool complete_stream = got_2xx && sink && parsed.ok();
+    if (got_2xx && (r.transport_ok() || r.error == TransportError::kAborted || complete_stream)) {
+      if (!sink) parsed = ParseChatCompletion(r.body, d);
+      result.answer = parsed.answer;
+      switch (parsed.problem) {
+        case AnswerProblem::kNone:
+          break;
+        case AnswerProblem::kIncomplete:
+          failure = {ChatOutcome::kConnection,
+                     "the answer stopped early: " + parsed.problem_message, true, false,
+                     std::nullopt};
+          break;
+        case AnswerProblem::kServerError: {
+          ServerError se{parsed.problem_message, "", ""};
+          if (auto too_long = RecognizeTooLongPrompt(400, se)) {
+            result.too_long = too_long;
+            return finish(ChatOutcome::kTooLong, "prompt too long: " + se.message);
+          }
+          failure = {ChatOutcome::kServerError, "server error: " + parsed.problem_message, true,
+                     false, std::nullopt};
+          break;
+        }
+        case AnswerProblem::kMalformed:
+          failure = {ChatOutcome::kMalformed, "malformed response: " + parsed.problem_message,
+                     false, false, std::nullopt};
+          break;
+        case AnswerProblem::kEmptyChoices:
+          failure = {ChatOutcome::kEmptyChoices, parsed.problem_message, false, false,
+                     std::nullopt};
+          break;
+      }
+    } else if (!r.transport_ok()) {
+      failure = FromTransport(r);
+    } else {
+      const ServerError se = ParseServerError(r.status, r.body);
+      if (auto too_long = RecognizeTooLongPrompt(r.status, se); too_long && r.status < 500) {
+        breaker.RecordUp();
+        limiter.Adjust(reserved, 0);
+        result.too_long = too_long;
+        return finish(ChatOutcome::kTooLong,
+                      "HTTP " + std::to_string(r.status) + ": " + se.message);
+      }
+      failure.message = "HTTP " + std::to_string(r.status) + ": " + se.message;
+      failure.retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
+      failure.down = r.status == 502 || r.status == 503 || r.status == 504;
+      failure.outcome = r.status == 408                                  ? ChatOutcome::kTimeout
+                        : IsRetryableStatus(r.status) || r.status >= 500 ? ChatOutcome::kServerError
+                                                                         : ChatOutcome::kRejected;
+      failure.retry_after =
+          ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
+    }
+    result.server_request_id = !header_id.empty() ? header_id : result.answer.response_id;
+
+    // The circuit: a down failure counts; any HTTP answer shows the server is up; a probe that
+    // proves nothing counts as down so the next probe can go.
+    bool circuit_open = false;
+    if (failure.outcome == ChatOutcome::kCancelled) {
+      if (probe) breaker.RecordDown(true, "probe cancelled");
+      return finish(ChatOutcome::kCancelled, "cancelled");
+    }
+    if (failure.outcome != ChatOutcome::kOk && (failure.down || (probe && r.status == 0))) {
+      circuit_open = breaker.RecordDown(probe, options.api_key.Redact(failure.message));
+    } else if (r.status != 0) {
+      breaker.RecordUp();
+    }
+
+    if (failure.outcome == ChatOutcome::kOk) {
+      const ChatAnswer a = result.answer;
+      if (a.prompt_tokens || a.completion_tokens) {
+        limiter.Adjust(reserved, a.prompt_tokens.value_or(request.prompt_tokens_estimate) +
+                                     a.completion_tokens.value_or(0));
+      }
+      FinishAnswer(a, schema ? &*schema : nullptr, &result);
+      return finish(result.outcome, result.error);
+    }
+
+    limiter.Adjust(reserved, 0);  // the server did not process it
+    const std::string reason = options.api_key.Redact(failure.message);
+    if (failure.retryable && failure.down && circuit_open) {
+      // Wait for the circuit (Await above) without using up a retry.
+      result.retry_reasons.push_back(reason + " (waiting for the server)");
+      if (observer && shown_output) observer->OnRetry(reason);
+      continue;
+    }
+    if (!failure.retryable || retries_used >= options.retry.max_retries) {
+      std::string message = reason;
+      if (result.attempts > 1)
+        message += " (after " + std::to_string(result.attempts) + " attempts)";
+      return finish(failure.outcome, message);
+    }
+    const double wait =
+        RetryDelaySeconds(options.retry, retries_used, failure.retry_after, Random());
+    ++retries_used;
+    result.retry_reasons.push_back(reason);
+    Event("retry " + std::to_string(retries_used) + "/" +
+          std::to_string(options.retry.max_retries) + " in " + Seconds(wait) + ": " + reason);
+    if (observer && shown_output) observer->OnRetry(reason);
+    if (!options.clock->SleepUntil(options.clock->Now() + wait, cancel)) {
+      return finish(ChatOutcome::kCancelled, "cancelled");
+    }
+  }
+}
+
+}  // namespace reel::llm

@@ -1,0 +1,14 @@
+// Text from a server that is not JSON (an HTML error page, a cut body) may be any bytes; what
+// Reel records must be valid UTF-8 (SQLite TEXT, JSON exports).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace reel::llm {
+
+// `bytes` with every ill-formed UTF-8 sequence replaced by U+FFFD and control characters other
+// than tab and newline replaced by spaces.
+std::string SanitizedUtf8(std::string_view bytes);
+
+}  // namespace reel::llm

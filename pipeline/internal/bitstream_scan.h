@@ -1,0 +1,100 @@
+// What the frame index learns from the bitstream itself, where the container's packet flags and
+// times do not describe what a decoder does:
+// - Presentation order. The n-th picture a decoder outputs is the n-th presented frame. When a
+//   container's times follow decode order although the pictures are reordered (B-frames in MP4
+//   without composition offsets, or H.264 in AVI, whose times FFmpeg guesses), they are decode
+//   times: the order comes from the pictures' order counts (H.264, HEVC: FFmpeg's parser) or
+//   picture types (MPEG-1/2/4 Part 2), and the stream's times, sorted, go out in that order. MPEG-4
+//   Part 2 with packed B-frames (DivX/Xvid in AVI) is read the way FFmpeg's decoder reads it
+//   (PackedVops): a B-VOP packed behind a P-VOP is decoded with the next packet, an N-VOP
+//   placeholder with the B-VOP held back before it; the order follows from the VOP types (a B-VOP
+//   is shown when decoded, an I- or P-VOP when the next one arrives), and a VOP that is not coded
+//   shows nothing.
+// - Start points. A keyframe flag on a picture a decoder cannot start from is dropped: H.264 or
+//   HEVC without an IDR, IRAP or recovery point, or a packed MPEG-4 packet whose decoded VOP is
+//   one held back from the packet before.
+// - What a decoder must see first. H.264 decoders learn the encoder's version (x264's SEI) only
+//   from the stream's first access unit, and turn on workarounds for old encoders' bugs with it:
+//   the first packet is kept so that decoders starting later can be shown it.
+//
+// Ownership and threads: one BitstreamScan per index pass and one PackedVops per decoder, each on
+// one thread; they borrow nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pipeline/frame_index.h"
+#include "pipeline/internal/ffmpeg.h"
+
+namespace reel::pipeline::internal {
+
+// How FFmpeg's MPEG-4 decoder reads packed B-frames (announced by the encoder's user data
+// "DivX...p"): one VOP per packet, the one held back from the packet before if there is one,
+// else the packet's first. What follows the VOP it decoded is held back for the next packet when
+// it starts with an I- or B-VOP: a B-VOP packed behind a P-VOP, or the whole packet when the held
+// VOP was decoded instead. Reel hands each packet's VOP to the decoder on its own, so the decoder
+// holds nothing back itself and skipping a B-VOP loses nothing. A run that starts at a keyframe
+// starts with nothing held (Reset).
+class PackedVops {
+ public:
+  struct Vop {
+    const uint8_t* data = nullptr;  // into the packet or the held bytes; valid until Next
+    int size = 0;
+    bool held = false;  // held back from the packet before
+  };
+  Vop Next(const uint8_t* data, int size);
+  void Reset() { held_.clear(); }
+
+ private:
+  std::vector<uint8_t> held_;
+  std::vector<uint8_t> current_;
+};
+
+// Whether `data` (MPEG-4 Part 2 extradata or a packet) holds DivX user data with the "packed"
+// mark, read as FFmpeg's decoder reads it.
+bool Mpeg4SaysPacked(const uint8_t* data, int size);
+
+class BitstreamScan {
+ public:
+  explicit BitstreamScan(const AVStream* stream);
+
+  // Every packet of the stream, in decode order (the i-th call is the index's packet i).
+  void Add(const AVPacket* packet);
+
+  // Corrects `index` (packets timed, segment offsets applied, frames not yet built): keyframe
+  // flags, presentation times and order, and what decoding needs (FrameIndex::order_source,
+  // packed_bframes, priming_packet).
+  void Apply(FrameIndex& index);
+
+ private:
+  struct Picture {
+    int order = 0;            // H.264/HEVC: picture order count; MPEG-1/2/4: picture type decoded
+    bool parsed = false;      // the packet was understood (else nothing is known)
+    bool start = true;        // a decoder may start here
+    bool shown = true;        // the decoder outputs a picture for it
+    bool closed_gop = false;  // MPEG-1/2: in a closed GOP
+  };
+  void AddPictureOrderCount(const AVPacket* packet);
+  void AddMpeg4(const AVPacket* packet);
+  void AddMpeg12(const AVPacket* packet);
+  std::vector<int> OrderCountPresentation() const;
+  std::vector<int> PictureTypePresentation() const;
+
+  AVCodecID codec_;
+  int reorder_depth_ = 0;  // the stream's reorder delay in pictures (codecpar video_delay)
+  UniqueCodecContext parser_codec_;
+  UniqueParserContext parser_;
+  std::vector<Picture> pictures_;
+  std::vector<uint8_t> first_packet_;
+  int64_t last_pts_ = 0;
+  bool decode_ordered_times_ = true;  // every time so far >= the one before, in decode order
+  // MPEG-1/2/4 Part 2.
+  bool has_b_ = false;           // a B-picture was seen
+  bool closed_gop_ = false;      // MPEG-1/2: the last GOP header said closed
+  bool packed_ = false;          // MPEG-4: the encoder's user data says "packed"
+  int time_increment_bits_ = 0;  // MPEG-4: from the VOL header (0: none seen yet)
+  PackedVops vops_;
+};
+
+}  // namespace reel::pipeline::internal

@@ -1,0 +1,600 @@
+// The model client against the fake OpenAI-compatible server (tests/support/fake_openai_server.py)
+// in its vLLM, SGLang and generic modes: checks, answers, every injected failure, retries, the
+// circuit, the rate limit, streaming, structured answers and the API key.
+#include "llm/client/model_client.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "tests/llm/client/fake_clock.h"
+#include "tests/support/fake_model_server.h"
+
+namespace reel::llm {
+namespace {
+
+using nlohmann::json;
+using reel::testing::FakeModelServer;
+using reel::testing::FakeServerOptions;
+
+std::shared_ptr<BodySource> UserMessages(const std::string& text) {
+  return std::make_shared<StringBody>(
+      json::array(
+          {{{"role", "system"}, {"content", "You are a helpful assistant."}},
+           {{"role", "user"}, {"content", json::array({{{"type", "text"}, {"text", text}}})}}})
+          .dump());
+}
+
+ChatRequest Request(const std::string& text = "What happens in the video?") {
+  ChatRequest r;
+  r.messages = UserMessages(text);
+  r.max_completion_tokens = 256;
+  r.temperature = 1.0;
+  r.top_p = 0.95;
+  r.top_k = 40;
+  r.thinking_mode = "adaptive";
+  return r;
+}
+
+ModelClientOptions Options(const FakeModelServer& server) {
+  ModelClientOptions o;
+  o.endpoint = server.endpoint();
+  o.model = "MiniMax-M3";
+  o.connect_timeout_s = 5;
+  o.read_timeout_s = 10;
+  o.retry.initial_delay_s = 0.01;  // keep the tests fast; the policy itself is unit-tested
+  o.retry.max_delay_s = 0.05;
+  return o;
+}
+
+std::unique_ptr<ModelClient> Client(ModelClientOptions o) {
+  Result<std::unique_ptr<ModelClient>> c = ModelClient::Create(std::move(o));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(c).value() : nullptr;
+}
+
+json ChatLog(FakeModelServer& server) {
+  json out = json::array();
+  for (const auto& e : json::parse(server.Log())) {
+    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
+  }
+  return out;
+}
+
+// Every request the fake saw had the right shape and no key problem.
+void ExpectCleanRequests(FakeModelServer& server) {
+  for (const auto& e : json::parse(server.Log())) {
+    EXPECT_TRUE(e.value("shape_errors", json::array()).empty()) << e.dump();
+    EXPECT_TRUE(e.value("auth_problems", json::array()).empty()) << e.dump();
+  }
+}
+
+class ModelClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.started()) << "python3 fake server did not start"; }
+  FakeModelServer server_;
+};
+
+TEST_F(ModelClientTest, CheckModelDetectsVllmAndReadsMaxModelLen) {
+  auto client = Client(Options(server_));
+  Result<ServerInfo> info = client->CheckModel();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->dialect->name, "vllm");
+  EXPECT_EQ(client->dialect().name, "vllm");
+  EXPECT_EQ(info->max_model_len, 1048576);
+  EXPECT_EQ(info->models, std::vector<std::string>{"MiniMax-M3"});
+  EXPECT_TRUE(client->CheckBudget(1048576).ok());
+}
+
+TEST(ModelClientModesTest, AutoRecognisesSglangAndGenericServices) {
+  for (const std::string mode : {"sglang", "openai"}) {
+    FakeModelServer server(FakeServerOptions{mode, "MiniMax-M3", 200000, "", {}});
+    ASSERT_TRUE(server.started());
+    auto client = Client(Options(server));
+    Result<ServerInfo> info = client->CheckModel();
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->dialect->name, mode);
+    EXPECT_EQ(info->max_model_len, 200000) << mode;  // max_model_len / context_length
+    ChatResult r = client->Chat(Request());
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+    EXPECT_EQ(r.answer.reasoning, "Let me look at the frames first.") << mode;
+    ExpectCleanRequests(server);  // the generic mode refuses chat_template_kwargs and top_k
+    const json body = ChatLog(server)[0]["body"];
+    EXPECT_EQ(body.contains("chat_template_kwargs"), mode == "sglang");
+    EXPECT_EQ(body.contains("top_k"), mode == "sglang");
+  }
+}
+
+TEST_F(ModelClientTest, UnknownModelAndTooSmallServerFailAtOnce) {
+  ModelClientOptions o = Options(server_);
+  o.model = "gpt-nonexistent";
+  Result<ServerInfo> info = Client(o)->CheckModel();
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(info.status().message().find("gpt-nonexistent"), std::string::npos);
+  EXPECT_NE(info.status().message().find("it serves: MiniMax-M3"), std::string::npos);
+
+  FakeModelServer small(FakeServerOptions{"vllm", "MiniMax-M3", 262144, "", {}});
+  auto client = Client(Options(small));
+  Status budget = client->CheckBudget(1048576);
+  ASSERT_FALSE(budget.ok());
+  EXPECT_EQ(budget.code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(budget.message().find("1048576"), std::string::npos) << budget.message();
+  EXPECT_NE(budget.message().find("262144"), std::string::npos) << budget.message();
+  EXPECT_TRUE(client->CheckBudget(262144).ok());
+}
+
+TEST_F(ModelClientTest, AnswerWithUsageReasoningAndRequestId) {
+  auto client = Client(Options(server_));
+  ChatRequest req = Request();
+  req.client_request_id = "reel-req-42";
+  ChatResult r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+  EXPECT_EQ(r.answer.reasoning, "Let me look at the frames first.");
+  EXPECT_EQ(r.answer.finish_reason, "stop");
+  EXPECT_FALSE(r.truncated);
+  // The fake counts words plus per-message and per-prompt overheads: 2 + (3 + 5) + (3 + 5).
+  EXPECT_EQ(r.answer.prompt_tokens, 18);
+  EXPECT_EQ(r.answer.completion_tokens, 14);
+  EXPECT_EQ(r.answer.cached_tokens, 0);
+  EXPECT_EQ(r.server_request_id, "reel-req-42");
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.http_version, "1.1");
+  EXPECT_GT(r.latency_s, 0);
+  ExpectCleanRequests(server_);
+  const json body = ChatLog(server_)[0]["body"];
+  EXPECT_EQ(body["chat_template_kwargs"]["thinking_mode"], "adaptive");
+  EXPECT_EQ(body["max_completion_tokens"], 256);
+  EXPECT_EQ(body["top_k"], 40);
+}
+
+TEST_F(ModelClientTest, CachedTokensReportedForASharedPrefix) {
+  auto client = Client(Options(server_));
+  std::string long_text;
+  for (int i = 0; i < 300; ++i) long_text += "word" + std::to_string(i) + " ";
+  ASSERT_TRUE(client->Chat(Request(long_text + "first question")).ok());
+  ChatResult second = client->Chat(Request(long_text + "second question"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second.answer.cached_tokens, 256);  // whole 128-token blocks of the shared prefix
+}
+
+TEST_F(ModelClientTest, RetriesA429AfterItsRetryAfter) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"status","status":429,"headers":{"retry-after-ms":"400"}}])");
+  const auto start = std::chrono::steady_clock::now();
+  ChatResult r = client->Chat(Request());
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_GE(elapsed, 0.4);  // the server's hint, not the 0.01 s backoff
+  ASSERT_EQ(r.retry_reasons.size(), 1u);
+  EXPECT_NE(r.retry_reasons[0].find("HTTP 429"), std::string::npos);
+}
+
+TEST_F(ModelClientTest, RetriesServerErrorsUpToTheLimit) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"status","status":500},{"kind":"status","status":503}])");
+  ChatResult r = client->Chat(Request());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 3);
+
+  server_.Script(R"([{"kind":"status","status":502,"times":3}])");
+  r = client->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kServerError);
+  EXPECT_EQ(r.attempts, 3);  // 1 + 2 retries (the default)
+  EXPECT_NE(r.error.find("HTTP 502"), std::string::npos);
+  EXPECT_NE(r.error.find("after 3 attempts"), std::string::npos);
+
+  ModelClientOptions o = Options(server_);
+  o.retry.max_retries = 0;
+  server_.Script(R"([{"kind":"status","status":500}])");
+  EXPECT_EQ(Client(o)->Chat(Request()).attempts, 1);
+}
+
+TEST_F(ModelClientTest, OtherClientErrorsAreNotRetried) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"status","status":422}])");
+  ChatResult r = client->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kRejected);
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.http_status, 422);
+  // The server may say otherwise: x-should-retry.
+  server_.Script(R"([{"kind":"status","status":400,"headers":{"x-should-retry":"true"}}])");
+  EXPECT_EQ(client->Chat(Request()).attempts, 2);
+}
+
+TEST_F(ModelClientTest, TooLongPromptInBothShapesIsReportedNotRetried) {
+  auto client = Client(Options(server_));
+  struct Case {
+    const char* shape;
+    std::optional<int64_t> output;
+  };
+  for (const Case& c :
+       {Case{"vllm", 256}, Case{"sglang", std::nullopt}, Case{"sglang_total", 256}}) {
+    server_.Reset();
+    server_.Script(json::array({{{"kind", "too_long"},
+                                 {"shape", c.shape},
+                                 {"prompt_tokens", 1050000},
+                                 {"limit", 1048576}}})
+                       .dump());
+    ChatResult r = client->Chat(Request());
+    EXPECT_EQ(r.outcome, ChatOutcome::kTooLong) << c.shape << ": " << r.error;
+    EXPECT_EQ(r.attempts, 1) << c.shape;
+    EXPECT_EQ(ChatLog(server_).size(), 1u) << c.shape;
+    ASSERT_TRUE(r.too_long.has_value()) << c.shape;
+    EXPECT_EQ(r.too_long->prompt_tokens, 1050000) << c.shape;
+    EXPECT_EQ(r.too_long->context_length, 1048576) << c.shape;
+    EXPECT_EQ(r.too_long->requested_output, c.output) << c.shape;
+  }
+}
+
+// Counted by the server: a prompt that does not fit its window.
+TEST(ModelClientModesTest, TooLongByTheServersOwnCount) {
+  for (const std::string mode : {"vllm", "sglang"}) {
+    FakeModelServer server(FakeServerOptions{mode, "MiniMax-M3", 1000, "", {}});
+    ASSERT_TRUE(server.started());
+    auto client = Client(Options(server));
+    std::string text;
+    for (int i = 0; i < 1100; ++i) text += "w ";
+    ChatResult r = client->Chat(Request(text));
+    ASSERT_EQ(r.outcome, ChatOutcome::kTooLong) << mode << ": " << r.error;
+    ASSERT_TRUE(r.too_long.has_value());
+    EXPECT_EQ(r.too_long->prompt_tokens, 1100 + 2 + 3 + 5 + 3) << mode;
+    EXPECT_EQ(r.too_long->context_length, 1000) << mode;
+  }
+}
+
+TEST_F(ModelClientTest, StalledConnectionTimesOutAndIsRetried) {
+  ModelClientOptions o = Options(server_);
+  o.read_timeout_s = 0.5;
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"stall","seconds":5}])");
+  ChatResult r = client->Chat(Request());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_NE(r.retry_reasons[0].find("read timeout"), std::string::npos) << r.retry_reasons[0];
+
+  o.retry.max_retries = 0;
+  server_.Script(R"([{"kind":"stall","seconds":5}])");
+  r = Client(o)->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout);
+}
+
+TEST_F(ModelClientTest, CutAndResetConnectionsAreRetried) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"cut"}])");
+  ChatResult cut = client->Chat(Request());
+  ASSERT_TRUE(cut.ok()) << cut.error;
+  EXPECT_EQ(cut.attempts, 2);
+  EXPECT_NE(cut.retry_reasons[0].find("connection cut"), std::string::npos);
+  // A kept-alive connection closed before any answer: libcurl itself sends the request again
+  // on a fresh connection (or we retry); either way the server sees it twice and we succeed.
+  server_.Reset();
+  ASSERT_TRUE(client->Chat(Request()).ok());
+  server_.Script(R"([{"kind":"reset"}])");
+  ChatResult reset = client->Chat(Request());
+  ASSERT_TRUE(reset.ok()) << reset.error;
+  EXPECT_EQ(ChatLog(server_).size(), 3u);
+  ModelClientOptions o = Options(server_);
+  o.retry.max_retries = 0;
+  o.circuit.failure_threshold = 0;
+  server_.Script(R"([{"kind":"cut"}])");
+  ChatResult r = Client(o)->Chat(Request());
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.outcome, ChatOutcome::kConnection);
+  EXPECT_NE(r.error.find("connection cut"), std::string::npos) << r.error;
+}
+
+TEST_F(ModelClientTest, MalformedJsonAndEmptyChoicesAreRecordedFailures) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"malformed"},{"kind":"empty_choices"}])");
+  ChatResult r = client->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kMalformed);
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_NE(r.error.find("not a JSON object"), std::string::npos) << r.error;
+  r = client->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kEmptyChoices);
+  EXPECT_EQ(r.answer.prompt_tokens, 18);  // what could be read is kept
+}
+
+// The read timeout is silence, not the whole answer: a slow prefill and a slow stream whose
+// gaps are each shorter than the timeout succeed however long they take in all.
+TEST_F(ModelClientTest, SlowPrefillAndSlowStreamWithinTheReadTimeout) {
+  ModelClientOptions o = Options(server_);
+  o.read_timeout_s = 0.8;
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"slow","seconds":0.5}])");
+  ChatResult r = client->Chat(Request());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GE(r.latency_s, 0.5);
+
+  server_.Script(R"([{"kind":"slow_stream","chunk_delay":0.1}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_GT(r.latency_s, 1.0);  // longer than the read timeout in all
+  ASSERT_TRUE(r.ttft_s.has_value());
+  EXPECT_LT(*r.ttft_s, r.latency_s);
+}
+
+struct Collector : ChatObserver {
+  std::string content, reasoning;
+  int retries = 0;
+  void OnContent(std::string_view t) override { content += t; }
+  void OnReasoning(std::string_view t) override { reasoning += t; }
+  void OnRetry(const std::string&) override {
+    ++retries;
+    content.clear();
+    reasoning.clear();
+  }
+};
+
+TEST_F(ModelClientTest, StreamingStoresTheSameResult) {
+  auto client = Client(Options(server_));
+  ChatRequest plain = Request();
+  ChatResult a = client->Chat(plain);
+  ChatRequest streamed = Request();
+  streamed.stream = true;
+  Collector seen;
+  ChatResult b = client->Chat(streamed, nullptr, &seen);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
+  EXPECT_EQ(b.answer.content, a.answer.content);
+  EXPECT_EQ(b.answer.reasoning, a.answer.reasoning);
+  EXPECT_EQ(b.answer.finish_reason, a.answer.finish_reason);
+  EXPECT_EQ(b.answer.prompt_tokens, a.answer.prompt_tokens);
+  EXPECT_EQ(b.answer.completion_tokens, a.answer.completion_tokens);
+  EXPECT_TRUE(b.answer.cached_tokens.has_value());
+  EXPECT_TRUE(b.ttft_s.has_value());
+  EXPECT_FALSE(a.ttft_s.has_value());
+  EXPECT_EQ(seen.content, a.answer.content);
+  EXPECT_EQ(seen.reasoning, a.answer.reasoning);
+  EXPECT_EQ(ChatLog(server_)[1]["headers"]["accept"], "text/event-stream");
+  ExpectCleanRequests(server_);
+}
+
+TEST_F(ModelClientTest, StreamCutOrErrorEventIsRetriedAndTheWatcherStartsOver) {
+  auto client = Client(Options(server_));
+  for (const char* kind : {"stream_cut", "stream_error"}) {
+    server_.Script(json::array({{{"kind", kind}}}).dump());
+    ChatRequest req = Request();
+    req.stream = true;
+    Collector seen;
+    ChatResult r = client->Chat(req, nullptr, &seen);
+    ASSERT_TRUE(r.ok()) << kind << ": " << r.error;
+    EXPECT_EQ(r.attempts, 2) << kind;
+    EXPECT_EQ(seen.retries, 1) << kind;
+    EXPECT_EQ(seen.content, r.answer.content) << kind;
+  }
+}
+
+// The connection broke after the last event: the answer is whole and is kept, not asked again.
+TEST_F(ModelClientTest, CompleteStreamThenCutIsAnAnswer) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"stream_done_then_cut"}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  ChatResult r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+}
+
+TEST_F(ModelClientTest, StructuredAnswerIsCheckedAgainstTheSchema) {
+  auto client = Client(Options(server_));
+  ChatRequest req = Request();
+  req.json_schema = R"({"type":"object","properties":{"people":{"type":"integer"},
+    "summary":{"type":"string"}},"required":["people","summary"],"additionalProperties":false})";
+  ChatResult r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(json::parse(r.json_answer), json::parse(R"({"people":1,"summary":"text"})"));
+  EXPECT_EQ(ChatLog(server_)[0]["body"]["response_format"]["json_schema"]["schema"]["required"],
+            json::parse(R"(["people","summary"])"));
+
+  server_.Script(R"([{"kind":"content","content":"{\"people\":\"two\",\"summary\":\"x\"}"},
+                     {"kind":"content","content":"{\"people\":2,","finish_reason":"length"}])");
+  r = client->Chat(req);
+  EXPECT_EQ(r.outcome, ChatOutcome::kSchemaMismatch);
+  EXPECT_NE(r.error.find("$.people: expected integer, got string"), std::string::npos) << r.error;
+  EXPECT_EQ(r.answer.content, R"({"people":"two","summary":"x"})");  // kept for the record
+  r = client->Chat(req);
+  EXPECT_EQ(r.outcome, ChatOutcome::kSchemaMismatch);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_NE(r.error.find("cut by max_completion_tokens"), std::string::npos) << r.error;
+}
+
+TEST_F(ModelClientTest, LengthFinishIsFlagged) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"content","content":"The video shows","finish_reason":"length"}])");
+  ChatResult r = client->Chat(Request());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.truncated);
+}
+
+TEST(ModelClientKeyTest, KeyOnlyInTheAuthorizationHeaderAndNeverInMessages) {
+  const std::string key = "sk-reel-test-9f8e7d6c5b4a";
+  FakeModelServer server(FakeServerOptions{"vllm", "MiniMax-M3", 1048576, key, {}});
+  ASSERT_TRUE(server.started());
+  std::vector<std::string> events;
+  ModelClientOptions o = Options(server);
+  o.api_key = ApiKey::FromSecret(key);
+  o.on_event = [&](const std::string& e) { events.push_back(e); };
+  auto client = Client(o);
+  ASSERT_TRUE(client->CheckModel().ok());
+  ASSERT_TRUE(client->Chat(Request()).ok());
+  ASSERT_TRUE(client->CountPromptTokens(Request()).ok());
+  ExpectCleanRequests(server);  // right header, and the key nowhere else in the requests
+
+  // A server that echoes the key back in its errors: recorded redacted.
+  server.Script(R"([{"kind":"echo_key"},{"kind":"status","status":500,"times":3,
+    "body":{"error":{"message":"upstream said Bearer sk-reel-test-9f8e7d6c5b4a"}}}])");
+  std::vector<ChatResult> results = {client->Chat(Request()), client->Chat(Request())};
+  for (const ChatResult& r : results) {
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.error.find(key), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("[redacted]"), std::string::npos) << r.error;
+    for (const auto& reason : r.retry_reasons) EXPECT_EQ(reason.find(key), std::string::npos);
+  }
+  ASSERT_FALSE(events.empty());
+  for (const auto& e : events) EXPECT_EQ(e.find(key), std::string::npos) << e;
+
+  // Without the key (or with a wrong one) the server refuses; the message says so, no key.
+  ModelClientOptions wrong = Options(server);
+  wrong.api_key = ApiKey::FromSecret("sk-wrong-key-123456");
+  Result<ServerInfo> info = Client(wrong)->CheckModel();
+  ASSERT_FALSE(info.ok());
+  EXPECT_NE(info.status().message().find("refused the API key"), std::string::npos);
+  EXPECT_EQ(info.status().message().find("sk-wrong-key-123456"), std::string::npos);
+  ChatResult r = Client(wrong)->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kRejected);
+  EXPECT_EQ(r.http_status, 401);
+}
+
+TEST(ModelClientKeyTest, KeyFromTheNamedVariable) {
+  ::setenv("REEL_TEST_KEY_VAR", "sk-from-env\n", 1);
+  Result<ApiKey> key = ApiKey::FromEnvironment("REEL_TEST_KEY_VAR");
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->AuthorizationHeader(), "Authorization: Bearer sk-from-env");
+  EXPECT_EQ(key->Describe(), "set (from $REEL_TEST_KEY_VAR)");
+  EXPECT_EQ(key->Redact("x sk-from-env y"), "x [redacted] y");
+  ::unsetenv("REEL_TEST_KEY_VAR");
+  Result<ApiKey> missing = ApiKey::FromEnvironment("REEL_TEST_KEY_VAR");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("$REEL_TEST_KEY_VAR is not set"), std::string::npos);
+  EXPECT_TRUE(ApiKey::FromEnvironment("")->empty());
+}
+
+// While the server is down, requests wait for it instead of failing, without using up their
+// retries; when it answers again they all go on.
+TEST_F(ModelClientTest, CircuitPausesTheRunWhileTheServerIsDown) {
+  std::vector<std::string> events;
+  std::mutex events_mutex;
+  ModelClientOptions o = Options(server_);
+  o.retry.max_retries = 1;
+  o.circuit.failure_threshold = 2;
+  o.circuit.first_pause_s = 0.2;
+  o.circuit.max_pause_s = 0.4;
+  o.on_event = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(events_mutex);
+    events.push_back(e);
+  };
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"down","seconds":1.5,"status":503}])");
+  std::vector<ChatResult> results(6);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = client->Chat(Request("q" + std::to_string(i))); });
+  }
+  for (auto& t : threads) t.join();
+  for (const ChatResult& r : results) {
+    EXPECT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.answer.content.rfind("Answer to: q", 0), 0u);
+  }
+  EXPECT_GE(client->circuit().times_opened(), 1);
+  EXPECT_FALSE(client->circuit().open());
+  bool paused = false, resumed = false;
+  for (const auto& e : events) {
+    paused = paused || e.find("pausing all requests") != std::string::npos;
+    resumed = resumed || e.find("resuming") != std::string::npos;
+  }
+  EXPECT_TRUE(paused && resumed);
+}
+
+TEST(ModelClientDownTest, NoServerFailsAfterRetriesOrTheCircuitsLimit) {
+  int port = 0;
+  {
+    FakeModelServer gone;
+    port = gone.port();
+  }  // stopped: nothing listens there now
+  ModelClientOptions o;
+  o.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  o.dialect = "vllm";
+  o.retry.initial_delay_s = 0.01;
+  o.circuit.failure_threshold = 0;  // no circuit
+  ChatResult r = Client(o)->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kConnection);
+  EXPECT_EQ(r.attempts, 3);
+  EXPECT_NE(r.error.find("connection failed"), std::string::npos) << r.error;
+
+  o.circuit = {/*failure_threshold=*/1, /*first_pause_s=*/0.05, /*max_pause_s=*/0.1,
+               /*give_up_after_s=*/0.5};
+  r = Client(o)->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kServerDown);
+  EXPECT_NE(r.error.find("unreachable"), std::string::npos) << r.error;
+
+  Result<ServerInfo> info = Client(o)->CheckModel();
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(info.status().message().find("cannot reach the model server"), std::string::npos);
+}
+
+TEST_F(ModelClientTest, RateLimitSpacesRequests) {
+  testing::FakeClock clock;
+  ModelClientOptions o = Options(server_);
+  o.clock = &clock;
+  o.rate_limit.requests_per_minute = 6;  // one every 10 s, a bucket of one
+  auto client = Client(o);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->Chat(Request()).ok());
+  const std::vector<double> sleeps = clock.sleeps();
+  ASSERT_EQ(sleeps.size(), 2u);
+  EXPECT_NEAR(sleeps[0] + sleeps[1], 20, 0.5);
+}
+
+TEST_F(ModelClientTest, ServerTokenCount) {
+  auto client = Client(Options(server_));
+  ASSERT_TRUE(client->CheckModel().ok());
+  Result<int64_t> count = client->CountPromptTokens(Request());
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(*count, 18);
+  ExpectCleanRequests(server_);
+
+  FakeModelServer hosted(FakeServerOptions{"openai", "MiniMax-M3", 1048576, "", {}});
+  auto generic = Client(Options(hosted));
+  ASSERT_TRUE(generic->CheckModel().ok());
+  EXPECT_EQ(generic->CountPromptTokens(Request()).status().code(), ErrorCode::kUnsupported);
+}
+
+TEST_F(ModelClientTest, CancelStopsAWaitingRequest) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"stall","seconds":5}])");
+  std::atomic<bool> cancel{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  ChatResult r = client->Chat(Request(), &cancel);
+  stopper.join();
+  EXPECT_EQ(r.outcome, ChatOutcome::kCancelled);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+}
+
+TEST_F(ModelClientTest, ManyConcurrentRequestsOverKeptAliveConnections) {
+  ModelClientOptions o = Options(server_);
+  o.max_connections = 4;
+  auto client = Client(o);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) ok += client->Chat(Request("t" + std::to_string(t))).ok();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 48);
+  std::set<int> ports;
+  for (const auto& e : ChatLog(server_)) ports.insert(e["client_port"].get<int>());
+  EXPECT_LE(ports.size(), 4u);  // at most max_connections, reused
+  EXPECT_EQ(ChatLog(server_).size(), 48u);
+}
+
+}  // namespace
+}  // namespace reel::llm
