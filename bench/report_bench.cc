@@ -17,6 +17,11 @@
 // The variants take turns, --reps times (default 3); medians are printed. Ratios are baseline
 // time / Reel time: above 1, Reel is faster; below 1, slower (the pages' work on top of the floor).
 //
+// The work folder is on a RAM disk (/dev/shm) unless --work-dir says otherwise: on ext4, creating
+// tens of thousands of files just after deleting as many is dominated by the kernel's inode
+// allocator (find_inode_bit / recently_deleted), whichever variant comes second pays it, and the
+// figures swing by 3x between runs. Give --work-dir on a disk to see that too.
+//
 // Usage: report_bench [--items N] [--frames N] [--page-size N] [--reps N] [--work-dir DIR] [--keep]
 #include <sqlite3.h>  // the raw baseline only; Reel itself goes through storage/
 
@@ -46,7 +51,8 @@ struct Options {
   int frames = 12;
   int64_t page_size = 200;
   int reps = 3;
-  std::string work_dir = "/tmp/reel-report-bench";
+  std::string work_dir =
+      fs::is_directory("/dev/shm") ? "/dev/shm/reel-report-bench" : "/tmp/reel-report-bench";
   bool keep = false;
 };
 
@@ -175,8 +181,9 @@ int main(int argc, char** argv) {
   fs::remove_all(o.work_dir);
   fs::create_directories(o.work_dir);
   const std::string db = o.work_dir + "/bench.db";
-  std::printf("report_bench: %" PRId64 " items x %d frames, page size %" PRId64 "; machine: %s\n",
-              o.items, o.frames, o.page_size, reel::bench::CpuModel().c_str());
+  std::printf("report_bench: %" PRId64 " items x %d frames, page size %" PRId64
+              "; folder %s; machine: %s\n",
+              o.items, o.frames, o.page_size, o.work_dir.c_str(), reel::bench::CpuModel().c_str());
   Clock::time_point t0 = Clock::now();
   if (!Build(o, db)) {
     std::fprintf(stderr, "report_bench: building the database failed\n");

@@ -91,6 +91,14 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   return ReportReader(std::move(db), columns);
 }
 
+Status ReportReader::BeginSnapshot() {
+  REEL_RETURN_IF_ERROR(internal::Exec(db_.handle(), "BEGIN"));
+  // A deferred BEGIN takes its snapshot at the first read.
+  return internal::QueryInt(db_.handle(), "SELECT count(*) FROM jobs").status();
+}
+
+Status ReportReader::EndSnapshot() { return internal::Exec(db_.handle(), "COMMIT"); }
+
 Result<int64_t> ReportReader::CountItems(const std::optional<std::string>& job) {
   REEL_ASSIGN_OR_RETURN(Statement stmt,
                         Statement::Prepare(db_.handle(),
@@ -194,15 +202,18 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
     REEL_ASSIGN_OR_RETURN(
         Statement stmt,
         Statement::Prepare(db,
-                           "SELECT id, sample_index, time_seconds, width, height, thumbnail_hash "
-                           "FROM frames WHERE item_id = ?1 ORDER BY sample_index"));
+                           "SELECT f.id, f.sample_index, f.time_seconds, f.width, f.height, "
+                           "f.thumbnail_hash, b.size FROM frames f "
+                           "LEFT JOIN blobs b ON b.hash = f.thumbnail_hash "
+                           "WHERE f.item_id = ?1 ORDER BY f.sample_index"));
     stmt.Bind(1, item_id);
     while (true) {
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
       item.frames.push_back({stmt.ColumnInt(0), stmt.ColumnInt(1), stmt.ColumnDouble(2),
                              static_cast<int>(stmt.ColumnInt(3)),
-                             static_cast<int>(stmt.ColumnInt(4)), stmt.ColumnOptionalText(5)});
+                             static_cast<int>(stmt.ColumnInt(4)), stmt.ColumnOptionalText(5),
+                             stmt.ColumnOptionalInt(6)});
     }
   }
   {

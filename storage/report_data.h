@@ -61,6 +61,7 @@ struct ReportFrame {
   int width = 0;
   int height = 0;
   std::optional<std::string> thumbnail_hash;
+  std::optional<int64_t> thumbnail_bytes;  // the blob's size, when it is in the file
 };
 
 // The newest answer to one prompt of an item.
@@ -162,6 +163,12 @@ class ReportReader {
   static Result<ReportReader> Open(const std::string& path);
 
   const ReportColumns& columns() const { return columns_; }
+
+  // Reads from here to EndSnapshot() (or the reader's end) see one state of the file (one read
+  // transaction), so a report written while a run is adding rows is consistent, and each query
+  // does not take and release the file's read lock on its own.
+  Status BeginSnapshot();
+  Status EndSnapshot();
   const std::string& path() const { return db_.path(); }
 
   // Items of `job` (all jobs if unset), ordered by job and path.

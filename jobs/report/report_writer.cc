@@ -49,15 +49,21 @@ class Writer {
     return s.ok() ? s : s.WithPrefix("reel report: cannot write " + path);
   }
 
-  // Copies a thumbnail blob into DIR once; a file of the blob's size already there is kept.
-  Status Thumbnail(const std::optional<std::string>& hash) {
+  // Copies a thumbnail blob into DIR once; a file of the blob's size already there is kept (and
+  // the blob not read when its size is known).
+  Status Thumbnail(const std::optional<std::string>& hash, std::optional<int64_t> known_size) {
     if (!hash || !IsHex(*hash) || !seen_.insert(*hash).second) return Status::Ok();
     const std::string relative = ThumbnailPath(*hash);
     const std::string path = options_.out_dir + "/" + relative;
+    struct stat st {};
+    const bool exists = stat(path.c_str(), &st) == 0;
+    if (exists && known_size && st.st_size == *known_size) {
+      ++stats_.thumbnails_kept;
+      return Status::Ok();
+    }
     REEL_ASSIGN_OR_RETURN(std::optional<std::string> bytes, reader_.ReadBlob(*hash));
     if (!bytes) return Status::Ok();  // a dangling hash: the page shows a broken image
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0 && static_cast<size_t>(st.st_size) == bytes->size()) {
+    if (exists && static_cast<size_t>(st.st_size) == bytes->size()) {
       ++stats_.thumbnails_kept;
       return Status::Ok();
     }
@@ -77,8 +83,9 @@ class Writer {
 
   Status ItemPage(int64_t item_id) {
     REEL_ASSIGN_OR_RETURN(storage::ReportItem item, reader_.ReadItem(item_id));
-    for (const storage::ReportFrame& f : item.frames)
-      REEL_RETURN_IF_ERROR(Thumbnail(f.thumbnail_hash));
+    for (const storage::ReportFrame& f : item.frames) {
+      REEL_RETURN_IF_ERROR(Thumbnail(f.thumbnail_hash, f.thumbnail_bytes));
+    }
     ItemPageOptions page_options{generated_at_, database_, reader_.columns()};
     REEL_RETURN_IF_ERROR(Write(ItemPagePath(item_id), RenderItemPage(item, page_options)));
     ++stats_.item_pages;
@@ -126,8 +133,8 @@ class Writer {
       index.database = database_;
       index.generated_at = generated_at_;
       for (const storage::ReportItemRow& row : index.rows) {
-        REEL_RETURN_IF_ERROR(Thumbnail(row.thumbnail_hash));
-        REEL_RETURN_IF_ERROR(ItemPage(row.item_id));
+        REEL_RETURN_IF_ERROR(ItemPage(row.item_id));  // writes the row's thumbnail too
+        REEL_RETURN_IF_ERROR(Thumbnail(row.thumbnail_hash, std::nullopt));
         if (options_.on_progress) options_.on_progress(++done, total);
       }
       REEL_RETURN_IF_ERROR(Write(IndexPagePath(page), RenderIndexPage(index)));
@@ -153,21 +160,8 @@ class Writer {
   ReportStats stats_;
 };
 
-}  // namespace
-
-Result<ReportStats> WriteReport(const ReportOptions& options) {
-  REEL_ASSIGN_OR_RETURN(storage::ReportReader reader,
-                        storage::ReportReader::Open(options.database));
-  // Resolve the items first, so a bad --item fails before anything is written.
-  std::vector<int64_t> item_ids;
-  for (const std::string& wanted : options.items) {
-    REEL_ASSIGN_OR_RETURN(std::optional<int64_t> id, reader.FindItem(options.job, wanted));
-    if (!id) {
-      return NotFound("no item '" + wanted + "'" + (options.job ? " in job " + *options.job : "") +
-                      " in " + options.database + " (give an item id or its path)");
-    }
-    item_ids.push_back(*id);
-  }
+Result<ReportStats> WriteFromSnapshot(const ReportOptions& options, storage::ReportReader& reader,
+                                      const std::vector<int64_t>& item_ids) {
   Status made = MakeDirectories(options.out_dir + "/items");
   if (!made.ok()) return made.WithPrefix("reel report: cannot create " + options.out_dir);
   Writer writer(options, reader);
@@ -189,6 +183,27 @@ Result<ReportStats> WriteReport(const ReportOptions& options) {
   REEL_RETURN_IF_ERROR(writer.BatchPage(runs));
   REEL_RETURN_IF_ERROR(writer.Index(runs));
   return writer.stats();
+}
+
+}  // namespace
+
+Result<ReportStats> WriteReport(const ReportOptions& options) {
+  REEL_ASSIGN_OR_RETURN(storage::ReportReader reader,
+                        storage::ReportReader::Open(options.database));
+  // Resolve the items first, so a bad --item fails before anything is written.
+  std::vector<int64_t> item_ids;
+  for (const std::string& wanted : options.items) {
+    REEL_ASSIGN_OR_RETURN(std::optional<int64_t> id, reader.FindItem(options.job, wanted));
+    if (!id) {
+      return NotFound("no item '" + wanted + "'" + (options.job ? " in job " + *options.job : "") +
+                      " in " + options.database + " (give an item id or its path)");
+    }
+    item_ids.push_back(*id);
+  }
+  REEL_RETURN_IF_ERROR(reader.BeginSnapshot());
+  REEL_ASSIGN_OR_RETURN(ReportStats stats, WriteFromSnapshot(options, reader, item_ids));
+  REEL_RETURN_IF_ERROR(reader.EndSnapshot());
+  return stats;
 }
 
 }  // namespace reel::jobs::report

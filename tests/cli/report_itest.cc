@@ -216,6 +216,28 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheDatabase) {
             std::string::npos);
   EXPECT_TRUE(fs::exists(site + "/plots/run-1.svg"));
 
+  // `reel search` shows the frames the model meant on answer hits: the times in the snippet.
+  for (const auto& [words, frames] : std::vector<std::pair<std::string, std::string>>{
+           {"colour", "00:03 -> frame 3 (0:00:03.000)"},
+           {"counter", "00:05-00:08 -> frame 5 (0:00:05.000)"},
+           {"nothing", "45 seconds -> outside the item"}}) {
+    CommandResult search = Reel("search --db out.db " + words + " --answers --format json", r.dir);
+    ASSERT_EQ(search.exit_code, 0) << search.err;
+    nlohmann::json hits = nlohmann::json::parse(search.out);
+    int described = 0;
+    for (const auto& hit : hits) {
+      if (hit["source"] != "answer:describe" || hit["item_id"] != r.video_a) continue;
+      ++described;
+      ASSERT_TRUE(hit["frames"].is_string()) << hit.dump();
+      EXPECT_NE(hit["frames"].get<std::string>().find(frames), std::string::npos) << hit.dump();
+    }
+    EXPECT_EQ(described, 1) << search.out;
+    if (words == "counter") {  // the chapters answer too; its end snaps to the last frame
+      EXPECT_NE(search.out.find("00:12 -> frame 12 (0:00:11.960)"), std::string::npos)
+          << search.out;
+    }
+  }
+
   // A second report keeps the thumbnails it already wrote.
   CommandResult again = Reel("report --db out.db -o site", r.dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;

@@ -206,6 +206,41 @@ TEST(TimeReferencesTest, NotVideoTimes) {
   });
 }
 
+// Every example in docs/database.md, "Answer time references", as the docs say.
+TEST(TimeReferencesTest, DocumentedExamples) {
+  CheckCases({
+      {"at 01:15", {{"01:15", 75, -1}}},
+      {"1:02:03.5", {{"1:02:03.5", 3723.5, -1}}},
+      {"00:01:02,500", {{"00:01:02,500", 62.5, -1}}},
+      {"00:10-00:25", {{"00:10-00:25", 10, 25}}},
+      {"from 0:10 to 0:25", {{"0:10 to 0:25", 10, 25}}},
+      {"between 10 and 25 s", {{"10 and 25 s", 10, 25}}},
+      {"10–25 seconds", {{"10–25 seconds", 10, 25}}},
+      {"at 75 seconds", {{"75 seconds", 75, -1}}},
+      {"around 75 s", {{"75 s", 75, -1}}},
+      {"(75 s)", {{"75 s", 75, -1}}},
+      {"75 seconds in", {{"75 seconds", 75, -1}}},
+      {"the 75-second mark", {{"75-second", 75, -1}}},
+      {"t=75", {{"75", 75, -1}}},
+      {"1m15s", {{"1m15s", 75, -1}}},
+      {"1 minute and 15 seconds", {{"1 minute and 15 seconds", 75, -1}}},
+      {"1分15秒", {{"1分15秒", 75, -1}}},
+      {"第75秒", {{"75秒", 75, -1}}},
+      {"]<]75.0 seconds[>[", {{"]<]75.0 seconds[>[", 75, -1}}},
+      {"10:30 am", {}},
+      {"12:00 UTC", {}},
+      {"on 2024-05-01 12:00", {}},
+      {"16:9", {}},
+      {"won 3:1", {}},
+      {"aspect 4:3", {}},
+      {"it lasts 10 seconds", {}},
+      {"for 1:30", {}},
+      {"a 75-second clip", {}},
+      {"in the first 10 seconds", {}},
+      {"2m", {}},
+  });
+}
+
 TEST(TimeReferencesTest, SpansAreByteOffsetsAndCodePointsCount) {
   std::string text = "Ünïcödé at 01:15";
   std::vector<TimeReference> refs = FindTimeReferences(text);
