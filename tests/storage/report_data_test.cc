@@ -14,8 +14,9 @@ namespace {
 class ReportDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = reel::testing::ScratchDir(std::string("ReportDataTest.") +
-                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        reel::testing::ScratchDir(std::string("ReportDataTest.") +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
     path_ = dir_ + "/reel.db";
     auto store = Store::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
