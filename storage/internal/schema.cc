@@ -246,8 +246,19 @@ FROM jobs j LEFT JOIN items i ON i.job_id = j.id
 GROUP BY j.id;
 )sql";
 
+// Version 2: the vision encoder's outputs. A frame the encoder found to repeat an earlier one
+// (cosine similarity of pooled features above vision.dedup_threshold) names that frame; the
+// context builder leaves such frames out. A feature records a hash of what the encoder saw,
+// so an identical frame pair is never encoded twice with the same model.
+constexpr const char kSchemaV2[] = R"sql(
+ALTER TABLE frames ADD COLUMN duplicate_of INTEGER CHECK (duplicate_of >= 0);
+ALTER TABLE features ADD COLUMN input_hash TEXT;
+CREATE INDEX features_input ON features(model, input_hash);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
+    {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
 };
 
 }  // namespace
