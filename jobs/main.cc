@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   reel::cli::AddResultsCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
+  reel::cli::AddEncodeCommand(app, exit_code);
+  reel::cli::AddMakeTestWeightsCommand(app, exit_code);
+  reel::cli::AddSimilarCommand(app, exit_code);
   reel::cli::AddReportCommand(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -246,6 +246,16 @@ FROM jobs j LEFT JOIN items i ON i.job_id = j.id
 GROUP BY j.id;
 )sql";
 
+// Version 2: the vision encoder's outputs. A frame the encoder found to repeat an earlier one
+// (cosine similarity of pooled features above vision.dedup_threshold) names that frame; the
+// context builder leaves such frames out. A feature records a hash of what the encoder saw,
+// so an identical frame pair is never encoded twice with the same model.
+constexpr const char kSchemaV2[] = R"sql(
+ALTER TABLE frames ADD COLUMN duplicate_of INTEGER CHECK (duplicate_of >= 0);
+ALTER TABLE features ADD COLUMN input_hash TEXT;
+CREATE INDEX features_input ON features(model, input_hash);
+)sql";
+
 // Version 3: time references in answers (llm/time_references.h). `answer_times` holds what the
 // grammar found in each response; `answer_time_scans` which responses were scanned and with which
 // grammar version (Store::IndexAnswerTimes re-scans older ones and those stored before this
@@ -320,8 +330,7 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
-    // 2 is the vision branch's `features` (merged later; a database already at 3 then needs it
-    // applied by hand: only development files made between the two merges).
+    {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
     {3, "answer time references", kSchemaV3},
 };
 

@@ -1,6 +1,5 @@
-// The database schema as an ordered list of migrations, by ascending version. A migration takes
-// a database from the version before it in the list to its own (numbers are given in merge order
-// and may skip one not merged yet); each is applied in its own transaction together with the
+// The database schema as an ordered list of migrations. Migration i (1-based) takes a database
+// from `PRAGMA user_version` i-1 to i; each is applied in its own transaction together with the
 // user_version bump, so a database is always at exactly one version. Never edit a released
 // migration: append a new one (and document it in docs/database.md).
 #pragma once
