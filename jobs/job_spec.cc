@@ -127,8 +127,8 @@ const std::vector<std::string> kSamplingKeys = {
 const std::vector<std::string> kResizeKeys = {
     "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
     "max_long_side", "max_aspect_ratio", "shape"};
-const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
-                                              "threads"};
+const std::vector<std::string> kVisionKeys = {"enabled", "weights",    "batch_size",     "dtype",
+                                              "threads", "max_pixels", "dedup_threshold"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
                                                "fit_strategy", "fit_steps",
                                                "tokenizer",    "template",
@@ -167,7 +167,8 @@ const std::vector<std::string> kModelKeys = {"endpoint",
                                              "price"};
 const std::vector<std::string> kPriceKeys = {"input_per_million", "cached_input_per_million",
                                              "output_per_million", "gpu_hour", "gpus"};
-const std::vector<std::string> kPromptKeys = {"id", "system", "question", "json_schema", "reduce"};
+const std::vector<std::string> kPromptKeys = {"id",       "kind",        "system",
+                                              "question", "json_schema", "reduce"};
 const std::vector<std::string> kStorageKeys = {"database"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
@@ -978,6 +979,14 @@ class Parser {
     ReadInt(*fields, "batch_size", path, &v.batch_size, 1, 4096);
     ReadEnum(*fields, "dtype", path, VisionDTypeNames(), &v.dtype);
     ReadInt(*fields, "threads", path, &v.threads, 0, 4096);
+    ReadInteger(*fields, "max_pixels", path, &v.max_pixels, 0, int64_t{1} << 32);
+    ReadNumber(*fields, "dedup_threshold", path, &v.dedup_threshold, -1, false, 1);
+    if (v.max_pixels > 0 && v.max_pixels < 784) {
+      const Field* f = fields->Find("max_pixels");
+      Error(f ? MarkOf(*f) : MarkOf(*section),
+            "'vision.max_pixels' must be 0 (the frames' own size) or at least 784 (28 x 28), got " +
+                std::to_string(v.max_pixels));
+    }
     if (v.enabled && v.weights.empty()) {
       const Field* f = fields->Find("enabled");
       Error(f ? MarkOf(*f) : MarkOf(*section),
@@ -1219,7 +1228,14 @@ class Parser {
       if (!fields) continue;
       PromptSpec prompt;
       bool ok = true;
-      if (!ReadString(*fields, "id", path, &prompt.id)) {
+      if (fields->Has("kind") &&
+          !ReadEnum(*fields, "kind", path, PromptKindNames(), &prompt.kind)) {
+        ok = false;
+      }
+      const bool chapters = prompt.kind == PromptKind::kChapters;
+      if (chapters && !fields->Has("id")) {
+        prompt.id = "chapters";  // the built-in kind names itself
+      } else if (!ReadString(*fields, "id", path, &prompt.id)) {
         if (!fields->Has("id")) Error(mark, Quoted(path) + ": missing required key 'id'");
         ok = false;
       } else if (!ValidPromptId(prompt.id)) {
@@ -1227,18 +1243,23 @@ class Parser {
               Quoted(path + ".id") + " may use only letters, digits, '_', '-' and '.', got " +
                   Quoted(prompt.id));
         ok = false;
-      } else if (auto [pos, inserted] = ids.emplace(prompt.id, MarkOf(*fields->Find("id")));
-                 !inserted) {
-        Error(MarkOf(*fields->Find("id")), "duplicate prompt id " + Quoted(prompt.id) +
-                                               " (first at " + Position(pos->second) + ")");
-        ok = false;
       }
-      if (!ReadString(*fields, "question", path, &prompt.question)) {
+      if (ok) {
+        const YAML::Mark id_mark = fields->Has("id") ? MarkOf(*fields->Find("id")) : mark;
+        if (auto [pos, inserted] = ids.emplace(prompt.id, id_mark); !inserted) {
+          Error(id_mark, "duplicate prompt id " + Quoted(prompt.id) + " (first at " +
+                             Position(pos->second) + ")");
+          ok = false;
+        }
+      }
+      if (chapters && !fields->Has("question")) {
+        // The built-in question (llm/chapters.h), with the item's duration.
+      } else if (!ReadString(*fields, "question", path, &prompt.question)) {
         if (!fields->Has("question")) {
           Error(mark, Quoted(path) + ": missing required key 'question'");
         }
         ok = false;
-      } else if (prompt.question.empty()) {
+      } else if (prompt.question.empty() && !chapters) {
         Error(MarkOf(*fields->Find("question")), Quoted(path + ".question") + " is empty");
         ok = false;
       }

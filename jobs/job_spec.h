@@ -32,6 +32,11 @@ enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
 
 enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
 
+// What a prompt asks for. kQuestion: the job's question, the answer stored as written.
+// kChapters: the built-in chapters prompt (llm/chapters.h; jobs/prompt_kinds.h): its question and
+// JSON schema, the answer checked against the item's frames and asked again once when it fails.
+enum class PromptKind { kQuestion, kChapters };
+
 // What to do when an item's frames and text do not fit the context budget.
 enum class FitStrategy {
   kThinFrames,       // drop frames evenly (first and last kept) until it fits
@@ -63,6 +68,13 @@ struct VisionSpec {
   int batch_size = 8;   // frame pairs per encoder batch
   VisionDType dtype = VisionDType::kBF16;
   int threads = 0;  // 0 = one per core
+  // Frames are encoded for features at this area (smart resize, multiples of 28), not at the
+  // model's size: 4 TFLOP per 560x1008 pair is more than a CPU can spend on every frame.
+  // 0 = the frames' own size.
+  int64_t max_pixels = 50176;  // 224 x 224: 256 patches per pair
+  // A frame pair whose pooled feature has a cosine similarity above this with the last kept
+  // pair is marked a near-duplicate (frames.duplicate_of) and left out of contexts. 1 = never.
+  double dedup_threshold = 0.98;
 };
 
 struct ContextSpec {
@@ -122,9 +134,10 @@ struct ModelSpec {
 };
 
 struct PromptSpec {
-  std::string id;      // unique in the job; [A-Za-z0-9_.-]+
-  std::string system;  // "" = no system message
-  std::string question;
+  std::string id;  // unique in the job; [A-Za-z0-9_.-]+ ("chapters" for kind chapters)
+  PromptKind kind = PromptKind::kQuestion;
+  std::string system;    // "" = no system message
+  std::string question;  // kChapters: "" = the built-in question
   // A JSON schema the answer must follow (compact JSON text), given inline; "" = free text.
   std::string json_schema;
   // ...or a file holding it (see ResolveJobPath), read when the run starts.
@@ -201,6 +214,11 @@ std::string RenderResolvedJob(const JobSpec& job);
 // unless its first line (a format tag) changes. Prompts, model and storage do not enter.
 std::string FrameSettingsKey(const JobSpec& job);
 
+// The settings that change what the vision stage stores for an item (the weights by a cheap
+// identity: names, sizes and times of the checkpoint's files; dtype; max_pixels; the dedup
+// threshold), or "" when vision is off.
+std::string VisionSettingsKey(const JobSpec& job);
+
 struct InputFile {
   std::string path;                   // base_dir joined with the match, lexically normalised
   InputKind kind = InputKind::kAuto;  // never kAuto
@@ -232,6 +250,7 @@ InputKind GuessInputKind(std::string_view path);
 
 const char* InputKindName(InputKind kind);
 const char* ThinkingModeName(ThinkingMode mode);
+const char* PromptKindName(PromptKind kind);
 const char* FitStrategyName(FitStrategy strategy);
 const char* VisionDTypeName(VisionDType dtype);
 

@@ -57,8 +57,8 @@ class Batch {
         job_id_(job_id),
         run_id_(run_id),
         model_(model),
-        processor_([model] {
-          ItemProcessor processor = ItemProcessor::Default();
+        processor_([&job, &options, model] {
+          ItemProcessor processor = ItemProcessor::ForJob(job, options.database);
           if (model != nullptr) processor.AddStoredStage(MakeModelStage(model));
           return processor;
         }()) {}
@@ -404,6 +404,12 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     return outcome;
   }
   MarkAbandonedRuns(*store, progress);
+  // Time references of answers stored before this version of reel (or its grammar): one query
+  // when there are none.
+  if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+      !indexed.ok()) {
+    progress.Warning("answer time references not updated: " + indexed.status().message());
+  }
 
   const std::string spec_text = RenderResolvedJob(job);
   const std::string spec_hash = storage::Sha256Hex(spec_text);

@@ -102,9 +102,9 @@ constexpr Step kSteps[] = {
    "WHERE dst_id IS NULL", nullptr},
 
   {"INSERT INTO main.frames(item_id, sample_index, source_frame, pts_seconds, time_seconds, "
-   "  width, height, thumbnail_hash, phash) "
+   "  width, height, thumbnail_hash, phash, duplicate_of) "
    "SELECT m.dst_id, f.sample_index, f.source_frame, f.pts_seconds, f.time_seconds, f.width, "
-   "  f.height, f.thumbnail_hash, f.phash "
+   "  f.height, f.thumbnail_hash, f.phash, f.duplicate_of "
    "FROM src.frames f JOIN temp.merge_items m ON m.src_id = f.item_id "
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::frames},
 
@@ -114,8 +114,9 @@ constexpr Step kSteps[] = {
    "FROM src.segments g JOIN temp.merge_items m ON m.src_id = g.item_id "
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::segments},
 
-  {"INSERT INTO main.features(frame_id, model, dtype, dims_json, blob_hash, created_at) "
-   "SELECT df.id, ft.model, ft.dtype, ft.dims_json, ft.blob_hash, ft.created_at "
+  {"INSERT INTO main.features(frame_id, model, dtype, dims_json, blob_hash, created_at, "
+   "  input_hash) "
+   "SELECT df.id, ft.model, ft.dtype, ft.dims_json, ft.blob_hash, ft.created_at, ft.input_hash "
    "FROM src.features ft JOIN src.frames sf ON sf.id = ft.frame_id "
    "JOIN temp.merge_items m ON m.src_id = sf.item_id "
    "JOIN main.frames df ON df.item_id = m.dst_id AND df.sample_index = sf.sample_index "
@@ -189,6 +190,21 @@ constexpr Step kSteps[] = {
    "JOIN main.requests dr ON dr.uid = sr.uid "
    "WHERE true ON CONFLICT(request_id) DO NOTHING", &MergeStats::responses},
 
+  // Time references travel with their response (a response already in the output keeps its own).
+  {"INSERT INTO main.answer_times(response_id, char_start, char_end, text, form, seconds, "
+   "  end_seconds) "
+   "SELECT dp.id, t.char_start, t.char_end, t.text, t.form, t.seconds, t.end_seconds "
+   "FROM src.answer_times t JOIN src.responses p ON p.id = t.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE NOT EXISTS (SELECT 1 FROM main.answer_time_scans s WHERE s.response_id = dp.id) "
+   "ON CONFLICT(response_id, char_start) DO NOTHING", nullptr},
+  {"INSERT INTO main.answer_time_scans(response_id, grammar_version, scanned_at) "
+   "SELECT dp.id, s.grammar_version, s.scanned_at "
+   "FROM src.answer_time_scans s JOIN src.responses p ON p.id = s.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE true ON CONFLICT(response_id) DO NOTHING", nullptr},
   // Each task points at its latest send: the shard's, where the shard's state won.
   {"UPDATE main.tasks SET request_id = (SELECT dr.id FROM src.tasks st "
    "  JOIN src.requests sr ON sr.id = st.request_id JOIN main.requests dr ON dr.uid = sr.uid "

@@ -19,6 +19,7 @@
 // Ownership and threads: a Store owns its Database (one connection); use one per thread.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,7 +85,9 @@ class Store {
   // status = running, attempts + 1, started_at = now, last_run_id = run_id.
   Status MarkItemRunning(int64_t item_id, std::optional<int64_t> run_id);
   // In one transaction: replaces frames and segments with `outputs`, stores thumbnails as blobs,
-  // updates media_json if given, and sets status = done, error = NULL, finished_at = now.
+  // stores the features of the new frames (outputs.features, by sample index; one naming no
+  // frame of `outputs` is kInvalidArgument), updates media_json if given, and sets status =
+  // done, error = NULL, finished_at = now.
   Status MarkItemDone(int64_t item_id, const ItemOutputs& outputs);
   // status = failed with `error` (which should name the file and the reason); outputs kept.
   Status MarkItemFailed(int64_t item_id, const std::string& error);
@@ -103,6 +106,18 @@ class Store {
 
   // Features of a frame, keyed (frame, model); replaces an existing one. Returns its id.
   Result<int64_t> PutFeature(const FeatureRecord& feature);
+  // The bytes of a stored feature of `model` made from input `input_hash`, if any (reuse).
+  Result<std::optional<std::string>> FindFeatureData(const std::string& model,
+                                                     const std::string& input_hash);
+  // The feature of frame `frame_id` (of `model`, or the newest of any model), if any.
+  Result<std::optional<FeatureRow>> GetFrameFeature(int64_t frame_id,
+                                                    const std::optional<std::string>& model = {});
+  // Calls `fn` for every feature of `model` (of job `job` when set), in frame id order; stops
+  // at, and returns, the first error `fn` returns.
+  Status ForEachFeature(const std::string& model, const std::optional<std::string>& job,
+                        const std::function<Status(const FeatureRow&)>& fn);
+  // The models that have features, with their feature counts, most features first.
+  Result<std::vector<std::pair<std::string, int64_t>>> FeatureModels();
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);
@@ -111,11 +126,21 @@ class Store {
                            const std::string& settings_key);
 
   // Requests: BeginRequest records a 'sent' request (with a fresh uid) and returns its id;
-  // FinishRequest stores the response and marks it 'succeeded'; FailRequest marks it 'failed'.
+  // FinishRequest stores the response (and the time references in its content) and marks it
+  // 'succeeded'; FailRequest marks it 'failed'.
   Result<int64_t> BeginRequest(const RequestRecord& request);
   Status FinishRequest(int64_t request_id, const ResponseRecord& response);
   Status FailRequest(int64_t request_id, const std::string& error,
                      std::optional<double> latency_seconds = std::nullopt);
+
+  // Time references in answers (docs/database.md, "Answer time references"). FinishRequest
+  // stores a response's references with it. IndexAnswerTimes finds them in responses stored
+  // before (by an older reel, or scanned with an older grammar version), `batch_size` responses
+  // per transaction, and returns how many it scanned (0 when all are up to date: one query).
+  Result<int64_t> IndexAnswerTimes(int batch_size = 500);
+  // A response's references in text order, each with its nearest frame. An older file without
+  // the tables gives an empty list.
+  Result<std::vector<AnswerTimeRecord>> ListAnswerTimes(int64_t response_id);
 
   // Appends to the event log.
   Status LogEvent(const EventRecord& event);

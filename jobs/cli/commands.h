@@ -39,5 +39,9 @@ void AddTokenizeCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
 void AddImportCommand(CLI::App& app, int& exit_code);
 void AddAskCommand(CLI::App& app, int& exit_code);
+void AddEncodeCommand(CLI::App& app, int& exit_code);
+void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
+void AddSimilarCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli
