@@ -10,6 +10,7 @@
 #include "jobs/model_plan.h"
 #include "jobs/model_run.h"
 #include "jobs/model_setup.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/run_lock.h"
 #include "llm/client/batch_lines.h"
 #include "llm/client/dialect.h"
@@ -31,7 +32,9 @@ Result<RunLock> LockFor(const std::string& database, const char* what) {
 
 }  // namespace
 
-Result<ExportResult> ExportBatch(const JobSpec& job, const ExportOptions& options) {
+Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOptions& options) {
+  JobSpec job = job_as_given;
+  ApplyPromptKinds(&job);
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
   REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database, "reel export"));
   REEL_ASSIGN_OR_RETURN(storage::Store store, storage::Store::Open(options.database));
@@ -96,6 +99,12 @@ Result<ExportResult> ExportBatch(const JobSpec& job, const ExportOptions& option
 }
 
 Result<ImportResult> ImportBatch(const ImportOptions& options) {
+  std::optional<JobSpec> kinds;
+  if (options.job != nullptr) {
+    kinds = *options.job;
+    ApplyPromptKinds(&*kinds);
+  }
+  const JobSpec* job = kinds ? &*kinds : nullptr;
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
   std::ifstream in(options.results_path, std::ios::binary);
   if (!in) return NotFound(options.results_path + ": cannot read");
@@ -141,6 +150,30 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
     }
     llm::ChatResult chat =
         llm::ChatResultFromBatchOutput(*output, *dialect, task->json_schema.value_or(""));
+    // The prompt's kind checks the answer (jobs/prompt_kinds.h).
+    const PromptSpec* prompt = nullptr;
+    if (job != nullptr) {
+      for (const PromptSpec& p : job->prompts) {
+        if (p.id == task->prompt_id) prompt = &p;
+      }
+    }
+    std::optional<std::string> checked_json;
+    std::string check_failure;
+    if (chat.ok() && prompt != nullptr && prompt->kind != PromptKind::kQuestion) {
+      llm::ChapterTimeline timeline;
+      Result<llm::ContextInput> input = LoadContextInput(store, task->item_id);
+      if (input.ok()) {
+        for (const llm::ContextFrame& f : input->frames) timeline.frame_times.push_back(f.time_s);
+        if (input->duration_s > 0) timeline.duration_seconds = input->duration_s;
+      }
+      Result<std::optional<std::string>> check =
+          CheckPromptAnswer(*prompt, chat.answer.content, timeline);
+      if (check.ok()) {
+        checked_json = *check;
+      } else {
+        check_failure = check.status().message();
+      }
+    }
     storage::SendRecord send;
     send.via = "batch";
     send.local_prompt_tokens = task->local_prompt_tokens;
@@ -149,15 +182,27 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
     storage::SendOutcome outcome = SendOutcomeOf(chat);
     outcome.server_request_id = line_id.empty() ? std::optional<std::string>() : line_id;
     if (!outcome.attempts) outcome.attempts = 1;
-    if (chat.ok()) {
-      REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, AnswerRecordOf(chat)));
+    if (chat.ok() && check_failure.empty()) {
+      storage::AnswerRecord answer = AnswerRecordOf(chat);
+      if (checked_json) answer.json_answer = *checked_json;
+      if (job != nullptr) outcome.cost = AnswerCost(job->model, answer);
+      REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, answer));
       ++result.answered;
+    } else if (chat.ok()) {
+      outcome.outcome = "invalid answer";
+      outcome.error = "the answer failed its check: " + check_failure;
+      REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
+      ++result.failed;
     } else {
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
       ++result.failed;
     }
   }
   if (in.bad()) return IoError(options.results_path + ": read failed");
+  if (result.answered > 0) {
+    Result<int64_t> indexed = store.IndexAnswerTimes();  // time references in the answers
+    (void)indexed;
+  }
   return result;
 }
 

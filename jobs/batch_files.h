@@ -48,6 +48,9 @@ struct ImportOptions {
   std::string database;
   std::string results_path;
   std::string dialect = "vllm";  // how to read answers: vllm, sglang or openai
+  // The job, when known: answers are checked by their prompt's kind (a chapters list against
+  // the item's frames; no follow-up question is possible here) and priced by model.price.
+  const JobSpec* job = nullptr;
 };
 
 struct ImportResult {

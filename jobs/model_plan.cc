@@ -66,6 +66,14 @@ const std::string& ItemPlanner::item_path() const {
   return item_ ? item_->path : kNone;
 }
 
+llm::ChapterTimeline ItemPlanner::Timeline() const {
+  llm::ChapterTimeline timeline;
+  if (!input_) return timeline;
+  for (const llm::ContextFrame& f : input_->frames) timeline.frame_times.push_back(f.time_s);
+  if (input_->duration_s > 0) timeline.duration_seconds = input_->duration_s;
+  return timeline;
+}
+
 Status ItemPlanner::Load(storage::Store& store) {
   if (item_) return Status::Ok();
   REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id_));

@@ -31,6 +31,7 @@
 #include "jobs/frame_spool.h"
 #include "jobs/job_spec.h"
 #include "jobs/model_setup.h"
+#include "llm/chapters.h"
 #include "llm/client/chat_request.h"
 #include "llm/context_builder.h"
 #include "storage/store.h"
@@ -81,6 +82,8 @@ class ItemPlanner {
   int64_t item_id() const { return item_id_; }
   const std::string& media_path() const { return media_path_; }
   const std::string& item_path() const;  // as stored (after the first Plan)
+  // The item's sampled frame times and duration (after the first Plan), for checking answers.
+  llm::ChapterTimeline Timeline() const;
 
  private:
   Status Load(storage::Store& store);

@@ -1,6 +1,10 @@
 #include "jobs/model_run.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -11,6 +15,7 @@
 #include "base/utf8.h"
 #include "jobs/frame_spool.h"
 #include "jobs/model_plan.h"
+#include "jobs/prompt_kinds.h"
 
 namespace reel::jobs {
 namespace {
@@ -37,6 +42,53 @@ struct Queued {
   std::shared_ptr<ItemJob> job;
   PlannedSend send;
 };
+
+// The messages of `inner` (a JSON array, its size known) with `extra` (",{...},{...}") added at
+// its end: the same conversation, continued.
+class ExtendedMessages final : public llm::BodySource {
+ public:
+  ExtendedMessages(std::shared_ptr<const llm::BodySource> inner, std::string extra)
+      : inner_(std::move(inner)), tail_(std::move(extra) + "]") {}
+  int64_t Size() const override {
+    const int64_t n = inner_->Size();
+    return n < 1 ? -1 : n - 1 + static_cast<int64_t>(tail_.size());
+  }
+  std::unique_ptr<llm::BodyReader> Open() const override {
+    return std::make_unique<Reader>(inner_->Open(), inner_->Size() - 1, tail_);
+  }
+
+ private:
+  class Reader final : public llm::BodyReader {
+   public:
+    Reader(std::unique_ptr<llm::BodyReader> inner, int64_t inner_left, const std::string& tail)
+        : inner_(std::move(inner)), inner_left_(inner_left), tail_(tail) {}
+    Result<size_t> Read(char* out, size_t capacity) override {
+      if (inner_left_ > 0) {
+        const size_t want = static_cast<size_t>(std::min<int64_t>(inner_left_, capacity));
+        REEL_ASSIGN_OR_RETURN(size_t n, inner_->Read(out, want));
+        if (n == 0) return IoError("the request's messages ended early");
+        inner_left_ -= static_cast<int64_t>(n);
+        return n;
+      }
+      const size_t n = std::min(capacity, tail_.size() - tail_pos_);
+      std::memcpy(out, tail_.data() + tail_pos_, n);
+      tail_pos_ += n;
+      return n;
+    }
+
+   private:
+    std::unique_ptr<llm::BodyReader> inner_;
+    int64_t inner_left_;
+    const std::string& tail_;
+    size_t tail_pos_ = 0;
+  };
+  std::shared_ptr<const llm::BodySource> inner_;
+  std::string tail_;
+};
+
+std::string JsonString(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 storage::AnswerRecord AnswerOf(const llm::ChatResult& r) {
   storage::AnswerRecord a;
@@ -241,7 +293,8 @@ struct ModelRun::Impl {
   }
 
   // One request, start to stored answer.
-  llm::ChatResult Send(storage::Store& store, PlannedSend& send, const std::string& item_path) {
+  llm::ChatResult Send(storage::Store& store, PlannedSend& send, const std::string& item_path,
+                       const std::function<llm::ChapterTimeline()>& timeline_of) {
     storage::TaskStore tasks(store.database());
     const bool final_step = send.task.step != TaskStep::kMap;
     // verify_tokens: the server's count of the first request of each shape.
@@ -286,10 +339,56 @@ struct ModelRun::Impl {
       observer = options.observer(item_path, job.prompts[send.prompt_index].id);
     }
     result = client->Chat(send.request, &cancel, observer.get());
-    const storage::SendOutcome outcome = SendOutcomeOf(result);
-    Status stored;
+    // The prompt's kind checks the answer (jobs/prompt_kinds.h); a failed check is answered once
+    // more in the same conversation, then the failure stands.
+    const PromptSpec& prompt = job.prompts[send.prompt_index];
+    std::optional<std::string> checked_json;
+    std::string check_failure;
     if (result.ok()) {
-      stored = tasks.FinishSend(*request_id, outcome, AnswerOf(result));
+      const llm::ChapterTimeline timeline = timeline_of();
+      Result<std::optional<std::string>> check =
+          CheckPromptAnswer(prompt, result.answer.content, timeline);
+      for (int retry = 0; !check.ok() && retry < kAnswerCheckRetries && !cancel.load() &&
+                          send.request.messages->Size() > 0;
+           ++retry) {
+        const std::string reason = check.status().message();
+        if (observer) observer->OnRetry("the answer failed its check: " + reason);
+        llm::ChatRequest follow = send.request;
+        follow.messages = std::make_shared<ExtendedMessages>(
+            send.request.messages,
+            ",{\"role\":\"assistant\",\"content\":" + JsonString(result.answer.content) +
+                "},{\"role\":\"user\",\"content\":" + JsonString(PromptRetryFor(prompt, reason)) +
+                "}");
+        llm::ChatResult second = client->Chat(follow, &cancel, observer.get());
+        second.attempts += result.attempts;
+        second.retry_reasons.insert(second.retry_reasons.begin(), result.retry_reasons.begin(),
+                                    result.retry_reasons.end());
+        second.retry_reasons.insert(second.retry_reasons.begin() + result.retry_reasons.size(),
+                                    "answer check: " + reason);
+        second.total_s += result.total_s;
+        result = std::move(second);
+        if (!result.ok()) break;
+        check = CheckPromptAnswer(prompt, result.answer.content, timeline);
+      }
+      if (result.ok()) {
+        if (check.ok()) {
+          checked_json = *check;
+        } else {
+          check_failure = check.status().message();
+        }
+      }
+    }
+    storage::SendOutcome outcome = SendOutcomeOf(result);
+    Status stored;
+    if (result.ok() && check_failure.empty()) {
+      storage::AnswerRecord answer = AnswerOf(result);
+      if (checked_json) answer.json_answer = *checked_json;
+      outcome.cost = AnswerCost(job.model, answer);
+      stored = tasks.FinishSend(*request_id, outcome, answer);
+    } else if (result.ok()) {
+      outcome.outcome = "invalid answer";
+      outcome.error = "the answer failed its check: " + check_failure;
+      stored = tasks.FailSend(*request_id, outcome, /*requeue=*/false);
     } else {
       stored = tasks.FailSend(*request_id, outcome,
                               /*requeue=*/result.outcome == llm::ChatOutcome::kCancelled);
@@ -378,7 +477,10 @@ struct ModelRun::Impl {
       llm::ChatResult result;
       bool sent = false;
       if (!cancel.load() && store) {
-        result = Send(*store, q.send, q.job->planner->item_path());
+        result = Send(*store, q.send, q.job->planner->item_path(), [&q] {
+          std::lock_guard<std::mutex> item_lock(q.job->mutex);
+          return q.job->planner->Timeline();
+        });
         sent = result.outcome != llm::ChatOutcome::kCancelled;
       }
       if (store) {

@@ -5,10 +5,34 @@
 #include <algorithm>
 
 #include "base/file_util.h"
+#include "jobs/prompt_kinds.h"
 #include "llm/client/json_schema.h"
 #include "storage/sha256.h"
 
 namespace reel::jobs {
+
+void ApplyPromptKinds(JobSpec* job) {
+  for (PromptSpec& prompt : job->prompts) {
+    const PromptRequest request = PromptRequestFor(prompt, std::nullopt);
+    prompt.question = request.question;
+    if (request.json_schema && prompt.json_schema.empty() && prompt.json_schema_file.empty()) {
+      prompt.json_schema = *request.json_schema;
+    }
+  }
+}
+
+std::optional<double> AnswerCost(const ModelSpec& m, const storage::AnswerRecord& a) {
+  if (m.price_input_per_million <= 0 && m.price_cached_input_per_million <= 0 &&
+      m.price_output_per_million <= 0) {
+    return std::nullopt;
+  }
+  const double prompt = static_cast<double>(a.prompt_tokens.value_or(0));
+  const double cached = static_cast<double>(a.cached_tokens.value_or(0));
+  const double completion = static_cast<double>(a.completion_tokens.value_or(0));
+  return ((prompt - cached) * m.price_input_per_million +
+          cached * m.price_cached_input_per_million + completion * m.price_output_per_million) /
+         1e6;
+}
 
 Result<ModelSetup> LoadModelSetup(const JobSpec& job) {
   ModelSetup setup;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -31,6 +32,14 @@ struct ModelSetup {
   std::shared_ptr<const ContextSetup> context;  // template and tokenizer (or the estimate)
   std::map<std::string, std::string> schemas;   // prompt id -> compact JSON schema ("" = none)
 };
+
+// Fills in what a prompt's kind implies (jobs/prompt_kinds.h): the built-in question and schema of
+// `kind: chapters` where the job gives none. Called once on the job a run, an export or an ask
+// uses, before the context stage sees the prompts.
+void ApplyPromptKinds(JobSpec* job);
+
+// The cost of one answer from the job's per-million prices; nullopt when the job sets none.
+std::optional<double> AnswerCost(const ModelSpec& model, const storage::AnswerRecord& answer);
 
 // Loads the tokenizer and the prompts' schema files. Errors name the file and the prompt.
 Result<ModelSetup> LoadModelSetup(const JobSpec& job);

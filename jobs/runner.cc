@@ -352,7 +352,11 @@ Result<std::vector<InputFile>> ShardInputs(const JobSpec& job, const ShardSpec& 
   return mine;
 }
 
-RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
+RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
+  // What the prompts' kinds imply (a chapters prompt's built-in question and schema) is filled
+  // in once, so the context stage and the model stage see the same prompts.
+  JobSpec job = job_as_given;
+  ApplyPromptKinds(&job);
   RunOutcome outcome;
   ProgressReporter& progress = *options.progress;
   auto stop_requested = [&] {
@@ -515,6 +519,11 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
     FrameSpool(FrameSpool::RootFor(options.database)).RemoveAll();
     outcome.model = model->counters();
+    // Time references in the answers of this run (storage: answer_times).
+    if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+        !indexed.ok()) {
+      progress.Warning("answer time references not updated: " + indexed.status().message());
+    }
     storage::TaskStore tasks(store->database());
     Result<storage::SendTotals> totals = tasks.Totals(run->id, std::nullopt);
     Result<storage::TaskCounts> counts = tasks.CountTasks(*job_id);

@@ -154,7 +154,7 @@ constexpr Step kSteps[] = {
    "  error, latency_seconds, sent_at, finished_at, task_id, via, outcome, http_status, "
    "  attempts, retry_reasons, total_seconds, ttft_seconds, request_bytes, server_request_id, "
    "  local_prompt_tokens, too_long_prompt_tokens, too_long_output_tokens, "
-   "  too_long_context_length) "
+   "  too_long_context_length, cost) "
    "SELECT r.uid, m.dst_id, "
    "  (SELECT dc.id FROM src.contexts sc JOIN main.contexts dc ON dc.item_id = m.dst_id "
    "     AND dc.prompt_id = sc.prompt_id AND dc.context_hash = sc.context_hash "
@@ -166,7 +166,7 @@ constexpr Step kSteps[] = {
    "   WHERE st.id = r.task_id), "
    "  r.via, r.outcome, r.http_status, r.attempts, r.retry_reasons, r.total_seconds, "
    "  r.ttft_seconds, r.request_bytes, r.server_request_id, r.local_prompt_tokens, "
-   "  r.too_long_prompt_tokens, r.too_long_output_tokens, r.too_long_context_length "
+   "  r.too_long_prompt_tokens, r.too_long_output_tokens, r.too_long_context_length, r.cost "
    "FROM src.requests r JOIN temp.merge_items m ON m.src_id = r.item_id "
    "WHERE true ON CONFLICT(uid) DO UPDATE SET status = excluded.status, "
    "  error = excluded.error, latency_seconds = excluded.latency_seconds, "
@@ -177,7 +177,7 @@ constexpr Step kSteps[] = {
    "  server_request_id = excluded.server_request_id, "
    "  too_long_prompt_tokens = excluded.too_long_prompt_tokens, "
    "  too_long_output_tokens = excluded.too_long_output_tokens, "
-   "  too_long_context_length = excluded.too_long_context_length "
+   "  too_long_context_length = excluded.too_long_context_length, cost = excluded.cost "
    "WHERE requests.status = 'sent' AND excluded.status != 'sent'", &MergeStats::requests},
 
   {"INSERT INTO main.responses(request_id, content, reasoning, finish_reason, prompt_tokens, "

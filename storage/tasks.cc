@@ -126,7 +126,7 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
           "attempts = ?6, retry_reasons = ?7, latency_seconds = ?8, total_seconds = ?9, "
           "ttft_seconds = ?10, request_bytes = ?11, server_request_id = ?12, "
           "too_long_prompt_tokens = ?13, too_long_output_tokens = ?14, "
-          "too_long_context_length = ?15, finished_at = " +
+          "too_long_context_length = ?15, cost = ?16, finished_at = " +
               Now() + " WHERE id = ?1 AND status = 'sent'"));
   std::optional<std::string> error;
   if (!o.error.empty()) error = o.error;
@@ -148,7 +148,8 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
       .Bind(12, o.server_request_id)
       .Bind(13, o.too_long_prompt_tokens)
       .Bind(14, o.too_long_output_tokens)
-      .Bind(15, o.too_long_context_length);
+      .Bind(15, o.too_long_context_length)
+      .Bind(16, o.cost);
   REEL_RETURN_IF_ERROR(update.Run());
   if (sqlite3_changes(db) == 0) {
     return NotFound("request " + std::to_string(request_id) + " is not waiting for an answer");

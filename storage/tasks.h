@@ -80,6 +80,7 @@ struct SendOutcome {
   std::optional<int64_t> too_long_prompt_tokens;
   std::optional<int64_t> too_long_output_tokens;
   std::optional<int64_t> too_long_context_length;
+  std::optional<double> cost;  // from the job's prices
 };
 
 // The answer of a succeeded send (responses row).

@@ -42,6 +42,7 @@ struct AskFlags {
   bool reasoning = false;
   bool no_stream = false;
   bool verbose = false;
+  bool chapters = false;
 };
 
 std::optional<std::string> Env(const char* name) {
@@ -94,8 +95,7 @@ class AnswerPrinter {
   void Retry(const std::string& item, const std::string& reason) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (owner_ != item) return;
-    std::fprintf(stderr, "\n[the answer was cut off (%s); asking again]\n",
-                 SafeUtf8(reason).c_str());
+    std::fprintf(stderr, "\n[asking again: %s]\n", SafeUtf8(reason).c_str());
     shown_any_ = false;
   }
 
@@ -161,16 +161,19 @@ class AnswerPrinter {
 };
 
 int RunAsk(const AskFlags& flags) {
-  if (flags.args.size() < 2) {
-    std::fprintf(stderr, "reel ask: give one or more files and then the question\n");
+  if (flags.args.size() < (flags.chapters ? 1u : 2u)) {
+    std::fprintf(stderr, "reel ask: give one or more files and then the question%s\n",
+                 flags.chapters ? "" : " (or --chapters)");
     return kExitUsage;
   }
-  const std::string question = flags.args.back();
-  if (question.find_first_not_of(" \t\r\n") == std::string::npos) {
+  // With --chapters every argument is a file: the question is the built-in one.
+  const std::string question = flags.chapters ? "" : flags.args.back();
+  if (!flags.chapters && question.find_first_not_of(" \t\r\n") == std::string::npos) {
     std::fprintf(stderr, "reel ask: the question is empty\n");
     return kExitUsage;
   }
-  std::vector<std::string> files(flags.args.begin(), flags.args.end() - 1);
+  std::vector<std::string> files(flags.args.begin(),
+                                 flags.chapters ? flags.args.end() : flags.args.end() - 1);
   for (std::string& f : files) {
     std::error_code ec;
     if (!fs::exists(f, ec)) {
@@ -203,6 +206,7 @@ int RunAsk(const AskFlags& flags) {
                            {"dialect", flags.dialect},
                            {"concurrency", 4}}},
                          {"prompts", {{{"id", "ask"}, {"question", "?"}}}}};
+  if (flags.chapters) spec["prompts"] = {{{"kind", "chapters"}}};
   if (flags.fps) spec["sampling"] = {{"policy", "fps"}, {"fps", *flags.fps}};
   jobs::ParseOptions parse_options;
   parse_options.lookup_env = [](const std::string&) -> std::optional<std::string> {
@@ -223,7 +227,7 @@ int RunAsk(const AskFlags& flags) {
   job->model.endpoint = url;
   job->model.name = flags.model ? *flags.model : Env("REEL_MODEL").value_or(job->model.name);
   job->model.api_key_env = Env("REEL_API_KEY") ? "REEL_API_KEY" : "";
-  job->prompts[0].question = question;
+  if (!flags.chapters) job->prompts[0].question = question;
   if (flags.json_schema) job->prompts[0].json_schema_file = *flags.json_schema;
   if (flags.tokenizer) {
     job->context.tokenizer = fs::absolute(*flags.tokenizer).string();
@@ -295,13 +299,18 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "main point?\"\n"
       "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Which clip shows a dog?\"\n"
       "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
-      "job 'ask', prompt 'ask': `reel results`, `reel search` and `reel status` read it. The "
+      "job 'ask', prompt 'ask' (or 'chapters'): `reel results`, `reel search` and `reel status` "
+      "read it. The "
       "model\n"
       "name comes from --model, else $REEL_MODEL, else MiniMax-M3; an API key from $REEL_API_KEY.\n"
       "Exit status: 0 answered, 1 failed, 2 bad command line, 130/143 interrupted.");
-  cmd->add_option("FILE_AND_QUESTION", flags->args, "Files (or folders), then the question")
+  cmd->add_option("FILE_AND_QUESTION", flags->args,
+                  "Files (or folders), then the question (no question with --chapters)")
       ->required()
-      ->expected(2, -1);
+      ->expected(1, -1);
+  cmd->add_flag("--chapters", flags->chapters,
+                "Divide each file into chapters (the built-in chapters prompt: a JSON list with "
+                "times, checked against the sampled frames; prompt id 'chapters')");
   cmd->add_option("--endpoint", flags->endpoint,
                   "The server's OpenAI-compatible base URL (default $REEL_MODEL_URL)");
   cmd->add_option("--model", flags->model, "The model name the server serves");

@@ -67,8 +67,11 @@ int RunImport(const ImportFlags& flags) {
     std::fprintf(stderr, "reel import: %s\n", db.status().message().c_str());
     return db.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
+  // The job (for prompt kinds and prices), when the database says which: optional here.
+  Result<jobs::JobSpec> job = ResolveJob(*db);
   jobs::ImportOptions options;
   options.database = db->path;
+  if (job.ok()) options.job = &*job;
   options.results_path = flags.results;
   options.dialect = flags.dialect;
   Result<jobs::ImportResult> result = jobs::ImportBatch(options);

@@ -390,6 +390,7 @@ ALTER TABLE requests ADD COLUMN local_prompt_tokens INTEGER;
 ALTER TABLE requests ADD COLUMN too_long_prompt_tokens INTEGER;  -- the server's count, too long
 ALTER TABLE requests ADD COLUMN too_long_output_tokens INTEGER;  -- the output it was asked for
 ALTER TABLE requests ADD COLUMN too_long_context_length INTEGER; -- the server's window
+ALTER TABLE requests ADD COLUMN cost REAL;  -- from the job's prices (model.price), if any
 CREATE INDEX requests_task ON requests(task_id);
 CREATE INDEX requests_run ON requests(run_id);
 

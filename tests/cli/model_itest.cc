@@ -603,5 +603,47 @@ TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
   EXPECT_NE(none.err.find("REEL_MODEL_URL"), std::string::npos);
 }
 
+// The chapters prompt kind: an answer that fails its check (overlapping chapters) is asked again
+// once in the same conversation; the checked chapters are stored as JSON, snapped to frames.
+TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_chapters");
+  const json bad = {{"chapters",
+                     {{{"start", "00:00"}, {"end", "00:02"}, {"title", "A"}, {"summary", ""}},
+                      {{"start", "00:01"}, {"end", "00:03"}, {"title", "B"}, {"summary", ""}}}}};
+  const json good = {{"chapters",
+                      {{{"start", "00:00"}, {"end", "00:01"}, {"title", "A"}, {"summary", "a"}},
+                       {{"start", "00:01"}, {"end", "00:03"}, {"title", "B"}, {"summary", "b"}}}}};
+  server.Script(json::array({{{"kind", "content"}, {"content", bad.dump()}},
+                             {{"kind", "content"}, {"content", good.dump()}}})
+                    .dump());
+  const std::string env = "XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= ";
+  CommandResult ask =
+      ReelEnv(env, "ask --chapters media/short.mp4 --endpoint " + server.endpoint(), dir);
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_NE(ask.err.find("[asking again: "), std::string::npos) << ask.err;
+  const std::string db = dir + "/data/reel/reel.db";
+  json rows = QueryJson(db,
+                        "SELECT r.attempts, r.retry_reasons, a.json_answer FROM latest_answers a "
+                        "JOIN requests r ON r.id = (SELECT request_id FROM responses WHERE id = "
+                        "a.response_id) WHERE a.prompt_id = 'chapters'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["attempts"], 2);
+  EXPECT_NE(rows[0]["retry_reasons"].get<std::string>().find("overlaps"), std::string::npos);
+  json chapters = json::parse(rows[0]["json_answer"].get<std::string>());
+  ASSERT_EQ(chapters.size(), 2u);
+  EXPECT_EQ(chapters[1]["title"], "B");
+  EXPECT_EQ(chapters[1]["start_frame"], 1);  // the frame at 1 s
+  std::vector<json> chats = ChatLog(server);
+  ASSERT_EQ(chats.size(), 2u);
+  const json& messages = chats[1]["body"]["messages"];
+  EXPECT_EQ(messages[messages.size() - 2]["role"], "assistant");
+  EXPECT_EQ(messages[messages.size() - 2]["content"], bad.dump());
+  EXPECT_EQ(messages.back()["role"], "user");
+  EXPECT_NE(messages.back()["content"].get<std::string>().find("overlaps"), std::string::npos);
+  EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "answer");
+}
+
 }  // namespace
 }  // namespace reel::testing
