@@ -2,7 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <filesystem>
+
 #include "base/file_util.h"
+#include "base/utf8.h"
+#include "llm/request_body.h"
 #include "storage/sha256.h"
 
 namespace reel::jobs {
@@ -174,6 +179,62 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
     ids.push_back(id);
   }
   return ids;
+}
+
+Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
+                                     const ContextSetup& setup, int64_t item_id,
+                                     const PromptSpec& prompt) {
+  REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
+  if (!item) return NotFound("item " + std::to_string(item_id) + " is not in the database");
+  ItemContext c;
+  c.item = std::move(*item);
+  REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id));
+  REEL_ASSIGN_OR_RETURN(c.context, llm::BuildContext(c.input, ContextOptionsFor(job, prompt),
+                                                     setup.chat_template, *setup.counter));
+  c.settings_key = ContextSettingsKey(job, prompt, setup, c.item);
+  return c;
+}
+
+Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
+                                            size_t segment, ContextFramesReport* frames) {
+  if (segment >= c.context.segments.size()) {
+    return InvalidArgument(c.item.path + ": the context has " +
+                           std::to_string(c.context.segments.size()) + " segment(s), no segment " +
+                           std::to_string(segment));
+  }
+  std::vector<size_t> needed = llm::FramesNeeded(c.context, segment);
+  std::vector<std::string> files;
+  if (!needed.empty()) {
+    REEL_ASSIGN_OR_RETURN(files, ContextFrameFiles(job, c.item, c.input, c.context, needed,
+                                                   FrameCacheDir(job), frames));
+  }
+  std::string url;
+  if (c.context.transport == llm::Transport::kFile) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(UnescapeInvalidUtf8(c.item.path), ec);
+    url = "file://";
+    for (unsigned char ch : p.lexically_normal().string()) {  // percent-encoded (url2pathname)
+      if (std::isalnum(ch) || ch == '/' || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+        url += static_cast<char>(ch);
+      } else {
+        static const char kHex[] = "0123456789ABCDEF";
+        url += '%';
+        url += kHex[ch >> 4];
+        url += kHex[ch & 15];
+      }
+    }
+  }
+  llm::ChatRequest request;
+  REEL_ASSIGN_OR_RETURN(request.messages, llm::BuildMessages(c.context, segment, files, url));
+  const ModelSpec& m = job.model;
+  request.max_completion_tokens = m.max_output_tokens;
+  request.temperature = m.temperature;
+  request.top_p = m.top_p;
+  if (m.top_k != -1) request.top_k = m.top_k;
+  request.seed = m.seed;
+  request.thinking_mode = llm::ThinkingModeName(ThinkingOf(job));
+  request.prompt_tokens_estimate = c.context.segments[segment].tokens.total;
+  return request;
 }
 
 }  // namespace reel::jobs

@@ -143,6 +143,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "  # " << Str(ResolveJobPath(job.base_dir, job.storage.database));
   }
   out << "\n";
+  out << "  frame_cache: " << Str(job.storage.frame_cache)
+      << (job.storage.frame_cache.empty() ? "  # <database>.frames" : "") << "\n";
 
   out << "text:\n";
   out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";

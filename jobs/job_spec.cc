@@ -144,7 +144,7 @@ const std::vector<std::string> kModelKeys = {
     "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
     "connect_timeout", "read_timeout", "retries"};
 const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
-const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
@@ -1155,6 +1155,7 @@ class Parser {
         job_.storage.database = database;
       }
     }
+    ReadString(*fields, "frame_cache", "storage", &job_.storage.frame_cache);
   }
 
   void ReadTextSettings(const Fields& top) {

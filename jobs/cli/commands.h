@@ -36,5 +36,6 @@ void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
 void AddTokenizeCommand(CLI::App& app, int& exit_code);
+void AddContextCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

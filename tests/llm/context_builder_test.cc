@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/chat_template.h"
+#include "llm/client/body_source.h"
 #include "llm/context_builder.h"
 #include "llm/internal/byte_level.h"
 #include "llm/request_body.h"
@@ -294,35 +295,88 @@ TEST(ContextBuilderTest, EstimateWhenNoTokenizerIsNamed) {
   EXPECT_NE(m["count"]["method"].get<std::string>().find("estimate"), std::string::npos);
 }
 
-TEST(RequestBodyTest, ImagesTransportBody) {
+// Writes `bytes` to a file in the test's temporary directory; returns its path.
+std::string TempFile(const std::string& name, const std::string& bytes) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(RequestBodyTest, ImagesTransportMessages) {
   Fixture fx;
   ContextInput in = ShortVideo();
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok());
-  std::string body;
-  RequestSettings settings;
-  settings.seed = 7;
-  RequestBodyWriter w(*ctx, 0, in, settings, [&](std::string_view s) {
-    body.append(s);
-    return Status::Ok();
-  });
-  ASSERT_EQ(w.FramesNeeded().size(), 5u);
-  ASSERT_TRUE(w.Begin().ok());
-  for (size_t i = 0; i < 5; ++i) ASSERT_TRUE(w.AddFrame("abc").ok());
-  ASSERT_TRUE(w.Finish().ok());
-  json j = json::parse(body);
-  EXPECT_EQ(j["model"], "MiniMax-M3");
-  EXPECT_EQ(j["max_completion_tokens"], 16384);
-  EXPECT_EQ(j["seed"], 7);
-  EXPECT_EQ(j["chat_template_kwargs"]["thinking_mode"], "adaptive");
-  const json& parts = j["messages"][1]["content"];
-  EXPECT_EQ(j["messages"][0]["role"], "system");
+  ASSERT_EQ(FramesNeeded(*ctx, 0), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  std::vector<std::string> files;
+  for (int i = 0; i < 5; ++i)
+    files.push_back(TempFile("f" + std::to_string(i), "ab" + std::to_string(i)));
+  auto messages = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(messages.ok()) << messages.status().ToString();
+  auto text = ReadAll(**messages);
+  ASSERT_TRUE(text.ok());
+  json j = json::parse(*text);
+  EXPECT_EQ(j[0]["role"], "system");
+  EXPECT_EQ(j[0]["content"], "You are a helpful assistant.");
+  const json& parts = j[1]["content"];
+  EXPECT_EQ(j[1]["role"], "user");
   EXPECT_EQ(parts[0]["type"], "text");
   EXPECT_EQ(parts[0]["text"], "Frame at 0.0 s:\n");
-  EXPECT_EQ(parts[1]["image_url"]["url"], "data:image/jpeg;base64,YWJj");
+  EXPECT_EQ(parts[1]["image_url"]["url"], "data:image/jpeg;base64," + Base64Encode("ab0"));
   EXPECT_EQ(parts.back()["text"], "What happens?");
-  EXPECT_EQ(Base64("ab"), "YWI=");
-  EXPECT_EQ(Base64("a"), "YQ==");
+  // Deterministic, and the same when read again.
+  auto again = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(ReadAll(**again).value(), *text);
+  EXPECT_EQ(ReadAll(**messages).value(), *text);
+  // A needed frame without a file is an error, not a silent gap.
+  files[3].clear();
+  EXPECT_FALSE(BuildMessages(*ctx, 0, files).ok());
+}
+
+TEST(RequestBodyTest, VideoTransportSendsTheFramesAsOneList) {
+  Fixture fx;
+  fx.options.transport = Transport::kVideo;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok());
+  std::vector<std::string> files;
+  for (int i = 0; i < 5; ++i)
+    files.push_back(TempFile("v" + std::to_string(i), "xyz" + std::to_string(i)));
+  auto messages = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(messages.ok());
+  json j = json::parse(ReadAll(**messages).value());
+  const json& parts = j[1]["content"];
+  std::string url;
+  for (const json& p : parts) {
+    if (p["type"] == "video_url") url = p["video_url"]["url"];
+  }
+  std::string want = "data:video/jpeg;base64,";
+  for (int i = 0; i < 5; ++i) want += (i ? "," : "") + Base64Encode("xyz" + std::to_string(i));
+  EXPECT_EQ(url, want);
+}
+
+TEST(RequestBodyTest, FileTransportSendsTheUrl) {
+  Fixture fx;
+  fx.options.transport = Transport::kFile;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok());
+  EXPECT_TRUE(FramesNeeded(*ctx, 0).empty());
+  auto messages = BuildMessages(*ctx, 0, {}, "file:///media/clip.mp4");
+  ASSERT_TRUE(messages.ok());
+  json j = json::parse(ReadAll(**messages).value());
+  bool found = false;
+  for (const json& p : j[1]["content"]) {
+    if (p["type"] == "video_url") {
+      EXPECT_EQ(p["video_url"]["url"], "file:///media/clip.mp4");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(BuildMessages(*ctx, 0, {}).ok());  // the URL is required
 }
 
 }  // namespace
