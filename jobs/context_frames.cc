@@ -17,8 +17,7 @@ namespace {
 
 constexpr int kJpegQuality = 90;
 
-std::string FrameKey(const storage::ItemRecord& item, int64_t sample_index, int width,
-                     int height) {
+std::string FrameKey(const storage::ItemRecord& item, int64_t sample_index, int width, int height) {
   std::string key = "reel-frame 1\ncontent=" + item.content_hash.value_or("") +
                     "\nsettings=" + item.settings_hash;
   if (!item.content_hash) {  // unknown content: the file's identity stands in
@@ -51,17 +50,15 @@ Status WriteJpeg(const std::string& path, pipeline::Image image, int width, int 
 }  // namespace
 
 std::string FrameCacheDir(const JobSpec& job) {
-  if (!job.storage.frame_cache.empty()) return ResolveJobPath(job.base_dir, job.storage.frame_cache);
+  if (!job.storage.frame_cache.empty())
+    return ResolveJobPath(job.base_dir, job.storage.frame_cache);
   return ResolveJobPath(job.base_dir, job.storage.database) + ".frames";
 }
 
-Result<std::vector<std::string>> ContextFrameFiles(const JobSpec& job,
-                                                   const storage::ItemRecord& item,
-                                                   const llm::ContextInput& input,
-                                                   const llm::Context& context,
-                                                   const std::vector<size_t>& frames,
-                                                   const std::string& cache_dir,
-                                                   ContextFramesReport* report) {
+Result<std::vector<std::string>> ContextFrameFiles(
+    const JobSpec& job, const storage::ItemRecord& item, const llm::ContextInput& input,
+    const llm::Context& context, const std::vector<size_t>& frames, const std::string& cache_dir,
+    ContextFramesReport* report) {
   ContextFramesReport local;
   ContextFramesReport& r = report != nullptr ? *report : local;
   const int width = context.frame_width, height = context.frame_height;
@@ -113,9 +110,9 @@ Result<std::vector<std::string>> ContextFrameFiles(const JobSpec& job,
     const size_t f = it->second;
     if (std::abs(frame.time_s - input.frames[f].time_s) > 1e-3) {
       failure = CorruptData(item.path + ": frame " + std::to_string(frame.index) + " is now at " +
-                         std::to_string(frame.time_s) + " s, it was stored at " +
-                         std::to_string(input.frames[f].time_s) +
-                         " s: the file changed since it was sampled (run the job again)");
+                            std::to_string(frame.time_s) + " s, it was stored at " +
+                            std::to_string(input.frames[f].time_s) +
+                            " s: the file changed since it was sampled (run the job again)");
       return failure;
     }
     Status written = WriteJpeg(paths[f], std::move(frame.image), width, height, item.path);
@@ -137,8 +134,8 @@ Result<std::vector<std::string>> ContextFrameFiles(const JobSpec& job,
   if (!sampled.ok() && !finished) return sampled.status();
   if (!missing.empty()) {
     return CorruptData(item.path + ": " + std::to_string(missing.size()) +
-                    " frames of the context could not be decoded again (first: sample " +
-                    std::to_string(missing.begin()->first) + ")");
+                       " frames of the context could not be decoded again (first: sample " +
+                       std::to_string(missing.begin()->first) + ")");
   }
   return paths;
 }

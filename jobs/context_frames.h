@@ -42,12 +42,9 @@ struct ContextFramesReport {
 // frames not asked for). `item` is the stored item (its path, content and settings hashes).
 // Errors name the item's file: it cannot be read, it no longer gives the stored frames (it
 // changed since it was sampled), a frame could not be decoded.
-Result<std::vector<std::string>> ContextFrameFiles(const JobSpec& job,
-                                                   const storage::ItemRecord& item,
-                                                   const llm::ContextInput& input,
-                                                   const llm::Context& context,
-                                                   const std::vector<size_t>& frames,
-                                                   const std::string& cache_dir,
-                                                   ContextFramesReport* report = nullptr);
+Result<std::vector<std::string>> ContextFrameFiles(
+    const JobSpec& job, const storage::ItemRecord& item, const llm::ContextInput& input,
+    const llm::Context& context, const std::vector<size_t>& frames, const std::string& cache_dir,
+    ContextFramesReport* report = nullptr);
 
 }  // namespace reel::jobs

@@ -92,12 +92,13 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
   {
     const ContextSpec& c = job.context;
-    out << "  fit_steps: [";
+    // Explicit steps only: otherwise fit_strategy stays the setting (a comment shows its steps).
+    out << (c.fit_steps.empty() ? "  # fit_steps: [" : "  fit_steps: [");
     std::vector<llm::FitStep> steps = FitStepsOf(c);
     for (size_t i = 0; i < steps.size(); ++i) {
       out << (i ? ", " : "") << llm::FitStepName(steps[i]);
     }
-    out << "]\n";
+    out << (c.fit_steps.empty() ? "]  (from fit_strategy)\n" : "]\n");
     out << "  tokenizer: "
         << (c.tokenizer.empty() ? "\"\"  # none: counts are estimated" : Str(c.tokenizer)) << "\n";
     out << "  template: " << Str(c.chat_template) << "\n";

@@ -73,8 +73,7 @@ Result<std::vector<StoredItem>> FindItems(const std::string& db, const std::stri
     if (it.path == w || std::to_string(it.id) == w) return std::vector<StoredItem>{it};
   }
   std::error_code ec;
-  std::string absolute =
-      DisplayPath(std::filesystem::absolute(w, ec).lexically_normal().string());
+  std::string absolute = DisplayPath(std::filesystem::absolute(w, ec).lexically_normal().string());
   for (const StoredItem& it : items) {
     if (it.path == absolute) return std::vector<StoredItem>{it};
   }
@@ -180,8 +179,8 @@ int RunContext(const ContextFlags& flags) {
     if (it.status == "done") {
       done.push_back(it);
     } else if (flags.item) {
-      std::fprintf(stderr, "reel context: %s is %s, not done: run the job first\n",
-                   it.path.c_str(), it.status.c_str());
+      std::fprintf(stderr, "reel context: %s is %s, not done: run the job first\n", it.path.c_str(),
+                   it.status.c_str());
       return kExitFailed;
     }
   }
@@ -269,8 +268,7 @@ int RunContext(const ContextFlags& flags) {
                      "from the cache, %d decoded\n",
                      flags.request->c_str(), Num(written).c_str(), flags.segment + 1,
                      c->context.segments.size(), Num(seg.tokens.total).c_str(),
-                     c->context.count_exact ? "exact" : "estimate", frames.cached,
-                     frames.decoded);
+                     c->context.count_exact ? "exact" : "estimate", frames.cached, frames.decoded);
         return kExitOk;
       }
       if (flags.json) {
@@ -320,8 +318,9 @@ void AddContextCommand(CLI::App& app, int& exit_code) {
                   "--request: which segment of a split video (0-based; default 0)");
   cmd->add_option("--dialect", flags->dialect, "--request: vllm (default), sglang or openai");
   cmd->add_option("--db", flags->db, "The database (default: the job's storage.database)");
-  cmd->footer("Exit status: 0 ok, 1 failed (no database, no done items, a context that does "
-              "not fit), 2 bad options or job file.");
+  cmd->footer(
+      "Exit status: 0 ok, 1 failed (no database, no done items, a context that does "
+      "not fit), 2 bad options or job file.");
   cmd->callback([flags, &exit_code] { exit_code = RunContext(*flags); });
 }
 
