@@ -3,11 +3,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "base/file_util.h"
 #include "base/utf8.h"
 #include "llm/request_body.h"
+#include "pipeline/smart_resize.h"
 #include "storage/sha256.h"
 
 namespace reel::jobs {
@@ -72,6 +75,16 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
         const auto& v = media["video"];
         in.source_width = v.value("width", 0);
         in.source_height = v.value("height", 0);
+        // Frames are resized from the display shape (sample aspect applied) unless the sample
+        // says "storage"; lower_resolution must start from the same shape.
+        std::string sar = v.value("sample_aspect_ratio", std::string());
+        bool display = !(media.contains("sample") && media["sample"].is_object() &&
+                         media["sample"].value("shape", std::string()) == "storage");
+        int num = 0, den = 0;
+        if (display && std::sscanf(sar.c_str(), "%d:%d", &num, &den) == 2) {
+          in.source_width =
+              pipeline::DisplaySize({in.source_width, in.source_height}, {num, den}).width;
+        }
         int rotation = v.value("rotation", 0);
         if (rotation % 180 != 0) std::swap(in.source_width, in.source_height);
       }

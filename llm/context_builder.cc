@@ -692,6 +692,17 @@ Result<Context> Builder::Build() {
     question.text = seg.padding + o_.question;
     seg.parts.push_back(std::move(question));
     seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+    if (seg.tokens.total > ctx.limit && !seg.padding.empty()) {
+      // The padding is a nicety: a request that fits only without it goes unaligned.
+      seg.parts.back().text = o_.question;
+      seg.padding.clear();
+      seg.prefix_aligned = false;
+      seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+      std::vector<Piece> prefix =
+          Render(std::vector<ContextPart>(seg.parts.begin(), seg.parts.end() - 1), "", "");
+      prefix.back().text.resize(prefix.back().text.size() - Tail().size());
+      seg.prefix_tokens = pieces_.Count(prefix).total;
+    }
     seg.tokens.margin = t_.margin_tokens;
     if (seg.tokens.total > ctx.limit) {
       return LimitExceeded(in_.item_path + ": the request needs " +

@@ -4,9 +4,10 @@
 //
 // Layout of the user turn, in time order: documents (before or after the video, as the job
 // says), then each frame (or frame pair) with its time and the subtitle / transcript lines that
-// start before the next frame, then padding up to a 128-token block boundary (exact counts
-// only), then the question. Everything before the question depends only on the item, the system
-// prompt and the settings, so the prompts of a job share a cacheable prefix.
+// start before the next frame, then padding up to a 128-token block boundary (exact counts, when
+// the request still fits with it), then the question. Everything before the question depends only
+// on the item, the system prompt and the settings, so the prompts of a job share a cacheable
+// prefix.
 //
 // Transports (how frames travel; token costs as the MiniMax-M3 processor of vLLM and SGLang
 // expands them, see docs/contexts.md):
