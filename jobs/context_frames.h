@@ -9,10 +9,10 @@
 // frame is stored once and a changed file or setting never reuses a stale one. Files are written
 // atomically (a crash leaves no half file).
 //
-// Cost per hour of video at 1 fps (3,600 frames, JPEG quality 90): at the default 1008x560 frame
-// size about 3,600 x ~75 KB = ~270 MB of cache; at the 700x392 a full 1M-token request uses,
-// ~130 MB (docs/contexts.md has the measured figures). Without the cache every request would
-// decode the hour again.
+// Cost per hour of video at 1 fps (3,600 frames, JPEG quality 90), measured by bench/context_bench
+// on FFmpeg's testsrc2 pattern: 169 MB at the default 1008x560, 145 MB at the 868x476 a full
+// 1M-token `video` request of a 1080p hour uses (docs/contexts.md). Without the cache every
+// request would decode the hour again.
 //
 // Thread safety: functions are reentrant; two processes filling the same cache write the same
 // bytes (the rename is atomic).

@@ -36,6 +36,17 @@ Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job)
     setup->tokenizer_sha256 = storage::Sha256Hex(text);
     Result<llm::Tokenizer> tok = llm::Tokenizer::FromJson(text, setup->tokenizer_path);
     if (!tok.ok()) return tok.status();
+    // The template's special tokens (turn markers, media start/end, placeholders) must be single
+    // tokens of the file: a file of another model would count them as text, wrongly.
+    std::string missing;
+    for (const std::string& special : setup->chat_template.special_tokens) {
+      if (!tok->TokenToId(special)) missing += (missing.empty() ? "'" : ", '") + special + "'";
+    }
+    if (!missing.empty()) {
+      return InvalidArgument(setup->tokenizer_path + ": has no token " + missing +
+                             " of the chat template '" + setup->chat_template.name +
+                             "': the tokenizer and 'context.template' are of different models");
+    }
     setup->tokenizer = std::make_unique<llm::Tokenizer>(std::move(tok).value());
     setup->counter = std::make_unique<llm::TokenCounter>(
         setup->tokenizer.get(),

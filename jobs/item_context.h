@@ -34,7 +34,8 @@ struct ContextSetup {
   std::unique_ptr<llm::TokenCounter> counter;
 };
 
-// Errors: the tokenizer file cannot be read or is refused (the message names it).
+// Errors: the tokenizer file cannot be read or is refused (the message names it), or lacks one of
+// the template's special tokens (a tokenizer of another model: kInvalidArgument naming them).
 Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job);
 
 // The stored item as builder input. Errors: the item is missing.

@@ -497,27 +497,47 @@ Result<Context> Builder::Build() {
                       " dHash bits of the frame before them";
     } else if (step == FitStep::kLowerResolution && !frames_fixed && !plan.frames.empty() &&
                in_.source_width > 0 && in_.source_height > 0) {
-      int64_t max_pixels = static_cast<int64_t>(plan.width) * plan.height;
-      int old_w = plan.width, old_h = plan.height;
-      bool changed = false;
-      while (!fits(plan) && max_pixels / 2 >= o_.min_pixels_floor) {
-        max_pixels /= 2;
+      // The largest frame size that fits: smart resize of the source with the largest
+      // max_pixels in [floor, current area) whose request fits (sizes grow with max_pixels).
+      const int old_w = plan.width, old_h = plan.height;
+      auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
         pipeline::SmartResizeOptions r;
         r.factor = o_.resize_factor;
         r.min_pixels = std::min<int64_t>(3136, max_pixels);
         r.max_pixels = max_pixels;
         r.max_aspect_ratio = o_.max_aspect_ratio;
         auto size = pipeline::SmartResize({in_.source_width, in_.source_height}, r);
-        if (!size.ok()) break;
-        plan.width = size->width;
-        plan.height = size->height;
-        plan.max_pixels = max_pixels;
-        changed = true;
+        if (!size.ok()) return std::nullopt;
+        Plan p = plan;
+        p.width = size->width;
+        p.height = size->height;
+        p.max_pixels = max_pixels;
+        return p;
+      };
+      const int64_t area = static_cast<int64_t>(plan.width) * plan.height;
+      if (area <= o_.min_pixels_floor) continue;
+      std::optional<Plan> lowest = sized(o_.min_pixels_floor);
+      if (!lowest) continue;
+      int64_t chosen = o_.min_pixels_floor;
+      if (fits(*lowest)) {
+        int64_t lo = o_.min_pixels_floor, hi = area - 1;
+        while (lo < hi) {
+          int64_t mid = lo + (hi - lo + 1) / 2;
+          std::optional<Plan> p = sized(mid);
+          if (p && fits(*p)) {
+            lo = mid;
+          } else {
+            hi = mid - 1;
+          }
+        }
+        chosen = lo;
       }
-      if (!changed) continue;
+      std::optional<Plan> next = sized(chosen);
+      if (!next || (next->width == plan.width && next->height == plan.height)) continue;
+      plan = *next;
       action.detail = "frames " + std::to_string(old_w) + "x" + std::to_string(old_h) + " -> " +
                       std::to_string(plan.width) + "x" + std::to_string(plan.height) +
-                      " (max_pixels " + std::to_string(max_pixels) + ", floor " +
+                      " (max_pixels " + std::to_string(chosen) + ", the largest that fits; floor " +
                       std::to_string(o_.min_pixels_floor) + ")";
     } else if (step == FitStep::kThinFrames && !frames_fixed && plan.frames.size() > 1) {
       // The most frames that fit, evenly spread, first and last kept, not below min_fps.

@@ -22,11 +22,11 @@
 //
 // Fitting (in the order of `fit_steps`) when the request does not fit token_budget minus the
 // reserved output minus the template's margin: drop near-duplicate frames (dHash distance),
-// lower the frame size (max_pixels halved, not below a floor), thin frames evenly (first and
-// last kept, not below min_fps), shorten documents, split the video into consecutive segments
-// asked one by one and then once more over their answers (map-reduce). A video transport whose
-// server keeps fewer frames than a video has is split too (never thinned for that). Every step is
-// recorded in the manifest.
+// lower the frame size (the largest max_pixels that fits, not below a floor), thin frames evenly
+// (first and last kept, not below min_fps), shorten documents, split the video into consecutive
+// segments asked one by one and then once more over their answers (map-reduce). A video transport
+// whose server keeps fewer frames than a video has is split too (never thinned for that). Every
+// step is recorded in the manifest.
 //
 // Thread safety: BuildContext is a pure function of its arguments.
 #pragma once

@@ -23,9 +23,9 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kSpecials[] = {"]~!b[", "]~b]", "[e~[", "]<]start of image[>[",
-                                 "]<]end of image[>[", "]<]image[>[", "]<]video[>[", "<mm:think>",
-                                 "</mm:think>"};
+const char* const kSpecials[] = {
+    "]~!b[",       "]~b]",        "[e~[",       "]<]start of image[>[", "]<]end of image[>[",
+    "]<]image[>[", "]<]video[>[", "<mm:think>", "</mm:think>"};
 
 std::string ByteTokenizerJson() {
   json vocab = json::object();
@@ -43,14 +43,14 @@ std::string ByteTokenizerJson() {
                      {"normalized", false},
                      {"special", true}});
   }
-  json j = {{"version", "1.0"},
-            {"added_tokens", added},
-            {"normalizer", nullptr},
-            {"pre_tokenizer",
-             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}},
-            {"post_processor", nullptr},
-            {"decoder", {{"type", "ByteLevel"}}},
-            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}}}};
+  json j = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}}}};
   return j.dump();
 }
 
@@ -147,18 +147,20 @@ class HourContextTest : public ::testing::Test {
   int64_t item_id_ = 0;
 };
 
-TEST_F(HourContextTest, VideoTransportLowersTheResolutionOnceAndCountsExactly) {
-  JobSpec job = Job("  transport: video\n  server_num_frames: 0\n  fit_strategy: lower_resolution\n");
+TEST_F(HourContextTest, VideoTransportLowersTheResolutionToTheLargestThatFitsExactly) {
+  JobSpec job =
+      Job("  transport: video\n  server_num_frames: 0\n  fit_strategy: lower_resolution\n");
   json m = RunStage(job);
-  // 1,800 pairs at 1008x560 (720 tokens each) do not fit 1,048,576 - 16,384 - 256; one halving
-  // of the area (max_pixels 282,240) gives 700x392: 25 x 14 = 350 tokens per pair.
+  // 1,800 pairs at 1008x560 (720 tokens each) do not fit 1,048,576 - 16,384 - 256; the largest
+  // size that does is 868x476 (max_pixels 451,583): 31 x 17 = 527 tokens per pair (the next
+  // size, 896x504, would need 1,800 x 578 = 1,040,400).
   ASSERT_EQ(m["fit"].size(), 1u) << m["fit"].dump();
   EXPECT_EQ(m["fit"][0]["step"], "lower_resolution");
   EXPECT_EQ(m["frames"]["kept"], 3600);
-  EXPECT_EQ(m["frames"]["size"], "700x392");
+  EXPECT_EQ(m["frames"]["size"], "868x476");
   std::string stamps;
   for (int p = 0; p < 1800; ++p) stamps += "]<]" + Seconds1(2.0 * p) + " seconds[>[";
-  const int64_t video = 1800 * (350 + 2) + Hand(stamps);
+  const int64_t video = 1800 * (527 + 2) + Hand(stamps);
   const std::string prefix = kHead + "Video from 0.0 s to 3599.0 s:\n";
   // The prefix is padded to a multiple of 128 tokens: its text count rounds up.
   const int64_t prefix_tokens = m["prefix"]["tokens"];
@@ -216,6 +218,23 @@ TEST_F(HourContextTest, ImagesTransportThinsFramesToTheMostThatFit) {
   EXPECT_LE(total, 1048576 - 16384 - 256);
   // Thinning kept the most that fit: less than two frames' room (and the padding) is left.
   EXPECT_GT(total, 1048576 - 16384 - 256 - 2 * (722 + 20) - 128);
+}
+
+TEST_F(HourContextTest, ATokenizerWithoutTheTemplatesTokensIsRefused) {
+  JobSpec job = Job("  template: chatml\n");  // bytes.json has M3's special tokens, not ChatML's
+  auto setup = LoadContextSetup(job);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(setup.status().message().find("bytes.json: has no token '<|im_start|>'"),
+            std::string::npos)
+      << setup.status().message();
+  // The stage says so for the item, and stores nothing.
+  ItemWork work;
+  work.job = &job;
+  work.input.path = dir_ + "/hour.mp4";
+  Status s = MakeContextStage()->Run(*store_, item_id_, 0, work);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("of different models"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "llm/request_body.h"
 #include "llm/token_counter.h"
 #include "llm/tokenizer.h"
+#include "pipeline/smart_resize.h"
 
 namespace reel::llm {
 namespace {
@@ -207,15 +208,21 @@ TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   ASSERT_EQ(ctx->segments.size(), 1u);
-  // 1,800 pairs of 720 tokens do not fit 1,048,576 - 16,384 - 256: one halving of the frames'
-  // area (1008 x 560 / 2 = 282,240 as max_pixels) makes 1920x1080 frames 700x392:
-  // beta = sqrt(1920 * 1080 / 282240) = 2.7105, 1080 / beta / 28 = 14.2 -> 392,
-  // 1920 / beta / 28 = 25.3 -> 700; 14 * 25 = 350 tokens per pair.
+  // 1,800 pairs of 720 tokens do not fit 1,048,576 - 16,384 - 256 = 1,031,936. The largest
+  // smart-resize size of 1920x1080 that fits: max_pixels 451,583 gives 868x476 (31 x 17 = 527
+  // tokens per pair); one more pixel gives 896x504 (32 x 18 = 576 per pair), and
+  // 1,800 x (576 + 2) = 1,040,400 alone is over the limit.
   ASSERT_EQ(ctx->fit.size(), 1u) << ctx->fit[0].step;
   EXPECT_EQ(ctx->fit[0].step, "lower_resolution");
-  EXPECT_EQ(ctx->frame_width, 700);
-  EXPECT_EQ(ctx->frame_height, 392);
-  EXPECT_EQ(ctx->frame_max_pixels, 282240);
+  EXPECT_EQ(ctx->frame_width, 868);
+  EXPECT_EQ(ctx->frame_height, 476);
+  EXPECT_EQ(ctx->frame_max_pixels, 451583);
+  pipeline::SmartResizeOptions next;
+  next.max_pixels = 451584;
+  auto bigger = pipeline::SmartResize({1920, 1080}, next);
+  ASSERT_TRUE(bigger.ok());
+  EXPECT_EQ(bigger->width, 896);
+  EXPECT_EQ(bigger->height, 504);
   std::string stamps;
   for (int p = 0; p < 1800; ++p) {
     char buf[64];
@@ -223,9 +230,10 @@ TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
     stamps += buf;
   }
   const TokenBreakdown& t = ctx->segments[0].tokens;
-  EXPECT_EQ(t.video, 1800 * (350 + 2) + Hand(stamps));
+  EXPECT_EQ(t.video, 1800 * (527 + 2) + Hand(stamps));
   EXPECT_EQ(t.text, Hand(kHead + "Video from 0.0 s to 3599.0 s:\n" + "What happens?" + kTail));
   EXPECT_LE(t.total + t.margin + fx.options.reserve_output_tokens, 1048576);
+  EXPECT_GT(1800 * (576 + 2) + Hand(stamps), 1048576 - 16384 - 256);
   EXPECT_EQ(ctx->kept_frames.size(), 3600u);
 }
 
