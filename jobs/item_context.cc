@@ -109,6 +109,7 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
     c.width = f.width;
     c.height = f.height;
     c.phash = f.phash;
+    c.duplicate = f.duplicate_of.has_value();
     in.frames.push_back(c);
   }
   if (in.kind == llm::ContextItemKind::kImage && in.source_width == 0 && !frames.empty()) {

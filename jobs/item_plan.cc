@@ -72,6 +72,9 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
   if (input.kind == InputKind::kImage) {
     key += "\nimage_max_pixels=" + std::to_string(job.resize.image_max_pixels);
   }
+  if ((input.kind == InputKind::kVideo || input.kind == InputKind::kImage) && job.vision.enabled) {
+    key += "\n" + VisionSettingsKey(job);
+  }
   bool reads_text = input.kind == InputKind::kDocument || input.kind == InputKind::kSubtitle;
   if (input.kind == InputKind::kVideo) {
     for (const std::string& sidecar : FindSidecarSubtitles(input.path)) {

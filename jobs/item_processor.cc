@@ -11,6 +11,7 @@
 
 #include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
+#include "jobs/stages/vision_stage.h"
 
 namespace reel::jobs {
 namespace {
@@ -48,8 +49,18 @@ bool IsTransient(const Status& status) {
 }
 
 ItemProcessor ItemProcessor::Default() {
+  JobSpec job;  // vision off
+  return ForJob(job, "");
+}
+
+ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& database_path) {
   ItemProcessor processor;
   processor.AddFrameConsumer(MakeThumbnailConsumer());
+  std::shared_ptr<VisionService> vision;
+  if (job.vision.enabled) {
+    vision = MakeVisionService(job, database_path);
+    processor.AddFrameConsumer(MakeVisionConsumer(vision));
+  }
   std::vector<const FrameConsumer*> consumers;
   for (const auto& consumer : processor.consumers_) consumers.push_back(consumer.get());
   processor.AddStage(MakeProbeStage());
@@ -57,6 +68,7 @@ ItemProcessor ItemProcessor::Default() {
   processor.AddStage(MakeImageStage(consumers));
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
+  if (vision) processor.AddStage(MakeVisionStage(vision));
   processor.AddStoredStage(MakeContextStage());
   return processor;
 }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -21,6 +22,9 @@ class ItemProcessor {
   // The built-in pipeline: probe, frames (thumbnail + dHash per frame), image, subtitles,
   // documents. No stored-item stages yet.
   static ItemProcessor Default();
+  // Default() plus what `job` turns on: with vision.enabled, the vision encoder's frame consumer
+  // and stage (jobs/stages/vision_stage.h), reading feature reuse from `database_path`.
+  static ItemProcessor ForJob(const JobSpec& job, const std::string& database_path);
 
   ItemProcessor() = default;
   ItemProcessor(ItemProcessor&&) = default;

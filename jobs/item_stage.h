@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@
 #include "storage/store.h"
 
 namespace reel::jobs {
+
+struct VisionItemState;  // jobs/stages/vision_stage.cc
 
 // Everything known about one item while it is processed.
 struct ItemWork {
@@ -49,6 +52,8 @@ struct ItemWork {
   // Segment source -> the encoding its text was read in, for text not read as plain UTF-8;
   // stored in items.media_json as "text_encodings".
   std::vector<std::pair<std::string, std::string>> text_encodings;
+  // The vision stage's frames and features of this item (set by its frame consumer).
+  std::shared_ptr<VisionItemState> vision;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

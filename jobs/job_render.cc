@@ -6,6 +6,7 @@
 
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
+#include "vision/checkpoint.h"
 
 namespace reel::jobs {
 namespace {
@@ -85,6 +86,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  batch_size: " << job.vision.batch_size << "\n";
   out << "  dtype: " << VisionDTypeName(job.vision.dtype) << "\n";
   out << "  threads: " << job.vision.threads << "\n";
+  out << "  max_pixels: " << job.vision.max_pixels << "\n";
+  out << "  dedup_threshold: " << Num(job.vision.dedup_threshold) << "\n";
 
   out << "context:\n";
   out << "  token_budget: " << job.context.token_budget << "\n";
@@ -161,6 +164,19 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  max_frame_pixels: " << l.media.max_pixels << "\n";
   out << "  max_frame_side: " << l.media.max_side << "\n";
   out << "  decoder_threads: " << l.media.decoder_threads << "\n";
+  return out.str();
+}
+
+std::string VisionSettingsKey(const JobSpec& job) {
+  const VisionSpec& v = job.vision;
+  if (!v.enabled) return "";
+  const std::string weights = ResolveJobPath(job.base_dir, v.weights);
+  std::ostringstream out;
+  out << "reel-vision-settings/1\n";
+  out << "vision.weights=" << weights << "\n" << vision::CheckpointIdentity(weights);
+  out << "vision.dtype=" << VisionDTypeName(v.dtype) << "\n";
+  out << "vision.max_pixels=" << v.max_pixels << "\n";
+  out << "vision.dedup_threshold=" << Num(v.dedup_threshold) << "\n";
   return out.str();
 }
 

@@ -123,8 +123,8 @@ const std::vector<std::string> kSamplingKeys = {
 const std::vector<std::string> kResizeKeys = {
     "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
     "max_long_side", "max_aspect_ratio", "shape"};
-const std::vector<std::string> kVisionKeys = {"enabled", "weights", "batch_size", "dtype",
-                                              "threads"};
+const std::vector<std::string> kVisionKeys = {"enabled", "weights",    "batch_size",     "dtype",
+                                              "threads", "max_pixels", "dedup_threshold"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
                                                "fit_strategy", "fit_steps",
                                                "tokenizer",    "template",
@@ -954,6 +954,14 @@ class Parser {
     ReadInt(*fields, "batch_size", path, &v.batch_size, 1, 4096);
     ReadEnum(*fields, "dtype", path, VisionDTypeNames(), &v.dtype);
     ReadInt(*fields, "threads", path, &v.threads, 0, 4096);
+    ReadInteger(*fields, "max_pixels", path, &v.max_pixels, 0, int64_t{1} << 32);
+    ReadNumber(*fields, "dedup_threshold", path, &v.dedup_threshold, -1, false, 1);
+    if (v.max_pixels > 0 && v.max_pixels < 784) {
+      const Field* f = fields->Find("max_pixels");
+      Error(f ? MarkOf(*f) : MarkOf(*section),
+            "'vision.max_pixels' must be 0 (the frames' own size) or at least 784 (28 x 28), got " +
+                std::to_string(v.max_pixels));
+    }
     if (v.enabled && v.weights.empty()) {
       const Field* f = fields->Find("enabled");
       Error(f ? MarkOf(*f) : MarkOf(*section),

@@ -63,6 +63,13 @@ struct VisionSpec {
   int batch_size = 8;   // frame pairs per encoder batch
   VisionDType dtype = VisionDType::kBF16;
   int threads = 0;  // 0 = one per core
+  // Frames are encoded for features at this area (smart resize, multiples of 28), not at the
+  // model's size: 4 TFLOP per 560x1008 pair is more than a CPU can spend on every frame.
+  // 0 = the frames' own size.
+  int64_t max_pixels = 50176;  // 224 x 224: 256 patches per pair
+  // A frame pair whose pooled feature has a cosine similarity above this with the last kept
+  // pair is marked a near-duplicate (frames.duplicate_of) and left out of contexts. 1 = never.
+  double dedup_threshold = 0.98;
 };
 
 struct ContextSpec {
@@ -179,6 +186,11 @@ std::string RenderResolvedJob(const JobSpec& job);
 // policy uses), resize (only the active mode's) and the decode limits. Stable across releases
 // unless its first line (a format tag) changes. Prompts, model and storage do not enter.
 std::string FrameSettingsKey(const JobSpec& job);
+
+// The settings that change what the vision stage stores for an item (the weights by a cheap
+// identity: names, sizes and times of the checkpoint's files; dtype; max_pixels; the dedup
+// threshold), or "" when vision is off.
+std::string VisionSettingsKey(const JobSpec& job);
 
 struct InputFile {
   std::string path;                   // base_dir joined with the match, lexically normalised

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   reel::cli::AddMergeCommand(app, exit_code);
   reel::cli::AddTokenizeCommand(app, exit_code);
   reel::cli::AddContextCommand(app, exit_code);
+  reel::cli::AddEncodeCommand(app, exit_code);
+  reel::cli::AddMakeTestWeightsCommand(app, exit_code);
+  reel::cli::AddSimilarCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -52,7 +52,7 @@ class Batch {
         inputs_(inputs),
         job_id_(job_id),
         run_id_(run_id),
-        processor_(ItemProcessor::Default()) {}
+        processor_(ItemProcessor::ForJob(job, options.database)) {}
 
   // The body of one worker thread.
   void Work() {

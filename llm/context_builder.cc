@@ -478,11 +478,15 @@ Result<Context> Builder::Build() {
     action.tokens_before = before;
     if (step == FitStep::kDedupe && !frames_fixed && plan.frames.size() > 2) {
       std::vector<size_t> kept = {plan.frames[0]};
-      size_t dropped = 0;
+      size_t dropped = 0, marked = 0;
       for (size_t i = 1; i < plan.frames.size(); ++i) {
         const ContextFrame& f = in_.frames[plan.frames[i]];
         const ContextFrame& prev = in_.frames[kept.back()];
         bool last = i + 1 == plan.frames.size();
+        if (!last && f.duplicate) {  // the vision encoder's near-duplicate mark
+          ++marked;
+          continue;
+        }
         if (!last && f.phash && prev.phash &&
             std::popcount(*f.phash ^ *prev.phash) <= o_.dedupe_max_distance) {
           ++dropped;
@@ -490,11 +494,19 @@ Result<Context> Builder::Build() {
         }
         kept.push_back(plan.frames[i]);
       }
-      if (dropped == 0) continue;
+      if (dropped + marked == 0) continue;
       plan.frames = kept;
-      action.detail = "dropped " + std::to_string(dropped) + " frames within " +
-                      std::to_string(o_.dedupe_max_distance) +
-                      " dHash bits of the frame before them";
+      action.detail = "dropped " + std::to_string(dropped + marked) + " near-duplicate frames (";
+      if (marked > 0) {
+        action.detail +=
+            std::to_string(marked) + " marked by the vision encoder" + (dropped > 0 ? ", " : "");
+      }
+      if (dropped > 0) {
+        action.detail += std::to_string(dropped) + " within " +
+                         std::to_string(o_.dedupe_max_distance) +
+                         " dHash bits of the frame kept before them";
+      }
+      action.detail += ")";
     } else if (step == FitStep::kLowerResolution && !frames_fixed && !plan.frames.empty() &&
                in_.source_width > 0 && in_.source_height > 0) {
       // The largest frame size that fits: smart resize of the source with the largest

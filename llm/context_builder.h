@@ -21,7 +21,8 @@
 //           frames Reel sampled are the ones the server will take, with their real times.
 //
 // Fitting (in the order of `fit_steps`) when the request does not fit token_budget minus the
-// reserved output minus the template's margin: drop near-duplicate frames (dHash distance),
+// reserved output minus the template's margin: drop near-duplicate frames (the vision encoder's
+// marks, then the dHash distance),
 // lower the frame size (the largest max_pixels that fits, not below a floor), thin frames evenly
 // (first and last kept, not below min_fps), shorten documents, split the video into consecutive
 // segments asked one by one and then once more over their answers (map-reduce). A video transport
@@ -58,6 +59,7 @@ struct ContextFrame {
   int width = 0;             // at the model size
   int height = 0;
   std::optional<uint64_t> phash;  // 64-bit dHash of the frame, for near-duplicate dropping
+  bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
 };
 
 struct ContextText {

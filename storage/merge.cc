@@ -101,9 +101,9 @@ constexpr Step kSteps[] = {
    "WHERE dst_id IS NULL", nullptr},
 
   {"INSERT INTO main.frames(item_id, sample_index, source_frame, pts_seconds, time_seconds, "
-   "  width, height, thumbnail_hash, phash) "
+   "  width, height, thumbnail_hash, phash, duplicate_of) "
    "SELECT m.dst_id, f.sample_index, f.source_frame, f.pts_seconds, f.time_seconds, f.width, "
-   "  f.height, f.thumbnail_hash, f.phash "
+   "  f.height, f.thumbnail_hash, f.phash, f.duplicate_of "
    "FROM src.frames f JOIN temp.merge_items m ON m.src_id = f.item_id "
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::frames},
 
@@ -113,8 +113,9 @@ constexpr Step kSteps[] = {
    "FROM src.segments g JOIN temp.merge_items m ON m.src_id = g.item_id "
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::segments},
 
-  {"INSERT INTO main.features(frame_id, model, dtype, dims_json, blob_hash, created_at) "
-   "SELECT df.id, ft.model, ft.dtype, ft.dims_json, ft.blob_hash, ft.created_at "
+  {"INSERT INTO main.features(frame_id, model, dtype, dims_json, blob_hash, created_at, "
+   "  input_hash) "
+   "SELECT df.id, ft.model, ft.dtype, ft.dims_json, ft.blob_hash, ft.created_at, ft.input_hash "
    "FROM src.features ft JOIN src.frames sf ON sf.id = ft.frame_id "
    "JOIN temp.merge_items m ON m.src_id = sf.item_id "
    "JOIN main.frames df ON df.item_id = m.dst_id AND df.sample_index = sf.sample_index "

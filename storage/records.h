@@ -86,6 +86,9 @@ struct FrameRecord {
   // a blob already stored with PutBlob.
   std::optional<std::string> thumbnail_hash = {};
   std::optional<uint64_t> phash = {};  // 64-bit perceptual hash
+  // The sample index of an earlier frame of the item this one nearly repeats (the vision
+  // encoder's near-duplicate check); unset: the frame is kept for contexts.
+  std::optional<int64_t> duplicate_of = {};
 };
 
 struct SegmentRecord {
@@ -96,19 +99,45 @@ struct SegmentRecord {
   std::optional<std::string> language = {};
 };
 
-// What processing an item produced; stored together with its status change.
-struct ItemOutputs {
-  std::vector<FrameRecord> frames = {};
-  std::vector<SegmentRecord> segments = {};
-  std::optional<std::string> media_json = {};  // replaces the item's media facts when set
-};
-
 struct FeatureRecord {
   int64_t frame_id = 0;
   std::string model = {};
   std::string dtype = {};          // f32, f16, bf16, i8, u8
   std::vector<int64_t> dims = {};  // e.g. {256, 1152}
   std::string data = {};           // raw tensor bytes, stored as a blob
+  // A hash of the encoder's input (e.g. the pixels of a frame pair): with `model`, the key under
+  // which a feature can be reused for identical input.
+  std::optional<std::string> input_hash = {};
+};
+
+// A feature of one of an item's own frames, named by sample index (MarkItemDone resolves it).
+struct ItemFeature {
+  int64_t sample_index = 0;
+  FeatureRecord feature = {};  // frame_id ignored
+};
+
+// A stored feature with where its frame is (for similarity search).
+struct FeatureRow {
+  int64_t feature_id = 0;
+  int64_t frame_id = 0;
+  int64_t item_id = 0;
+  std::string job = {};
+  std::string path = {};
+  int64_t sample_index = 0;
+  double time_seconds = 0;
+  std::optional<int64_t> duplicate_of = {};
+  std::string model = {};
+  std::string dtype = {};
+  std::string dims_json = {};
+  std::string data = {};
+};
+
+// What processing an item produced; stored together with its status change.
+struct ItemOutputs {
+  std::vector<FrameRecord> frames = {};
+  std::vector<SegmentRecord> segments = {};
+  std::vector<ItemFeature> features = {};      // of `frames`, by sample index
+  std::optional<std::string> media_json = {};  // replaces the item's media facts when set
 };
 
 struct ContextRecord {

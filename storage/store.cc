@@ -143,8 +143,8 @@ Status WriteFrames(sqlite3* db, int64_t item_id, const std::vector<FrameRecord>&
       Statement insert,
       Statement::Prepare(db,
                          "INSERT INTO frames(item_id, sample_index, source_frame, pts_seconds, "
-                         "time_seconds, width, height, thumbnail_hash, phash) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+                         "time_seconds, width, height, thumbnail_hash, phash, duplicate_of) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
   for (const FrameRecord& frame : frames) {
     std::optional<std::string> thumbnail = frame.thumbnail_hash;
     if (!frame.thumbnail_jpeg.empty()) {
@@ -161,12 +161,67 @@ Status WriteFrames(sqlite3* db, int64_t item_id, const std::vector<FrameRecord>&
         .Bind(6, frame.width)
         .Bind(7, frame.height)
         .Bind(8, thumbnail)
-        .Bind(9, phash);
+        .Bind(9, phash)
+        .Bind(10, frame.duplicate_of);
     Status s = insert.Run();
     if (!s.ok()) {
       return s.WithPrefix("item " + std::to_string(item_id) + " frame " +
                           std::to_string(frame.sample_index));
     }
+  }
+  return Status::Ok();
+}
+
+std::string DimsJson(const std::vector<int64_t>& dims) {
+  std::string json = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) json += ",";
+    json += std::to_string(dims[i]);
+  }
+  return json + "]";
+}
+
+// Inserts (or replaces) one feature of frame `frame_id`; its bytes go to blobs. Returns its id.
+Result<int64_t> WriteFeature(sqlite3* db, int64_t frame_id, const FeatureRecord& feature) {
+  REEL_ASSIGN_OR_RETURN(std::string hash, PutBlobInTransaction(db, feature.data));
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db,
+                         "INSERT INTO features(frame_id, model, dtype, dims_json, blob_hash, "
+                         "input_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+                         "ON CONFLICT(frame_id, model) DO UPDATE "
+                         "SET dtype = excluded.dtype, dims_json = excluded.dims_json, "
+                         "blob_hash = excluded.blob_hash, input_hash = excluded.input_hash, "
+                         "created_at = " +
+                             std::string(internal::kNowSql) + " RETURNING id"));
+  stmt.Bind(1, frame_id)
+      .Bind(2, feature.model)
+      .Bind(3, feature.dtype)
+      .Bind(4, DimsJson(feature.dims))
+      .Bind(5, hash)
+      .Bind(6, feature.input_hash);
+  REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal("feature upsert returned no row");
+  int64_t id = stmt.ColumnInt(0);
+  REEL_RETURN_IF_ERROR(stmt.Run());
+  return id;
+}
+
+// The features of an item's frames, which WriteFrames has just written.
+Status WriteItemFeatures(sqlite3* db, int64_t item_id, const std::vector<ItemFeature>& features) {
+  if (features.empty()) return Status::Ok();
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db, "SELECT id FROM frames WHERE item_id = ?1 AND sample_index = ?2"));
+  for (const ItemFeature& f : features) {
+    find.Reset();
+    REEL_ASSIGN_OR_RETURN(bool row, find.Bind(1, item_id).Bind(2, f.sample_index).Step());
+    if (!row) {
+      return InvalidArgument("item " + std::to_string(item_id) + ": a feature names frame " +
+                             std::to_string(f.sample_index) + ", which the item does not have");
+    }
+    const int64_t frame_id = find.ColumnInt(0);
+    REEL_RETURN_IF_ERROR(WriteFeature(db, frame_id, f.feature).status());
   }
   return Status::Ok();
 }
@@ -524,6 +579,7 @@ Status Store::MarkItemDone(int64_t item_id, const ItemOutputs& outputs) {
   REEL_RETURN_IF_ERROR(stmt.Bind(1, item_id).Bind(2, outputs.media_json).Run());
   REEL_RETURN_IF_ERROR(ExpectChanged(db, "item", item_id));
   REEL_RETURN_IF_ERROR(WriteFrames(db, item_id, outputs.frames));
+  REEL_RETURN_IF_ERROR(WriteItemFeatures(db, item_id, outputs.features));
   REEL_RETURN_IF_ERROR(WriteSegments(db, item_id, outputs.segments));
   return txn.Commit();
 }
@@ -560,8 +616,8 @@ Result<std::vector<FrameRecord>> Store::ListFrames(int64_t item_id) {
       Statement stmt,
       Statement::Prepare(db_.handle(),
                          "SELECT sample_index, source_frame, pts_seconds, time_seconds, width, "
-                         "height, thumbnail_hash, phash FROM frames WHERE item_id = ?1 "
-                         "ORDER BY sample_index"));
+                         "height, thumbnail_hash, phash, duplicate_of FROM frames "
+                         "WHERE item_id = ?1 ORDER BY sample_index"));
   stmt.Bind(1, item_id);
   std::vector<FrameRecord> frames;
   while (true) {
@@ -576,6 +632,7 @@ Result<std::vector<FrameRecord>> Store::ListFrames(int64_t item_id) {
     frame.height = static_cast<int>(stmt.ColumnInt(5));
     frame.thumbnail_hash = stmt.ColumnOptionalText(6);
     if (!stmt.IsNull(7)) frame.phash = static_cast<uint64_t>(stmt.ColumnInt(7));
+    frame.duplicate_of = stmt.ColumnOptionalInt(8);
     frames.push_back(std::move(frame));
   }
   return frames;
@@ -635,34 +692,92 @@ Result<std::optional<std::string>> Store::GetBlob(const std::string& hash) {
 }
 
 Result<int64_t> Store::PutFeature(const FeatureRecord& feature) {
-  std::string dims = "[";
-  for (size_t i = 0; i < feature.dims.size(); ++i) {
-    if (i > 0) dims += ",";
-    dims += std::to_string(feature.dims[i]);
-  }
-  dims += "]";
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
-  REEL_ASSIGN_OR_RETURN(std::string hash, PutBlobInTransaction(db, feature.data));
-  REEL_ASSIGN_OR_RETURN(
-      Statement stmt,
-      Statement::Prepare(db,
-                         "INSERT INTO features(frame_id, model, dtype, dims_json, blob_hash) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(frame_id, model) DO UPDATE "
-                         "SET dtype = excluded.dtype, dims_json = excluded.dims_json, "
-                         "blob_hash = excluded.blob_hash, created_at = " +
-                             std::string(internal::kNowSql) + " RETURNING id"));
-  stmt.Bind(1, feature.frame_id)
-      .Bind(2, feature.model)
-      .Bind(3, feature.dtype)
-      .Bind(4, dims)
-      .Bind(5, hash);
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-  if (!row) return Internal("feature upsert returned no row");
-  int64_t id = stmt.ColumnInt(0);
-  REEL_RETURN_IF_ERROR(stmt.Run());
+  REEL_ASSIGN_OR_RETURN(int64_t id, WriteFeature(db, feature.frame_id, feature));
   REEL_RETURN_IF_ERROR(txn.Commit());
   return id;
+}
+
+Result<std::optional<std::string>> Store::FindFeatureData(const std::string& model,
+                                                          const std::string& input_hash) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db_.handle(),
+                         "SELECT b.data FROM features f JOIN blobs b ON b.hash = f.blob_hash "
+                         "WHERE f.model = ?1 AND f.input_hash = ?2 LIMIT 1"));
+  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, model).Bind(2, input_hash).Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(stmt.ColumnBlob(0));
+}
+
+namespace {
+
+constexpr const char* kFeatureRowSql =
+    "SELECT f.id, f.frame_id, fr.item_id, j.name, i.path, fr.sample_index, fr.time_seconds, "
+    "fr.duplicate_of, f.model, f.dtype, f.dims_json, b.data "
+    "FROM features f JOIN frames fr ON fr.id = f.frame_id JOIN items i ON i.id = fr.item_id "
+    "JOIN jobs j ON j.id = i.job_id JOIN blobs b ON b.hash = f.blob_hash ";
+
+FeatureRow ReadFeatureRow(Statement& stmt) {
+  FeatureRow r;
+  r.feature_id = stmt.ColumnInt(0);
+  r.frame_id = stmt.ColumnInt(1);
+  r.item_id = stmt.ColumnInt(2);
+  r.job = stmt.ColumnText(3);
+  r.path = stmt.ColumnText(4);
+  r.sample_index = stmt.ColumnInt(5);
+  r.time_seconds = stmt.ColumnDouble(6);
+  r.duplicate_of = stmt.ColumnOptionalInt(7);
+  r.model = stmt.ColumnText(8);
+  r.dtype = stmt.ColumnText(9);
+  r.dims_json = stmt.ColumnText(10);
+  r.data = stmt.ColumnBlob(11);
+  return r;
+}
+
+}  // namespace
+
+Result<std::optional<FeatureRow>> Store::GetFrameFeature(int64_t frame_id,
+                                                         const std::optional<std::string>& model) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db_.handle(), std::string(kFeatureRowSql) +
+                                           "WHERE f.frame_id = ?1 AND (?2 IS NULL OR f.model = ?2) "
+                                           "ORDER BY f.created_at DESC, f.id DESC LIMIT 1"));
+  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, frame_id).Bind(2, model).Step());
+  if (!row) return std::optional<FeatureRow>();
+  return std::optional<FeatureRow>(ReadFeatureRow(stmt));
+}
+
+Status Store::ForEachFeature(const std::string& model, const std::optional<std::string>& job,
+                             const std::function<Status(const FeatureRow&)>& fn) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db_.handle(), std::string(kFeatureRowSql) +
+                                           "WHERE f.model = ?1 AND (?2 IS NULL OR j.name = ?2) "
+                                           "ORDER BY f.frame_id"));
+  stmt.Bind(1, model).Bind(2, job);
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    REEL_RETURN_IF_ERROR(fn(ReadFeatureRow(stmt)));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> Store::FeatureModels() {
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt, Statement::Prepare(db_.handle(),
+                                         "SELECT model, count(*) AS n FROM features GROUP BY model "
+                                         "ORDER BY n DESC, model"));
+  std::vector<std::pair<std::string, int64_t>> models;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    models.emplace_back(stmt.ColumnText(0), stmt.ColumnInt(1));
+  }
+  return models;
 }
 
 Result<int64_t> Store::PutContext(const ContextRecord& context) {

@@ -19,6 +19,7 @@
 // Ownership and threads: a Store owns its Database (one connection); use one per thread.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,7 +85,9 @@ class Store {
   // status = running, attempts + 1, started_at = now, last_run_id = run_id.
   Status MarkItemRunning(int64_t item_id, std::optional<int64_t> run_id);
   // In one transaction: replaces frames and segments with `outputs`, stores thumbnails as blobs,
-  // updates media_json if given, and sets status = done, error = NULL, finished_at = now.
+  // stores the features of the new frames (outputs.features, by sample index; one naming no
+  // frame of `outputs` is kInvalidArgument), updates media_json if given, and sets status =
+  // done, error = NULL, finished_at = now.
   Status MarkItemDone(int64_t item_id, const ItemOutputs& outputs);
   // status = failed with `error` (which should name the file and the reason); outputs kept.
   Status MarkItemFailed(int64_t item_id, const std::string& error);
@@ -103,6 +106,18 @@ class Store {
 
   // Features of a frame, keyed (frame, model); replaces an existing one. Returns its id.
   Result<int64_t> PutFeature(const FeatureRecord& feature);
+  // The bytes of a stored feature of `model` made from input `input_hash`, if any (reuse).
+  Result<std::optional<std::string>> FindFeatureData(const std::string& model,
+                                                     const std::string& input_hash);
+  // The feature of frame `frame_id` (of `model`, or the newest of any model), if any.
+  Result<std::optional<FeatureRow>> GetFrameFeature(int64_t frame_id,
+                                                    const std::optional<std::string>& model = {});
+  // Calls `fn` for every feature of `model` (of job `job` when set), in frame id order; stops
+  // at, and returns, the first error `fn` returns.
+  Status ForEachFeature(const std::string& model, const std::optional<std::string>& job,
+                        const std::function<Status(const FeatureRow&)>& fn);
+  // The models that have features, with their feature counts, most features first.
+  Result<std::vector<std::pair<std::string, int64_t>>> FeatureModels();
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);

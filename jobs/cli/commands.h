@@ -37,5 +37,8 @@ void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
 void AddTokenizeCommand(CLI::App& app, int& exit_code);
 void AddContextCommand(CLI::App& app, int& exit_code);
+void AddEncodeCommand(CLI::App& app, int& exit_code);
+void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
+void AddSimilarCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

@@ -246,6 +246,16 @@ FROM jobs j LEFT JOIN items i ON i.job_id = j.id
 GROUP BY j.id;
 )sql";
 
+// Version 2: the vision encoder's outputs. A frame the encoder found to repeat an earlier one
+// (cosine similarity of pooled features above vision.dedup_threshold) names that frame; the
+// context builder leaves such frames out. A feature records a hash of what the encoder saw,
+// so an identical frame pair is never encoded twice with the same model.
+constexpr const char kSchemaV2[] = R"sql(
+ALTER TABLE frames ADD COLUMN duplicate_of INTEGER CHECK (duplicate_of >= 0);
+ALTER TABLE features ADD COLUMN input_hash TEXT;
+CREATE INDEX features_input ON features(model, input_hash);
+)sql";
+
 // Contexts built by the context stage (llm/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
 // run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`, so it
@@ -265,6 +275,7 @@ CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
 
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
+    {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
     {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
 };
 

@@ -276,6 +276,31 @@ TEST(ContextBuilderTest, ThinningKeepsFirstAndLastAndIsRecorded) {
   EXPECT_EQ(ctx->fit[0].step, "thin_frames");
 }
 
+TEST(ContextBuilderTest, DedupeDropsMarkedAndNearIdenticalFramesFirst) {
+  Fixture fx;
+  ContextInput in = ShortVideo();  // frames 0..4
+  in.frames[0].phash = 0x0F;
+  in.frames[1].phash = 0x1F;  // 1 bit from frame 0: a near-duplicate
+  in.frames[2].phash = 0xFFFF0000;
+  in.frames[3].phash = 0x0000FFFF;
+  in.frames[3].duplicate = true;    // the vision encoder's mark
+  in.frames[4].phash = 0xFFFF0000;  // the last frame is always kept
+  in.frames[4].duplicate = true;
+  // Room for three frames, not four.
+  fx.options.token_budget = 16384 + 256 + 3 * (kPairTokens + 2) + 400;
+  fx.options.fit_steps = {FitStep::kDedupe, FitStep::kThinFrames};
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  EXPECT_EQ(ctx->kept_frames, (std::vector<size_t>{0, 2, 4}));
+  ASSERT_EQ(ctx->fit.size(), 1u);
+  EXPECT_EQ(ctx->fit[0].step, "dedupe");
+  EXPECT_EQ(ctx->fit[0].detail,
+            "dropped 2 near-duplicate frames (1 marked by the vision encoder, 1 within 4 dHash "
+            "bits of the frame kept before them)");
+  EXPECT_EQ(ctx->fit[0].tokens_before - ctx->fit[0].tokens_after,
+            2 * (kPairTokens + 2) + Hand("Frame at 1.5 s:\nFrame at 4.5 s:\n"));
+}
+
 TEST(ContextBuilderTest, ManifestIsDeterministic) {
   Fixture fx;
   auto a = BuildContext(ShortVideo(), fx.options, fx.tmpl, fx.counter);

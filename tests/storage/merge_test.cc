@@ -34,8 +34,10 @@ void WriteShard(const std::string& path, const std::vector<std::string>& paths,
         {.job_id = *job, .path = p, .content_hash = "content-" + p, .settings_hash = "s1"});
     ASSERT_TRUE(id.ok());
     ASSERT_TRUE(store->MarkItemRunning(*id, run->id).ok());
+    FrameRecord second = Frame(1, 1, "thumb-b");
+    second.duplicate_of = 0;  // the vision stage's near-duplicate mark travels with the frame
     ASSERT_TRUE(store
-                    ->MarkItemDone(*id, {.frames = {Frame(0, 0, "thumb-a"), Frame(1, 1, "thumb-b")},
+                    ->MarkItemDone(*id, {.frames = {Frame(0, 0, "thumb-a"), second},
                                          .segments = {{.source = "subtitle:0",
                                                        .start_seconds = 1,
                                                        .end_seconds = 2,
@@ -48,7 +50,8 @@ void WriteShard(const std::string& path, const std::vector<std::string>& paths,
                                   .model = "m",
                                   .dtype = "f32",
                                   .dims = {2},
-                                  .data = std::string(8, 'f')})
+                                  .data = std::string(8, 'f'),
+                                  .input_hash = "pixels-" + p})
                     .ok());
     auto context = store->PutContext(
         {.item_id = *id, .prompt_id = "describe", .manifest_json = R"({"item": ")" + p + R"("})"});
@@ -121,6 +124,13 @@ TEST(MergeTest, OverlappingShardsMergeWithoutDuplicatesAndIdempotently) {
   EXPECT_EQ(std::get<int64_t>(runs->rows[0][0]), 2);
   auto linked = Query(out, "SELECT count(*) FROM items WHERE last_run_id IS NULL");
   EXPECT_EQ(std::get<int64_t>(linked->rows[0][0]), 0);
+  // The vision columns come along: near-duplicate marks and feature input hashes.
+  auto vision = Query(out,
+                      "SELECT (SELECT count(*) FROM frames WHERE duplicate_of = 0), "
+                      "(SELECT count(*) FROM features WHERE input_hash LIKE 'pixels-%')");
+  ASSERT_TRUE(vision.ok());
+  EXPECT_EQ(std::get<int64_t>(vision->rows[0][0]), 3);
+  EXPECT_EQ(std::get<int64_t>(vision->rows[0][1]), 3);
   EXPECT_TRUE(store->database().CheckIntegrity().ok());
   auto fts = store->database().Execute(
       "INSERT INTO segments_fts(segments_fts) VALUES ('integrity-check'); "

@@ -289,6 +289,65 @@ TEST_F(StoreTest, FeaturesAreKeyedByFrameAndModelAndGoWithTheirFrames) {
   EXPECT_EQ(Count("SELECT count(*) FROM features"), 0);  // stale features went with the frames
 }
 
+// The vision stage's outputs: features by sample index in the item's own transaction, reuse by
+// input hash, near-duplicate marks, and the reads `reel similar` makes.
+TEST_F(StoreTest, ItemFeaturesDuplicatesAndFeatureReads) {
+  int64_t id = AddItem("a.mp4");
+  FrameRecord dup = Frame(1, 1);
+  dup.duplicate_of = 0;
+  auto feature = [](const std::string& bytes, const std::string& input) {
+    return FeatureRecord{
+        .model = "m3-vision/abc", .dtype = "f16", .dims = {2}, .data = bytes, .input_hash = input};
+  };
+  ItemOutputs outputs{.frames = {Frame(0, 0), dup},
+                      .features = {{0, feature("1111", "pair0")}, {1, feature("1111", "pair0")}}};
+  ASSERT_TRUE(store_->MarkItemDone(id, outputs).ok());
+  auto frames = store_->ListFrames(id);
+  ASSERT_TRUE(frames.ok());
+  EXPECT_FALSE((*frames)[0].duplicate_of.has_value());
+  EXPECT_EQ((*frames)[1].duplicate_of, 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM features"), 2);
+  EXPECT_EQ(Count("SELECT count(DISTINCT blob_hash) FROM features"), 1);  // one blob for the pair
+
+  auto found = store_->FindFeatureData("m3-vision/abc", "pair0");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, std::optional<std::string>("1111"));
+  EXPECT_FALSE(store_->FindFeatureData("m3-vision/abc", "other")->has_value());
+  EXPECT_FALSE(store_->FindFeatureData("other-model", "pair0")->has_value());
+
+  auto ids = store_->ListFrameIds(id);
+  ASSERT_TRUE(ids.ok());
+  auto row = store_->GetFrameFeature((*ids)[1]);
+  ASSERT_TRUE(row.ok());
+  ASSERT_TRUE(row->has_value());
+  EXPECT_EQ((*row)->path, "a.mp4");
+  EXPECT_EQ((*row)->job, "clips");
+  EXPECT_EQ((*row)->sample_index, 1);
+  EXPECT_EQ((*row)->duplicate_of, 0);
+  EXPECT_EQ((*row)->dims_json, "[2]");
+  EXPECT_EQ((*row)->data, "1111");
+  int seen = 0;
+  ASSERT_TRUE(store_
+                  ->ForEachFeature("m3-vision/abc", std::nullopt,
+                                   [&](const FeatureRow& r) {
+                                     ++seen;
+                                     EXPECT_EQ(r.item_id, id);
+                                     return Status::Ok();
+                                   })
+                  .ok());
+  EXPECT_EQ(seen, 2);
+  auto models = store_->FeatureModels();
+  ASSERT_TRUE(models.ok());
+  ASSERT_EQ(models->size(), 1u);
+  EXPECT_EQ((*models)[0], std::make_pair(std::string("m3-vision/abc"), int64_t{2}));
+
+  // A feature naming a frame the item does not have fails the whole transaction.
+  ItemOutputs bad{.frames = {Frame(0, 0)}, .features = {{5, feature("2222", "x")}}};
+  Status st = store_->MarkItemDone(id, bad);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Count("SELECT count(*) FROM frames"), 2);  // rolled back
+}
+
 TEST_F(StoreTest, ContextsAndRequestsRecordAnswersAndFailures) {
   int64_t id = AddItem("a.mp4");
   ContextRecord context{.item_id = id,
