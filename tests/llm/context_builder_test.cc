@@ -195,6 +195,61 @@ TEST(ContextBuilderTest, VideoLongerThanTheServerKeepsIsSplit) {
   EXPECT_NE(ctx->reduce_question.find("What happens?"), std::string::npos);
 }
 
+// Images transport, a video too long for the token limit: consecutive segments, each counted.
+TEST(ContextBuilderTest, ImagesVideoOverTheTokenLimitIsSplitIntoCountedSegments) {
+  Fixture fx;
+  fx.options.transport = Transport::kImages;
+  fx.options.fit_steps = {FitStep::kSplit};
+  ContextInput in;
+  in.item_path = "long.mp4";
+  for (int i = 0; i < 10; ++i) in.frames.push_back(Frame(i, i));
+  in.texts.push_back({"subtitle:0", 4.5, 5.0, "Line"});
+  const int64_t frame = kPairTokens + 2 + Hand("Frame at 0.0 s:\n");  // 738
+  const int64_t fixed = Hand(kHead) + Hand("What happens?" + kTail);
+  // Room for four frames (and the planning allowance), not five.
+  const int64_t limit = fixed + 72 + 4 * frame + Hand("[4.5-5.0 s] Line\n") + 200;
+  fx.options.token_budget = limit + 16384 + 256;
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  ASSERT_EQ(ctx->segments.size(), 3u);
+  EXPECT_EQ(ctx->fit.back().step, "split");
+  EXPECT_NE(ctx->fit.back().detail.find("3 consecutive segments (token limit)"), std::string::npos)
+      << ctx->fit.back().detail;
+  const std::string labels[3] = {
+      "Frame at 0.0 s:\nFrame at 1.0 s:\nFrame at 2.0 s:\nFrame at 3.0 s:\n",
+      "Frame at 4.0 s:\n[4.5-5.0 s] Line\nFrame at 5.0 s:\nFrame at 6.0 s:\nFrame at 7.0 s:\n",
+      "Frame at 8.0 s:\nFrame at 9.0 s:\n"};
+  const int frames[3] = {4, 4, 2};
+  for (int s = 0; s < 3; ++s) {
+    const ContextSegment& seg = ctx->segments[s];
+    EXPECT_EQ(seg.tokens.image, frames[s] * (kPairTokens + 2)) << s;
+    EXPECT_EQ(seg.tokens.text, Hand(kHead + labels[s] + "What happens?" + kTail)) << s;
+    EXPECT_LE(seg.tokens.total, ctx->limit) << s;
+  }
+  EXPECT_EQ(ctx->segments[1].start_s, 4);
+  EXPECT_EQ(ctx->segments[2].end_s, 9);
+  EXPECT_NE(ctx->reduce_question.find("3 consecutive parts"), std::string::npos);
+  // Each segment's manifest says which it is.
+  json m = json::parse(ctx->ManifestJson(in, 1));
+  EXPECT_EQ(m["segment"]["index"], 1);
+  EXPECT_EQ(m["segment"]["count"], 3);
+}
+
+// The file transport sends the whole file: it cannot be split, and says so.
+TEST(ContextBuilderTest, FileTransportTooLongIsRefusedWithTheNumbers) {
+  Fixture fx;
+  fx.options.transport = Transport::kFile;
+  fx.options.token_budget = 16384 + 256 + 1000;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_FALSE(ctx.ok());
+  EXPECT_EQ(ctx.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(ctx.status().message().find("clip.mp4: needs "), std::string::npos)
+      << ctx.status().message();
+  EXPECT_NE(ctx.status().message().find("the limit is 1000"), std::string::npos)
+      << ctx.status().message();
+}
+
 TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
   Fixture fx;
   fx.options.transport = Transport::kVideo;
