@@ -132,6 +132,17 @@ TEST(ContextStageTest, AContextThatCannotFitWarnsAndKeepsTheItem) {
   EXPECT_NE(shown.err.find("clip.mp4: needs "), std::string::npos) << shown.err;
 }
 
+TEST(ContextStageTest, ABadTokenizerFileStopsTheRunBeforeAnyItem) {
+  std::string dir =
+      MakeContextJob("context_bad_tokenizer", "context:\n  tokenizer: tokenizer.json\n");
+  WriteText(dir + "/tokenizer.json", "{\"model\": {\"type\": \"WordPiece\"}}");
+  CommandResult run = Reel("run job.yaml", dir);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("tokenizer.json"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("WordPiece"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(dir + "/out.db")) << "nothing is done before the job is valid";
+}
+
 // The width and height of a baseline or progressive JPEG (its SOF marker).
 std::pair<int, int> JpegSize(const std::string& jpeg) {
   for (size_t i = 2; i + 9 < jpeg.size();) {
