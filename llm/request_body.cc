@@ -1,5 +1,7 @@
 #include "llm/request_body.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 namespace reel::llm {
@@ -77,6 +79,29 @@ Result<std::shared_ptr<const BodySource>> BuildMessages(const Context& context, 
   text += "]}]";
   body->AddText(std::move(text));
   return std::shared_ptr<const BodySource>(std::move(body));
+}
+
+Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
+    const Context& context, const std::vector<std::string>& answers) {
+  if (context.segments.size() < 2) return InvalidArgument("the context is not split");
+  if (answers.size() != context.segments.size()) {
+    return InvalidArgument("a split context of " + std::to_string(context.segments.size()) +
+                           " segments needs as many answers, got " +
+                           std::to_string(answers.size()));
+  }
+  std::string text = context.reduce_question;
+  for (size_t s = 0; s < answers.size(); ++s) {
+    char head[128];
+    std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (%.1f-%.1f s):\n", s + 1, answers.size(),
+                  context.segments[s].start_s, context.segments[s].end_s);
+    text += head;
+    text += answers[s];
+  }
+  std::string out = "[";
+  const std::string& system = context.segments[0].system_prompt;
+  if (!system.empty()) out += "{\"role\":\"system\",\"content\":" + Quote(system) + "},";
+  out += "{\"role\":\"user\",\"content\":" + Quote(text) + "}]";
+  return std::shared_ptr<const BodySource>(std::make_shared<StringBody>(std::move(out)));
 }
 
 }  // namespace reel::llm

@@ -36,4 +36,11 @@ Result<std::shared_ptr<const BodySource>> BuildMessages(const Context& context, 
                                                         const std::vector<std::string>& frame_files,
                                                         const std::string& video_file_url = "");
 
+// The messages of the last step of a split context (map-reduce): the system prompt, then one user
+// message with context.reduce_question and each segment's answer under its time range, in order
+// ("Part 2 of 3 (120.0-240.0 s):\n<answer>"). `answers` holds one answer per segment.
+// Errors: kInvalidArgument when the context is not split or the answers do not match.
+Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
+    const Context& context, const std::vector<std::string>& answers);
+
 }  // namespace reel::llm

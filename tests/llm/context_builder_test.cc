@@ -233,6 +233,16 @@ TEST(ContextBuilderTest, ImagesVideoOverTheTokenLimitIsSplitIntoCountedSegments)
   json m = json::parse(ctx->ManifestJson(in, 1));
   EXPECT_EQ(m["segment"]["index"], 1);
   EXPECT_EQ(m["segment"]["count"], 3);
+  // The last step asks again over the three answers, each under its time range.
+  auto reduce = BuildReduceMessages(*ctx, {"A", "B", "C"});
+  ASSERT_TRUE(reduce.ok()) << reduce.status().ToString();
+  json r = json::parse(ReadAll(**reduce).value());
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0]["content"], "You are a helpful assistant.");
+  EXPECT_EQ(r[1]["content"], ctx->reduce_question +
+                                 "\n\nPart 1 of 3 (0.0-3.0 s):\nA\n\nPart 2 of 3 (4.0-7.0 s):\nB"
+                                 "\n\nPart 3 of 3 (8.0-9.0 s):\nC");
+  EXPECT_FALSE(BuildReduceMessages(*ctx, {"A"}).ok());
 }
 
 // The file transport sends the whole file: it cannot be split, and says so.
