@@ -267,5 +267,34 @@ TEST(ContextCommandTest, BreakdownJsonAndAnExactRequestBody) {
   EXPECT_NE(missing.err.find("no item 'nosuch.mp4'"), std::string::npos) << missing.err;
 }
 
+TEST(ContextCommandTest, AnImageItemIsOneImageAtItsStoredSize) {
+  std::string dir = ScratchDir("context_image");
+  fs::copy_file(GeneratedMedia("context_image_1280x720.jpg",
+                               "-f lavfi -i testsrc2=size=1280x720 -frames:v 1"),
+                dir + "/photo.jpg");
+  WriteText(dir + "/job.yaml",
+            "name: img\ninputs: [photo.jpg]\nstorage:\n  database: out.db\n"
+            "prompts:\n  - id: what\n    question: What is this?\n");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  nlohmann::json frame = QueryJson(dir + "/out.db", "SELECT width, height FROM frames");
+  ASSERT_EQ(frame.size(), 1u);
+  CommandResult request = Reel("context job.yaml photo.jpg --request body.json", dir);
+  ASSERT_EQ(request.exit_code, 0) << request.err;
+  EXPECT_NE(request.err.find("0 from the cache, 1 decoded"), std::string::npos) << request.err;
+  nlohmann::json j = nlohmann::json::parse(ReadText(dir + "/body.json"));
+  std::vector<std::string> urls;
+  for (const auto& part : j["messages"].back()["content"]) {
+    if (part["type"] == "image_url") urls.push_back(part["image_url"]["url"]);
+  }
+  ASSERT_EQ(urls.size(), 1u);
+  EXPECT_EQ(JpegSize(Unbase64(urls[0].substr(23))),
+            std::make_pair(frame[0]["width"].get<int>(), frame[0]["height"].get<int>()));
+  // The stored context counts it as one pair of itself: (H/28)(W/28) + start + end.
+  int64_t image_tokens =
+      QueryInt(dir + "/out.db", "SELECT image_tokens FROM contexts WHERE prompt_id = 'what'");
+  EXPECT_EQ(image_tokens,
+            (frame[0]["width"].get<int64_t>() / 28) * (frame[0]["height"].get<int64_t>() / 28) + 2);
+}
+
 }  // namespace
 }  // namespace reel::testing
