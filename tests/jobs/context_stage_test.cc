@@ -12,8 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/item_context.h"
+#include "jobs/progress.h"
+#include "jobs/runner.h"
 #include "jobs/stages/stages.h"
 #include "llm/internal/byte_level.h"
+#include "pipeline/image_codec.h"
 #include "storage/query.h"
 #include "storage/store.h"
 #include "tests/support/test_media.h"
@@ -235,6 +238,74 @@ TEST_F(HourContextTest, ATokenizerWithoutTheTemplatesTokensIsRefused) {
   Status s = MakeContextStage()->Run(*store_, item_id_, 0, work);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("of different models"), std::string::npos) << s.message();
+}
+
+// The frames a request sends are decoded again from the file: they must be the frames the run
+// stored (the clip paints each frame's number into its pixels), at the context's size, decoded in
+// one pass and then read from the cache.
+TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
+  std::string dir = testing::ScratchDir("context_frames");
+  std::filesystem::copy_file(testing::GeneratedMedia("context_frames_counter_640x360_6s.mp4",
+                                                     testing::CounterClipArgs(150, 640, 360, "25") +
+                                                         " -c:v libx264 -pix_fmt yuv420p"),
+                             dir + "/clip.mp4");
+  auto job = ParseJobText(
+      "name: f\ninputs: [clip.mp4]\nsampling:\n  fps: 1\n"
+      "prompts:\n  - id: q\n    question: What?\n",
+      dir + "/job.yaml", dir);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ProgressReporter progress(ProgressStyle::kQuiet, stderr);
+  RunOptions options;
+  options.database = dir + "/f.db";
+  options.progress = &progress;
+  ASSERT_EQ(RunJob(*job, options).result, RunResult::kSucceeded);
+
+  auto store = storage::Store::Open(dir + "/f.db");
+  ASSERT_TRUE(store.ok());
+  auto setup = LoadContextSetup(*job);
+  ASSERT_TRUE(setup.ok());
+  auto c = BuildItemContext(*store, *job, **setup, 1, job->prompts[0]);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->input.frames.size(), 7u);  // 0..5 s and the last frame
+  ContextFramesReport first;
+  auto request = ContextChatRequest(*job, *c, 0, &first);
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  EXPECT_EQ(first.decoded, 7);
+  EXPECT_EQ(first.passes, 1);
+  std::vector<size_t> all = {0, 1, 2, 3, 4, 5, 6};
+  auto files = ContextFrameFiles(*job, c->item, c->input, c->context, all, FrameCacheDir(*job));
+  ASSERT_TRUE(files.ok());
+  for (size_t f = 0; f < all.size(); ++f) {
+    auto image = pipeline::ReadImageFile((*files)[f]);
+    ASSERT_TRUE(image.ok());
+    EXPECT_EQ(image->width, c->input.frames[f].width);
+    EXPECT_EQ(image->height, c->input.frames[f].height);
+    // The M3 rule at 1 fps on 25 fps: frames 0, 25, 50, ..., 125 and the last, 149.
+    const int expected = f + 1 < all.size() ? 25 * static_cast<int>(f) : 149;
+    EXPECT_EQ(testing::DecodeCounter(image->pixels.data(), image->width, image->height,
+                                     static_cast<int>(image->stride())),
+              expected)
+        << f;
+  }
+  ContextFramesReport second;
+  ASSERT_TRUE(ContextChatRequest(*job, *c, 0, &second).ok());
+  EXPECT_EQ(second.cached, 7);
+  EXPECT_EQ(second.decoded, 0);
+  EXPECT_EQ(second.passes, 0);
+
+  // A smaller frame size (lower_resolution) gives other files, at that size.
+  c->context.frame_width = 308;
+  c->context.frame_height = 168;
+  c->context.frame_max_pixels = 308 * 168;
+  ContextFramesReport smaller;
+  auto small =
+      ContextFrameFiles(*job, c->item, c->input, c->context, {0, 6}, FrameCacheDir(*job), &smaller);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(smaller.decoded, 2);
+  auto image = pipeline::ReadImageFile((*small)[6]);
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->width, 308);
+  EXPECT_EQ(image->height, 168);
 }
 
 }  // namespace
