@@ -4,6 +4,7 @@
 #include "vision/internal/kernels.h"
 
 #include <cblas.h>
+#include <cpuid.h>
 
 #include <algorithm>
 #include <cmath>
@@ -150,11 +151,19 @@ const char* BlasThreading() {
   }
 }
 
+namespace {
+// F16C from CPUID (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+}
+}  // namespace
+
 bool CpuHasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
-                          __builtin_cpu_supports("f16c");
+                          CpuHasF16c();
   return has;
 }
 
