@@ -9,6 +9,7 @@
 
 #include "base/file_util.h"
 #include "base/utf8.h"
+#include "jobs/prompt_kinds.h"
 #include "llm/request_body.h"
 #include "pipeline/smart_resize.h"
 #include "storage/sha256.h"
@@ -131,7 +132,17 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
   return in;
 }
 
-llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt) {
+namespace {
+
+std::optional<double> DurationOf(const llm::ContextInput& input) {
+  if (input.duration_s > 0) return input.duration_s;
+  return std::nullopt;
+}
+
+}  // namespace
+
+llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt,
+                                      const llm::ContextInput& input) {
   const ContextSpec& c = job.context;
   llm::ContextOptions o;
   o.token_budget = c.token_budget;
@@ -148,8 +159,9 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
   o.documents_first = c.documents_first;
   o.prefix_block = c.prefix_block;
   o.thinking_mode = ThinkingOf(job);
-  o.system_prompt = prompt.system;
-  o.question = prompt.question;
+  const PromptRequest request = PromptRequestFor(prompt, DurationOf(input));
+  o.system_prompt = request.system;
+  o.question = request.question;
   return o;
 }
 
@@ -159,7 +171,11 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   nlohmann::json key = {
       {"format", 1},
       {"item", {{"content", item.content_hash.value_or("")}, {"settings", item.settings_hash}}},
-      {"prompt", {{"id", prompt.id}, {"system", prompt.system}, {"question", prompt.question}}},
+      {"prompt",
+       {{"id", prompt.id},
+        {"kind", PromptKindName(prompt.kind)},
+        {"system", prompt.system},
+        {"question", prompt.question}}},
       {"thinking", llm::ThinkingModeName(ThinkingOf(job))},
       {"context",
        {{"budget", c.token_budget},
@@ -214,9 +230,11 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
   ItemContext c;
   c.item = std::move(*item);
   REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id));
-  REEL_ASSIGN_OR_RETURN(c.context, llm::BuildContext(c.input, ContextOptionsFor(job, prompt),
-                                                     setup.chat_template, *setup.counter));
+  REEL_ASSIGN_OR_RETURN(c.context,
+                        llm::BuildContext(c.input, ContextOptionsFor(job, prompt, c.input),
+                                          setup.chat_template, *setup.counter));
   c.settings_key = ContextSettingsKey(job, prompt, setup, c.item);
+  c.prompt = prompt;
   return c;
 }
 
@@ -259,6 +277,11 @@ Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContex
   request.seed = m.seed;
   request.thinking_mode = llm::ThinkingModeName(ThinkingOf(job));
   request.prompt_tokens_estimate = c.context.segments[segment].tokens.total;
+  const PromptRequest kind = PromptRequestFor(c.prompt, DurationOf(c.input));
+  if (kind.json_schema) {
+    request.json_schema = *kind.json_schema;
+    request.json_schema_name = kind.schema_name;
+  }
   return request;
 }
 

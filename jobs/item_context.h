@@ -41,7 +41,10 @@ Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job)
 // The stored item as builder input. Errors: the item is missing.
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id);
 
-llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt);
+// The builder's options: the job's context settings, and the system text and question the prompt
+// sends (jobs/prompt_kinds.h: a chapters prompt's built-in question names the item's duration).
+llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt,
+                                      const llm::ContextInput& input);
 
 std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
                                const ContextSetup& setup, const storage::ItemRecord& item);
@@ -59,6 +62,7 @@ llm::ThinkingMode ThinkingOf(const JobSpec& job);
 // stores and what a request sends.
 struct ItemContext {
   storage::ItemRecord item;
+  PromptSpec prompt;
   llm::ContextInput input;
   llm::Context context;
   std::string settings_key;
@@ -71,8 +75,8 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
 
 // The chat request of segment `segment` of `c`: the messages (llm/request_body.h) with the frames
 // from the job's frame cache (decoded from the item's file, in one pass, when missing; see
-// jobs/context_frames.h) and the job's model settings. The file transport sends the item's
-// absolute path as a file:// URL.
+// jobs/context_frames.h), the job's model settings and the prompt kind's JSON schema (chapters).
+// The file transport sends the item's absolute path as a file:// URL.
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
                                             size_t segment, ContextFramesReport* frames = nullptr);
 

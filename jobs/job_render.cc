@@ -137,8 +137,11 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "\n";
   for (const PromptSpec& p : job.prompts) {
     out << "  - id: " << Str(p.id) << "\n";
+    out << "    kind: " << PromptKindName(p.kind) << "\n";
     out << "    system: " << Str(p.system) << "\n";
-    out << "    question: " << Str(p.question) << "\n";
+    out << "    question: " << Str(p.question);
+    if (p.kind == PromptKind::kChapters && p.question.empty()) out << "  # the built-in question";
+    out << "\n";
   }
 
   out << "storage:\n";

@@ -143,7 +143,7 @@ const std::vector<std::string> kModelKeys = {
     "endpoint",        "name",         "api_key_env", "thinking_mode",     "temperature",
     "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
     "connect_timeout", "read_timeout", "retries"};
-const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
+const std::vector<std::string> kPromptKeys = {"id", "kind", "system", "question"};
 const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
@@ -1116,7 +1116,14 @@ class Parser {
       if (!fields) continue;
       PromptSpec prompt;
       bool ok = true;
-      if (!ReadString(*fields, "id", path, &prompt.id)) {
+      if (fields->Has("kind") &&
+          !ReadEnum(*fields, "kind", path, PromptKindNames(), &prompt.kind)) {
+        ok = false;
+      }
+      const bool chapters = prompt.kind == PromptKind::kChapters;
+      if (chapters && !fields->Has("id")) {
+        prompt.id = "chapters";  // the built-in kind names itself
+      } else if (!ReadString(*fields, "id", path, &prompt.id)) {
         if (!fields->Has("id")) Error(mark, Quoted(path) + ": missing required key 'id'");
         ok = false;
       } else if (!ValidPromptId(prompt.id)) {
@@ -1124,18 +1131,23 @@ class Parser {
               Quoted(path + ".id") + " may use only letters, digits, '_', '-' and '.', got " +
                   Quoted(prompt.id));
         ok = false;
-      } else if (auto [pos, inserted] = ids.emplace(prompt.id, MarkOf(*fields->Find("id")));
-                 !inserted) {
-        Error(MarkOf(*fields->Find("id")), "duplicate prompt id " + Quoted(prompt.id) +
-                                               " (first at " + Position(pos->second) + ")");
-        ok = false;
       }
-      if (!ReadString(*fields, "question", path, &prompt.question)) {
+      if (ok) {
+        const YAML::Mark id_mark = fields->Has("id") ? MarkOf(*fields->Find("id")) : mark;
+        if (auto [pos, inserted] = ids.emplace(prompt.id, id_mark); !inserted) {
+          Error(id_mark, "duplicate prompt id " + Quoted(prompt.id) + " (first at " +
+                             Position(pos->second) + ")");
+          ok = false;
+        }
+      }
+      if (chapters && !fields->Has("question")) {
+        // The built-in question (llm/chapters.h), with the item's duration.
+      } else if (!ReadString(*fields, "question", path, &prompt.question)) {
         if (!fields->Has("question")) {
           Error(mark, Quoted(path) + ": missing required key 'question'");
         }
         ok = false;
-      } else if (prompt.question.empty()) {
+      } else if (prompt.question.empty() && !chapters) {
         Error(MarkOf(*fields->Find("question")), Quoted(path + ".question") + " is empty");
         ok = false;
       }

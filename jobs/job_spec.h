@@ -32,6 +32,11 @@ enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
 
 enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
 
+// What a prompt asks for. kQuestion: the job's question, the answer stored as written.
+// kChapters: the built-in chapters prompt (llm/chapters.h; jobs/prompt_kinds.h): its question and
+// JSON schema, the answer checked against the item's frames and asked again once when it fails.
+enum class PromptKind { kQuestion, kChapters };
+
 // What to do when an item's frames and text do not fit the context budget.
 enum class FitStrategy {
   kThinFrames,       // drop frames evenly (first and last kept) until it fits
@@ -111,9 +116,10 @@ struct ModelSpec {
 };
 
 struct PromptSpec {
-  std::string id;      // unique in the job; [A-Za-z0-9_.-]+
-  std::string system;  // "" = no system message
-  std::string question;
+  std::string id;  // unique in the job; [A-Za-z0-9_.-]+ ("chapters" for kind chapters)
+  PromptKind kind = PromptKind::kQuestion;
+  std::string system;    // "" = no system message
+  std::string question;  // kChapters: "" = the built-in question
 };
 
 struct StorageSpec {
@@ -223,6 +229,7 @@ InputKind GuessInputKind(std::string_view path);
 
 const char* InputKindName(InputKind kind);
 const char* ThinkingModeName(ThinkingMode mode);
+const char* PromptKindName(PromptKind kind);
 const char* FitStrategyName(FitStrategy strategy);
 const char* VisionDTypeName(VisionDType dtype);
 

@@ -406,6 +406,12 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     return outcome;
   }
   MarkAbandonedRuns(*store, progress);
+  // Time references of answers stored before this version of reel (or its grammar): one query
+  // when there are none.
+  if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+      !indexed.ok()) {
+    progress.Warning("answer time references not updated: " + indexed.status().message());
+  }
 
   const std::string spec_text = RenderResolvedJob(job);
   const std::string spec_hash = storage::Sha256Hex(spec_text);

@@ -154,6 +154,22 @@ constexpr Step kSteps[] = {
    "JOIN main.requests dr ON dr.uid = sr.uid "
    "WHERE true ON CONFLICT(request_id) DO NOTHING", &MergeStats::responses},
 
+  // Time references travel with their response (a response already in the output keeps its own).
+  {"INSERT INTO main.answer_times(response_id, char_start, char_end, text, form, seconds, "
+   "  end_seconds) "
+   "SELECT dp.id, t.char_start, t.char_end, t.text, t.form, t.seconds, t.end_seconds "
+   "FROM src.answer_times t JOIN src.responses p ON p.id = t.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE NOT EXISTS (SELECT 1 FROM main.answer_time_scans s WHERE s.response_id = dp.id) "
+   "ON CONFLICT(response_id, char_start) DO NOTHING", nullptr},
+  {"INSERT INTO main.answer_time_scans(response_id, grammar_version, scanned_at) "
+   "SELECT dp.id, s.grammar_version, s.scanned_at "
+   "FROM src.answer_time_scans s JOIN src.responses p ON p.id = s.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE true ON CONFLICT(response_id) DO NOTHING", nullptr},
+
   {"INSERT INTO main.events(uid, run_id, item_id, level, time, message) "
    "SELECT e.uid, "
    "  (SELECT mr.id FROM src.runs sr JOIN main.runs mr ON mr.uid = sr.uid "

@@ -180,6 +180,23 @@ struct EventRecord {
   std::string message = {};
 };
 
+// A time the model wrote in an answer (llm/time_references.h), linked to the item's nearest frame
+// (the answer_time_frames view).
+struct AnswerTimeRecord {
+  int64_t response_id = 0;
+  int64_t char_start = 0;                  // code points into the response's content, 0-based
+  int64_t char_end = 0;                    // one past the last
+  std::string text = {};                   // as written, e.g. "01:15"
+  std::string form = {};                   // "clock", "words", "marker"
+  double seconds = 0;                      // the moment, or a range's start
+  std::optional<double> end_seconds = {};  // a range's end
+  // The nearest frame (unset when the item has no frames or the time is outside the item).
+  std::optional<int64_t> frame_id = {};
+  std::optional<int64_t> frame_index = {};  // its sample_index
+  std::optional<double> frame_seconds = {};
+  std::optional<int64_t> end_frame_index = {};  // a range's end frame
+};
+
 // One full-text search hit.
 struct SearchHit {
   enum class Source { kAnswer, kSegment };
@@ -194,6 +211,9 @@ struct SearchHit {
   std::optional<double> end_seconds = {};
   std::string snippet = {};  // matched terms wrapped in [ and ], long text elided with "..."
   double score = 0;          // bm25; lower is better
+  // kAnswer: the response, and the time references that appear in the snippet with their frames.
+  std::optional<int64_t> response_id = {};
+  std::vector<AnswerTimeRecord> times = {};
 };
 
 struct ItemStatusCounts {

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
+#include "storage/internal/answer_times.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/sha256.h"
@@ -893,6 +895,8 @@ Status Store::FinishRequest(int64_t request_id, const ResponseRecord& response) 
       .Bind(6, response.completion_tokens)
       .Bind(7, response.cached_tokens);
   REEL_RETURN_IF_ERROR(insert.Run());
+  REEL_RETURN_IF_ERROR(
+      internal::IndexResponseTimes(db, sqlite3_last_insert_rowid(db), response.content));
   return txn.Commit();
 }
 
@@ -926,6 +930,14 @@ Status Store::LogEvent(const EventRecord& event) {
   return txn.Commit();
 }
 
+Result<int64_t> Store::IndexAnswerTimes(int batch_size) {
+  return internal::IndexStaleResponseTimes(db_.handle(), std::max(1, batch_size));
+}
+
+Result<std::vector<AnswerTimeRecord>> Store::ListAnswerTimes(int64_t response_id) {
+  return internal::ListResponseTimes(db_.handle(), response_id);
+}
+
 Result<std::vector<SearchHit>> Store::Search(const std::string& query,
                                              const SearchOptions& options) {
   std::string match = options.fts_syntax ? query : QuoteWords(query);
@@ -936,7 +948,8 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
   // snippet(): column 0, matches in [ ], "..." where text is elided, about 12 tokens.
   const std::string answers =
       "SELECT 0 AS source, j.name, i.id, i.path, req.prompt_id, NULL AS start_s, NULL AS end_s, "
-      "snippet(responses_fts, 0, '[', ']', '...', 12) AS snip, bm25(responses_fts) AS score "
+      "snippet(responses_fts, 0, '[', ']', '...', 12) AS snip, bm25(responses_fts) AS score, "
+      "resp.id AS response_id "
       "FROM responses_fts JOIN responses resp ON resp.id = responses_fts.rowid "
       "JOIN requests req ON req.id = resp.request_id JOIN items i ON i.id = req.item_id "
       "JOIN jobs j ON j.id = i.job_id "
@@ -944,7 +957,7 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
   const std::string segments =
       "SELECT 1 AS source, j.name, i.id, i.path, s.source, s.start_seconds AS start_s, "
       "s.end_seconds AS end_s, snippet(segments_fts, 0, '[', ']', '...', 12) AS snip, "
-      "bm25(segments_fts) AS score "
+      "bm25(segments_fts) AS score, NULL AS response_id "
       "FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid "
       "JOIN items i ON i.id = s.item_id JOIN jobs j ON j.id = i.job_id "
       "WHERE segments_fts MATCH ?1 AND (?3 IS NULL OR j.name = ?3)";
@@ -972,7 +985,20 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
     hit.end_seconds = stmt.ColumnOptionalDouble(6);
     hit.snippet = stmt.ColumnText(7);
     hit.score = stmt.ColumnDouble(8);
+    hit.response_id = stmt.ColumnOptionalInt(9);
     hits.push_back(std::move(hit));
+  }
+  // The frames the model meant: references whose text the snippet shows (matches unbracketed).
+  for (SearchHit& hit : hits) {
+    if (!hit.response_id) continue;
+    std::string plain;
+    for (char c : hit.snippet) {
+      if (c != '[' && c != ']') plain += c;
+    }
+    REEL_ASSIGN_OR_RETURN(std::vector<AnswerTimeRecord> times, ListAnswerTimes(*hit.response_id));
+    for (AnswerTimeRecord& t : times) {
+      if (plain.find(t.text) != std::string::npos) hit.times.push_back(std::move(t));
+    }
   }
   return hits;
 }

@@ -40,5 +40,6 @@ void AddContextCommand(CLI::App& app, int& exit_code);
 void AddEncodeCommand(CLI::App& app, int& exit_code);
 void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
 void AddSimilarCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

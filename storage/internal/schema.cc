@@ -256,11 +256,81 @@ ALTER TABLE features ADD COLUMN input_hash TEXT;
 CREATE INDEX features_input ON features(model, input_hash);
 )sql";
 
+// Version 3: time references in answers (llm/time_references.h). `answer_times` holds what the
+// grammar found in each response; `answer_time_scans` which responses were scanned and with which
+// grammar version (Store::IndexAnswerTimes re-scans older ones and those stored before this
+// migration); the view links each reference to the item's nearest frame at query time, so
+// replacing an item's frames never leaves a stale link.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE answer_times (
+  id          INTEGER PRIMARY KEY,
+  response_id INTEGER NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+  char_start  INTEGER NOT NULL CHECK (char_start >= 0),  -- code points into content, 0-based
+  char_end    INTEGER NOT NULL CHECK (char_end > char_start),
+  text        TEXT NOT NULL,             -- the reference as written, e.g. '01:15', '00:10-00:25'
+  form        TEXT NOT NULL CHECK (form IN ('clock', 'words', 'marker')),
+  seconds     REAL NOT NULL CHECK (seconds >= 0),  -- the moment, or the start of a range
+  end_seconds REAL CHECK (end_seconds IS NULL OR end_seconds >= seconds),  -- a range's end
+  UNIQUE (response_id, char_start)
+) STRICT;
+
+CREATE TABLE answer_time_scans (
+  response_id     INTEGER PRIMARY KEY REFERENCES responses(id) ON DELETE CASCADE,
+  grammar_version INTEGER NOT NULL,
+  scanned_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+-- The nearest frame to each reference (the earlier on a tie), when the time is inside the item:
+-- 0 to its duration (media_json.duration_seconds, else its last frame's time) plus 1 s. (The
+-- frames on either side come from min/max: SQLite 3.40 refuses an outer column in a correlated
+-- subquery's ORDER BY.)
+CREATE VIEW answer_time_frames AS
+SELECT c.time_id, c.response_id, c.request_id, c.item_id, c.prompt_id, c.char_start, c.char_end,
+       c.text, c.form, c.seconds, c.end_seconds,
+       f.id AS frame_id, f.sample_index AS frame_index, f.time_seconds AS frame_seconds,
+       f.thumbnail_hash,
+       e.id AS end_frame_id, e.sample_index AS end_frame_index, e.time_seconds AS end_frame_seconds
+FROM (SELECT d.*,
+             CASE WHEN d.seconds > d.limit_s THEN NULL
+                  WHEN d.before_s IS NULL THEN d.after_s
+                  WHEN d.after_s IS NULL THEN d.before_s
+                  WHEN d.seconds - d.before_s <= d.after_s - d.seconds THEN d.before_s
+                  ELSE d.after_s END AS frame_s,
+             CASE WHEN d.end_seconds IS NULL OR d.end_seconds > d.limit_s THEN NULL
+                  WHEN d.end_before_s IS NULL THEN d.end_after_s
+                  WHEN d.end_after_s IS NULL THEN d.end_before_s
+                  WHEN d.end_seconds - d.end_before_s <= d.end_after_s - d.end_seconds
+                  THEN d.end_before_s
+                  ELSE d.end_after_s END AS end_frame_s
+      FROM (SELECT b.*,
+                   (SELECT max(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds <= b.seconds) AS before_s,
+                   (SELECT min(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds >= b.seconds) AS after_s,
+                   (SELECT max(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds <= b.end_seconds) AS end_before_s,
+                   (SELECT min(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds >= b.end_seconds) AS end_after_s
+            FROM (SELECT t.id AS time_id, t.response_id, req.id AS request_id, req.item_id,
+                         req.prompt_id, t.char_start, t.char_end, t.text, t.form, t.seconds,
+                         t.end_seconds,
+                         CASE WHEN json_extract(i.media_json, '$.duration_seconds') > 0
+                              THEN json_extract(i.media_json, '$.duration_seconds')
+                              ELSE (SELECT max(time_seconds) FROM frames WHERE item_id = i.id)
+                         END + 1.0 AS limit_s
+                  FROM answer_times t
+                  JOIN responses resp ON resp.id = t.response_id
+                  JOIN requests req ON req.id = resp.request_id
+                  JOIN items i ON i.id = req.item_id) b) d) c
+LEFT JOIN frames f ON f.id = (SELECT id FROM frames WHERE item_id = c.item_id
+                              AND time_seconds = c.frame_s ORDER BY sample_index LIMIT 1)
+LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
+                              AND time_seconds = c.end_frame_s ORDER BY sample_index LIMIT 1);
+)sql";
+
 // Contexts built by the context stage (llm/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
-// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`, so it
-// applies in any order relative to other migrations. Numbered in merge order (vision = 2,
-// reports = 3): renumber kContextsVersion when merging if main's list differs.
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
 constexpr int kContextsVersion = 4;
 constexpr const char* kSchemaContexts = R"sql(
 ALTER TABLE contexts ADD COLUMN settings_key TEXT;
@@ -276,6 +346,7 @@ CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
+    {3, "answer time references", kSchemaV3},
     {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
 };
 

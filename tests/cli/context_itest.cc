@@ -267,6 +267,22 @@ TEST(ContextCommandTest, BreakdownJsonAndAnExactRequestBody) {
   EXPECT_NE(missing.err.find("no item 'nosuch.mp4'"), std::string::npos) << missing.err;
 }
 
+TEST(ContextCommandTest, AChaptersPromptSendsItsQuestionAndSchema) {
+  std::string dir = MakeContextJob("context_chapters");
+  Replace(dir + "/job.yaml", "prompts:\n", "prompts:\n  - id: chapters\n    kind: chapters\n");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  CommandResult request = Reel("context job.yaml clip.mp4 --prompt chapters --request c.json", dir);
+  ASSERT_EQ(request.exit_code, 0) << request.err;
+  nlohmann::json j = nlohmann::json::parse(ReadText(dir + "/c.json"));
+  const std::string question = j["messages"].back()["content"].back()["text"];
+  EXPECT_NE(question.find("Divide this video into chapters"), std::string::npos) << question;
+  EXPECT_NE(question.find("The video is 00:03 long."), std::string::npos) << question;
+  EXPECT_EQ(j["response_format"]["type"], "json_schema") << j.dump().substr(0, 300);
+  // The stored context counted that question.
+  EXPECT_EQ(QueryInt(dir + "/out.db", "SELECT count(*) FROM contexts WHERE prompt_id = 'chapters'"),
+            2);
+}
+
 TEST(ContextCommandTest, AnImageItemIsOneImageAtItsStoredSize) {
   std::string dir = ScratchDir("context_image");
   fs::copy_file(GeneratedMedia("context_image_1280x720.jpg",
