@@ -152,24 +152,30 @@ const char* BlasThreading() {
 }
 
 namespace {
-// F16C from CPUID (leaf 1, ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
-bool CpuHasF16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+
+// CPUID bits that not every compiler's __builtin_cpu_supports knows (clang 14: neither "f16c"
+// nor "avx512bf16"): F16C is leaf 1 ECX bit 29, AVX512_BF16 leaf 7 subleaf 1 EAX bit 5.
+bool CpuidBit(unsigned leaf, unsigned subleaf, int reg, int bit) {
+  unsigned r[4] = {0, 0, 0, 0};
+  if (__get_cpuid_max(0, nullptr) < leaf) return false;
+  __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
+  return (r[reg] >> bit) & 1u;
 }
+constexpr int kEax = 0, kEcx = 2;
+
 }  // namespace
 
 bool CpuHasAvx512() {
+  // __builtin_cpu_supports also checks that the OS saves the AVX-512 registers.
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
-                          CpuHasF16c();
+                          CpuidBit(1, 0, kEcx, 29);
   return has;
 }
 
 bool CpuHasAvx512Bf16() {
-  // __builtin_cpu_supports knows "avx512bf16" from GCC 12 on.
-  static const bool has = CpuHasAvx512() && __builtin_cpu_supports("avx512bf16");
+  static const bool has = CpuHasAvx512() && CpuidBit(7, 1, kEax, 5);
   return has;
 }
 
