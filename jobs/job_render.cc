@@ -93,6 +93,27 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  token_budget: " << job.context.token_budget << "\n";
   out << "  reserve_output_tokens: " << job.context.reserve_output_tokens << "\n";
   out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
+  {
+    const ContextSpec& c = job.context;
+    // Explicit steps only: otherwise fit_strategy stays the setting (a comment shows its steps).
+    out << (c.fit_steps.empty() ? "  # fit_steps: [" : "  fit_steps: [");
+    std::vector<llm::FitStep> steps = FitStepsOf(c);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      out << (i ? ", " : "") << llm::FitStepName(steps[i]);
+    }
+    out << (c.fit_steps.empty() ? "]  (from fit_strategy)\n" : "]\n");
+    out << "  tokenizer: "
+        << (c.tokenizer.empty() ? "\"\"  # none: counts are estimated" : Str(c.tokenizer)) << "\n";
+    out << "  template: " << Str(c.chat_template) << "\n";
+    out << "  transport: " << llm::TransportName(c.transport) << "\n";
+    out << "  server_num_frames: " << c.server_num_frames << "\n";
+    out << "  server_fps: " << Num(c.server_fps) << "\n";
+    out << "  server_timestamps: " << (c.server_timestamps ? "true" : "false") << "\n";
+    out << "  documents: " << (c.documents_first ? "before" : "after") << "\n";
+    out << "  min_fps: " << Num(c.min_fps) << "\n";
+    out << "  min_pixels: " << c.min_pixels << "\n";
+    out << "  prefix_block: " << c.prefix_block << "\n";
+  }
 
   const ModelSpec& m = job.model;
   out << "model:\n";
@@ -129,6 +150,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "  # " << Str(ResolveJobPath(job.base_dir, job.storage.database));
   }
   out << "\n";
+  out << "  frame_cache: " << Str(job.storage.frame_cache)
+      << (job.storage.frame_cache.empty() ? "  # <database>.frames" : "") << "\n";
 
   out << "text:\n";
   out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";

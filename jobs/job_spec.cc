@@ -126,13 +126,25 @@ const std::vector<std::string> kResizeKeys = {
 const std::vector<std::string> kVisionKeys = {"enabled", "weights",    "batch_size",     "dtype",
                                               "threads", "max_pixels", "dedup_threshold"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
-                                               "fit_strategy"};
+                                               "fit_strategy", "fit_steps",
+                                               "tokenizer",    "template",
+                                               "transport",    "server_num_frames",
+                                               "server_fps",   "server_timestamps",
+                                               "documents",    "min_fps",
+                                               "min_pixels",   "prefix_block"};
+
+const EnumNames<llm::Transport>& TransportNames() {
+  static const EnumNames<llm::Transport> names{{{"images", llm::Transport::kImages},
+                                                {"video", llm::Transport::kVideo},
+                                                {"file", llm::Transport::kFile}}};
+  return names;
+}
 const std::vector<std::string> kModelKeys = {
     "endpoint",        "name",         "api_key_env", "thinking_mode",     "temperature",
     "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
     "connect_timeout", "read_timeout", "retries"};
 const std::vector<std::string> kPromptKeys = {"id", "kind", "system", "question"};
-const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
@@ -1023,6 +1035,42 @@ class Parser {
       reserve_set = ReadInteger(*fields, "reserve_output_tokens", path, &c.reserve_output_tokens, 0,
                                 INT32_MAX);
       ReadEnum(*fields, "fit_strategy", path, FitStrategyNames(), &c.fit_strategy);
+      if (std::optional<YAML::Node> steps = ReadList(*fields, "fit_steps", 16)) {
+        const Field* f = fields->Find("fit_steps");
+        c.fit_steps.clear();
+        for (const YAML::Node& step : *steps) {
+          Result<llm::FitStep> parsed = llm::ParseFitStep(step.IsScalar() ? step.Scalar() : "");
+          if (!parsed.ok()) {
+            Error(step.Mark().is_null() ? MarkOf(*f) : step.Mark(),
+                  "'context.fit_steps': " + parsed.status().message());
+          } else {
+            c.fit_steps.push_back(*parsed);
+          }
+        }
+      }
+      ReadString(*fields, "tokenizer", path, &c.tokenizer);
+      if (ReadString(*fields, "template", path, &c.chat_template)) {
+        if (!llm::BuiltInChatTemplate(c.chat_template).ok()) {
+          Error(MarkOf(*fields->Find("template")),
+                "'context.template' must be one of 'minimax-m3', 'chatml'; got '" +
+                    c.chat_template + "'");
+        }
+      }
+      ReadEnum(*fields, "transport", path, TransportNames(), &c.transport);
+      ReadInt(*fields, "server_num_frames", path, &c.server_num_frames, 0, 1000000);
+      ReadNumber(*fields, "server_fps", path, &c.server_fps, 0, true, 1000);
+      ReadBool(*fields, "server_timestamps", path, &c.server_timestamps);
+      std::string documents;
+      if (ReadString(*fields, "documents", path, &documents)) {
+        if (documents != "before" && documents != "after") {
+          Error(MarkOf(*fields->Find("documents")),
+                "'context.documents' must be 'before' or 'after'; got '" + documents + "'");
+        }
+        c.documents_first = documents != "after";
+      }
+      ReadNumber(*fields, "min_fps", path, &c.min_fps, 0, true, 1000);
+      ReadInteger(*fields, "min_pixels", path, &c.min_pixels, 784, INT32_MAX);
+      ReadInt(*fields, "prefix_block", path, &c.prefix_block, 0, 65536);
     }
     const int64_t max_output = job_.model.max_output_tokens;
     if (!reserve_set) {
@@ -1127,6 +1175,7 @@ class Parser {
         job_.storage.database = database;
       }
     }
+    ReadString(*fields, "frame_cache", "storage", &job_.storage.frame_cache);
   }
 
   void ReadTextSettings(const Fields& top) {
@@ -1208,6 +1257,23 @@ Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options
     return Parser(path, base_dir, options).TooBig(text, said);
   }
   return ParseJobText(text, path, base_dir, options);
+}
+
+std::vector<llm::FitStep> FitStepsOf(const ContextSpec& context) {
+  using llm::FitStep;
+  if (!context.fit_steps.empty()) return context.fit_steps;
+  switch (context.fit_strategy) {
+    case FitStrategy::kThinFrames:
+      return {FitStep::kDedupe, FitStep::kThinFrames, FitStep::kShortenText, FitStep::kSplit};
+    case FitStrategy::kLowerResolution:
+      return {FitStep::kDedupe, FitStep::kLowerResolution, FitStep::kThinFrames,
+              FitStep::kShortenText, FitStep::kSplit};
+    case FitStrategy::kSplit:
+      return {FitStep::kDedupe, FitStep::kSplit};
+    case FitStrategy::kFail:
+      return {};
+  }
+  return {};
 }
 
 std::string ResolveJobPath(const std::string& base_dir, const std::string& path) {

@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "base/text_encoding.h"
+#include "llm/context_builder.h"
 #include "pipeline/limits.h"
 #include "pipeline/sampling.h"
 #include "pipeline/smart_resize.h"
@@ -81,7 +82,22 @@ struct ContextSpec {
   // Tokens kept free for the answer; defaults to model.max_output_tokens and may not be less.
   int64_t reserve_output_tokens = 0;
   FitStrategy fit_strategy = FitStrategy::kThinFrames;
+  // The fit steps in order; empty: the ones fit_strategy stands for (FitStepsOf).
+  std::vector<llm::FitStep> fit_steps;
+  std::string tokenizer;                     // tokenizer.json (see ResolveJobPath); "" = estimate
+  std::string chat_template = "minimax-m3";  // "minimax-m3" or "chatml"
+  llm::Transport transport = llm::Transport::kImages;
+  int server_num_frames = 32;     // video: frames the server keeps per video (0: all)
+  double server_fps = 1.0;        // video: the rate the server assumes for frame times
+  bool server_timestamps = true;  // video: the server writes times (vLLM) or not (SGLang)
+  bool documents_first = true;    // documents before the video ("before") or after ("after")
+  double min_fps = 0.25;          // thin_frames keeps at least this many frames a second
+  int64_t min_pixels = 100352;    // lower_resolution stops at this frame area
+  int prefix_block = 128;         // the shared prefix ends on a multiple of this (0: off)
 };
+
+// The fit steps a context uses: context.fit_steps, or those fit_strategy stands for.
+std::vector<llm::FitStep> FitStepsOf(const ContextSpec& context);
 
 struct ModelSpec {
   std::optional<std::string> endpoint;  // base URL; none = prepare / export only
@@ -108,6 +124,8 @@ struct PromptSpec {
 
 struct StorageSpec {
   std::string database;  // as written (see ResolveJobPath); default "<name>.db"
+  // Model-size JPEGs of the frames requests send (jobs/context_frames.h); "" = "<database>.frames".
+  std::string frame_cache;
 };
 
 // Reading text whose encoding is not declared (side-car subtitles, subtitle items, documents,

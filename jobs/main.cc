@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   reel::cli::AddResultsCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
+  reel::cli::AddTokenizeCommand(app, exit_code);
+  reel::cli::AddContextCommand(app, exit_code);
   reel::cli::AddEncodeCommand(app, exit_code);
   reel::cli::AddMakeTestWeightsCommand(app, exit_code);
   reel::cli::AddSimilarCommand(app, exit_code);

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include "jobs/item_context.h"
 
 #include "base/file_util.h"
 #include "base/utf8.h"
+#include "jobs/item_context.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
 #include "storage/sha256.h"
@@ -196,6 +198,20 @@ class Batch {
       }
       CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
       options_.progress->ItemSkipped(input.path, plan.reason);
+      // An up-to-date item may still need contexts: a prompt or a context setting changed.
+      if (plan.stored && plan.stored->status == storage::ItemStatus::kDone) {
+        ItemWork work;
+        work.job = &job_;
+        work.input = input;
+        work.cancel = &cancel_;
+        for (const auto& stage : processor_.stored_stages()) {
+          Status s = stage->Run(store, plan.stored->id, run_id_, work);
+          if (!s.ok()) {
+            LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
+            options_.progress->Warning(s.message());
+          }
+        }
+      }
       return;
     }
 
@@ -371,6 +387,17 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     outcome.result = RunResult::kInvalidJob;
     outcome.message = inputs.status().message();
     return outcome;
+  }
+
+  // Contexts need the tokenizer file and a template that fit together: checked once, up front,
+  // instead of failing every item's context.
+  if (!job.prompts.empty()) {
+    Result<std::shared_ptr<const ContextSetup>> setup = LoadContextSetup(job);
+    if (!setup.ok()) {
+      outcome.result = RunResult::kInvalidJob;
+      outcome.message = "context: " + setup.status().message();
+      return outcome;
+    }
   }
 
   Result<storage::Store> store = storage::Store::Open(options.database);

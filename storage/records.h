@@ -148,6 +148,11 @@ struct ContextRecord {
   int64_t video_tokens = 0;
   int64_t audio_tokens = 0;
   std::string manifest_json = {};  // what went into the context; its hash is the context's key
+  std::optional<std::string> settings_key = {};  // what it was built from (prompt, settings, item)
+  std::optional<std::string> count_method = {};  // "exact" or "estimate"
+  std::optional<std::string> transport = {};     // "images", "video" or "file"
+  int64_t segment_index = 0;                     // split video: which segment
+  int64_t segment_count = 1;
 };
 
 struct RequestRecord {

@@ -790,9 +790,12 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
       Statement insert,
       Statement::Prepare(db,
                          "INSERT INTO contexts(item_id, prompt_id, context_hash, text_tokens, "
-                         "image_tokens, video_tokens, audio_tokens, total_tokens, manifest_json) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4 + ?5 + ?6 + ?7, ?8) "
-                         "ON CONFLICT(item_id, prompt_id, context_hash) DO NOTHING"));
+                         "image_tokens, video_tokens, audio_tokens, total_tokens, manifest_json, "
+                         "settings_key, count_method, transport, segment_index, segment_count) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4 + ?5 + ?6 + ?7, ?8, ?9, ?10, "
+                         "?11, ?12, ?13) "
+                         "ON CONFLICT(item_id, prompt_id, context_hash) DO UPDATE SET "
+                         "settings_key = coalesce(excluded.settings_key, settings_key)"));
   insert.Bind(1, context.item_id)
       .Bind(2, context.prompt_id)
       .Bind(3, hash)
@@ -800,7 +803,12 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
       .Bind(5, context.image_tokens)
       .Bind(6, context.video_tokens)
       .Bind(7, context.audio_tokens)
-      .Bind(8, context.manifest_json);
+      .Bind(8, context.manifest_json)
+      .Bind(9, context.settings_key)
+      .Bind(10, context.count_method)
+      .Bind(11, context.transport)
+      .Bind(12, context.segment_index)
+      .Bind(13, context.segment_count);
   REEL_RETURN_IF_ERROR(insert.Run());
   REEL_ASSIGN_OR_RETURN(
       Statement find,
@@ -813,6 +821,33 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
   int64_t id = find.ColumnInt(0);
   REEL_RETURN_IF_ERROR(txn.Commit());
   return id;
+}
+
+Result<bool> Store::HasContexts(int64_t item_id, const std::string& prompt_id,
+                                const std::string& settings_key) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db_.handle(),
+                         "SELECT 1 FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "settings_key = ?3 LIMIT 1"));
+  return find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key).Step();
+}
+
+Result<std::vector<int64_t>> Store::FindContexts(int64_t item_id, const std::string& prompt_id,
+                                                 const std::string& settings_key) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db_.handle(),
+                         "SELECT id FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "settings_key = ?3 ORDER BY segment_index, id"));
+  find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
+  std::vector<int64_t> ids;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, find.Step());
+    if (!row) break;
+    ids.push_back(find.ColumnInt(0));
+  }
+  return ids;
 }
 
 Result<int64_t> Store::BeginRequest(const RequestRecord& request) {

@@ -35,6 +35,8 @@ void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
+void AddTokenizeCommand(CLI::App& app, int& exit_code);
+void AddContextCommand(CLI::App& app, int& exit_code);
 void AddEncodeCommand(CLI::App& app, int& exit_code);
 void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
 void AddSimilarCommand(CLI::App& app, int& exit_code);

@@ -328,10 +328,26 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
                               AND time_seconds = c.end_frame_s ORDER BY sample_index LIMIT 1);
 )sql";
 
+// Contexts built by the context stage (llm/context_builder.h): how the count was made, the
+// transport, the segment of a split video, and the key of what the context was built from (so a
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
+constexpr int kContextsVersion = 4;
+constexpr const char* kSchemaContexts = R"sql(
+ALTER TABLE contexts ADD COLUMN settings_key TEXT;
+ALTER TABLE contexts ADD COLUMN count_method TEXT
+  CHECK (count_method IS NULL OR count_method IN ('exact', 'estimate'));
+ALTER TABLE contexts ADD COLUMN transport TEXT
+  CHECK (transport IS NULL OR transport IN ('images', 'video', 'file'));
+ALTER TABLE contexts ADD COLUMN segment_index INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE contexts ADD COLUMN segment_count INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
     {3, "answer time references", kSchemaV3},
+    {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
 };
 
 }  // namespace
