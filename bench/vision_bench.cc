@@ -3,8 +3,11 @@
 // measured in the same run:
 //   - OpenBLAS's own sgemm rate on this machine (cblas_sgemm, its own threads, the shapes of
 //     the tower's MLP): Reel's achieved GFLOP/s as a fraction of it;
-//   - the same model in PyTorch (tests/reference/m3_vision_reference.py --bench: float32, the
-//     same threads): time ratio PyTorch / Reel.
+//   - the same model in PyTorch (tests/reference/m3_vision_reference.py --bench --serve: float32,
+//     the same threads, kept loaded in a child): time ratio PyTorch / Reel.
+// The machine may be shared: every baseline is measured again in each round (sgemm, each Reel
+// backend, PyTorch, one after the other), ratios are taken per round, and the median over rounds
+// is reported, with the load average.
 // Also the peak memory of `reel encode` on that pair in a fresh process, against the weights.
 //
 //   vision_bench [--runs 3] [--threads N] [--width 1008 --height 560] [--backends avx512,openblas]
@@ -15,11 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -183,6 +188,71 @@ bool RunMeasured(const std::vector<std::string>& args, int* code, long* peak_byt
   return true;
 }
 
+// A child process run through the shell, with a line-based pipe each way.
+class Child {
+ public:
+  static std::unique_ptr<Child> Start(const std::string& command) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0) return nullptr;
+    if (pipe(from_child) != 0) {
+      close(to_child[0]);
+      close(to_child[1]);
+      return nullptr;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) return nullptr;
+    if (pid == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[0]);
+      close(to_child[1]);
+      close(from_child[0]);
+      close(from_child[1]);
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    auto child = std::unique_ptr<Child>(new Child);
+    child->pid_ = pid;
+    child->in_ = fdopen(to_child[1], "w");
+    child->out_ = fdopen(from_child[0], "r");
+    return child;
+  }
+  ~Child() {
+    if (in_ != nullptr) std::fclose(in_);  // EOF: the child ends
+    if (out_ != nullptr) std::fclose(out_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  void WriteLine(const std::string& line) {
+    std::fprintf(in_, "%s\n", line.c_str());
+    std::fflush(in_);
+  }
+  // The next line (without its '\n'); "" at the end of the output.
+  std::string ReadLine() {
+    std::string line;
+    int c;
+    while ((c = std::fgetc(out_)) != EOF && c != '\n') line += static_cast<char>(c);
+    return line;
+  }
+
+ private:
+  Child() = default;
+  pid_t pid_ = -1;
+  std::FILE* in_ = nullptr;
+  std::FILE* out_ = nullptr;
+};
+
+// /proc/loadavg's three averages: a busy machine slows every figure of the run.
+std::string LoadAverage() {
+  std::string line = reel::bench::FirstLineOf("cat /proc/loadavg 2>/dev/null");
+  std::stringstream in(line);
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c + " (1, 5, 15 min)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,10 +260,10 @@ int main(int argc, char** argv) {
   Settings s;
   if (!ParseArgs(argc, argv, s)) return 2;
   using namespace reel::vision;
+  const int patches = (s.width / 14) * (s.height / 14);
   if (s.sgemm_only) {  // the child that measures OpenBLAS with another core type
-    const int n = (s.width / 14) * (s.height / 14);
-    std::printf("sgemm %.1f\n", (SgemmRate(n, 5120, 1280, s.threads, s.runs) +
-                                 SgemmRate(n, 1280, 5120, s.threads, s.runs)) /
+    std::printf("sgemm %.1f\n", (SgemmRate(patches, 5120, 1280, s.threads, s.runs) +
+                                 SgemmRate(patches, 1280, 5120, s.threads, s.runs)) /
                                     2);
     return 0;
   }
@@ -203,8 +273,10 @@ int main(int argc, char** argv) {
               internal::CpuHasAvx512() ? "yes" : "no", internal::CpuHasAvx512Bf16() ? "yes" : "no");
   std::printf("%s (%s build; Reel sets it to one thread and splits the work itself)\n",
               internal::BlasConfig(), internal::BlasThreading());
-  std::printf("threads: %d, frame pair %dx%d, runs %d, weights held in %s\n", s.threads, s.width,
+  std::printf("threads: %d, frame pair %dx%d, rounds %d, weights held in %s\n", s.threads, s.width,
               s.height, s.runs, s.precision.c_str());
+  std::printf("load average at the start (other processes on this machine): %s\n",
+              LoadAverage().c_str());
 
   if (!fs::exists(s.weights / "model.safetensors")) {
     std::printf("writing a random full-size checkpoint to %s ...\n", s.weights.c_str());
@@ -217,34 +289,6 @@ int main(int argc, char** argv) {
     std::printf("  done in %.1f s\n", Seconds(t0));
   }
 
-  // Baseline 1: OpenBLAS sgemm on the tower's MLP shapes, its own threads.
-  const int patches = (s.width / 14) * (s.height / 14) * 1;
-  const double rate_fc1 = SgemmRate(patches, 5120, 1280, s.threads, s.runs);
-  const double rate_fc2 = SgemmRate(patches, 1280, 5120, s.threads, s.runs);
-  const double sgemm = (rate_fc1 + rate_fc2) / 2;
-
-  std::printf(
-      "\nbaseline: OpenBLAS cblas_sgemm, %d threads: %.1f GFLOP/s (%dx5120x1280: %.1f, "
-      "%dx1280x5120: %.1f)\n",
-      s.threads, sgemm, patches, rate_fc1, patches, rate_fc2);
-
-  {
-    // The same with OpenBLAS's AVX-512 kernels forced (Debian's 0.3.21 does not recognise this
-    // CPU generation and picks its AVX2 "Haswell" kernels): a child process, as OpenBLAS reads
-    // OPENBLAS_CORETYPE when it loads.
-    const std::string out = reel::bench::OutputOf(
-        "OPENBLAS_CORETYPE=SkylakeX " + reel::bench::ShellQuote(fs::absolute(argv[0]).string()) +
-        " --sgemm-only --threads " + std::to_string(s.threads) + " --runs " +
-        std::to_string(s.runs) + " --width " + std::to_string(s.width) + " --height " +
-        std::to_string(s.height) + " 2>/dev/null | grep '^sgemm '");
-    if (out.size() > 6) {
-      std::printf(
-          "reference: the same with OPENBLAS_CORETYPE=SkylakeX (AVX-512 kernels): %.1f "
-          "GFLOP/s\n",
-          std::atof(out.c_str() + 6));
-    }
-  }
-
   std::vector<reel::pipeline::Image> frames = {NoiseFrame(s.width, s.height, 1),
                                                NoiseFrame(s.width, s.height, 2)};
   EncoderOptions options;
@@ -252,7 +296,13 @@ int main(int argc, char** argv) {
   options.precision = s.precision == "f32"   ? WeightPrecision::kF32
                       : s.precision == "f16" ? WeightPrecision::kF16
                                              : WeightPrecision::kBF16;
-  double best_reel = 0;
+  struct Contender {
+    std::string name;
+    std::unique_ptr<VisionEncoder> encoder;
+    double load = 0;
+    std::vector<double> times;
+  };
+  std::vector<Contender> reels;
   for (const std::string& name : s.backends) {
     options.backend = name == "openblas" ? Backend::kOpenBlas : Backend::kAvx512;
     auto t0 = Clock::now();
@@ -261,34 +311,117 @@ int main(int argc, char** argv) {
       std::printf("%s: %s\n", name.c_str(), encoder.status().ToString().c_str());
       continue;
     }
-    const double load = Seconds(t0);
-    std::vector<const reel::pipeline::Image*> ptrs = {&frames[0], &frames[1]};
-    auto input = PatchesFromFrames(ptrs, (*encoder)->config());
-    if (!input.ok()) return 1;
-    const int segment = input->rows * input->cols;
-    const Flops flops = CountFlops((*encoder)->config(), segment, segment);
-    std::vector<double> times;
-    for (int r = 0; r < s.runs; ++r) {
+    reels.push_back({name, std::move(*encoder), Seconds(t0), {}});
+  }
+  if (reels.empty()) return 1;
+  const VisionModelConfig& config = reels.front().encoder->config();
+  std::vector<const reel::pipeline::Image*> ptrs = {&frames[0], &frames[1]};
+  auto input = PatchesFromFrames(ptrs, config);
+  if (!input.ok()) return 1;
+  const int segment = input->rows * input->cols;
+  const Flops flops = CountFlops(config, segment, segment);
+
+  // PyTorch stays loaded in a child and runs once per round (after Reel), so every round
+  // compares runs made within a minute or two of each other.
+  std::unique_ptr<Child> torch;
+  std::string torch_command;
+  if (s.torch) {
+    torch_command =
+        "/usr/bin/python3 " +
+        reel::bench::ShellQuote(s.source_dir / "tests" / "reference" / "m3_vision_reference.py") +
+        " --bench --serve --config full --threads " + std::to_string(s.threads) + " --width " +
+        std::to_string(s.width) + " --height " + std::to_string(s.height);
+    std::printf("baseline: PyTorch (%s) ...\n", torch_command.c_str());
+    torch = Child::Start(torch_command);
+    const std::string ready = torch ? torch->ReadLine() : "";
+    if (ready.empty()) {
+      std::printf("  PyTorch did not start\n");
+      torch.reset();
+    } else {
+      std::printf("  %s\n", ready.c_str());
+    }
+  }
+
+  // Rounds: OpenBLAS sgemm (as Debian ships it, and with its AVX-512 kernels forced), each Reel
+  // backend, PyTorch.
+  std::vector<double> sgemm, sgemm_avx512, torch_times;
+  for (int r = 0; r < s.runs; ++r) {
+    const double fc1 = SgemmRate(patches, 5120, 1280, s.threads, 3);
+    const double fc2 = SgemmRate(patches, 1280, 5120, s.threads, 3);
+    sgemm.push_back((fc1 + fc2) / 2);
+    // OpenBLAS reads OPENBLAS_CORETYPE when it loads: a child process. Debian's 0.3.21 does not
+    // recognise this CPU generation and picks its AVX2 "Haswell" kernels.
+    const std::string out = reel::bench::OutputOf(
+        "OPENBLAS_CORETYPE=SkylakeX " + reel::bench::ShellQuote(fs::absolute(argv[0]).string()) +
+        " --sgemm-only --threads " + std::to_string(s.threads) + " --runs 3 --width " +
+        std::to_string(s.width) + " --height " + std::to_string(s.height) +
+        " 2>/dev/null | grep '^sgemm '");
+    sgemm_avx512.push_back(out.size() > 6 ? std::atof(out.c_str() + 6) : 0);
+    std::printf("round %d: sgemm %.1f GFLOP/s (AVX-512 kernels forced: %.1f)", r + 1, sgemm.back(),
+                sgemm_avx512.back());
+    for (Contender& c : reels) {
       auto t1 = Clock::now();
-      auto out = (*encoder)->Encode(*input);
-      times.push_back(Seconds(t1));
-      if (!out.ok()) {
-        std::printf("%s\n", out.status().ToString().c_str());
+      auto encoded = c.encoder->Encode(*input);
+      c.times.push_back(Seconds(t1));
+      if (!encoded.ok()) {
+        std::printf("\n%s\n", encoded.status().ToString().c_str());
         return 1;
       }
+      std::printf("; reel %s %.2f s", c.name.c_str(), c.times.back());
     }
-    const double t = Median(times);
-    const double gflops = flops.total() / t / 1e9;
-    const EncodeTimings where = (*encoder)->LastTimings();
-    if (best_reel == 0 || t < best_reel) best_reel = t;
-    std::printf("\nreel %s (%s): load %.1f s; encode median %.2f s (runs:", name.c_str(),
-                (*encoder)->Describe().c_str(), load, t);
-    for (double x : times) std::printf(" %.2f", x);
-    std::printf(
-        ")\n  %.2f TFLOP (linear %.2f, attention %.2f, projector %.2f): %.1f GFLOP/s = "
-        "%.0f%% of the sgemm rate\n",
-        flops.total() / 1e12, flops.linear / 1e12, flops.attention / 1e12, flops.projector / 1e12,
-        gflops, 100 * gflops / sgemm);
+    if (torch) {
+      torch->WriteLine("run");
+      const std::string line = torch->ReadLine();  // {"seconds": x}
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) {
+        std::printf("; PyTorch failed: %s", line.c_str());
+        torch.reset();
+      } else {
+        torch_times.push_back(std::atof(line.c_str() + colon + 1));
+        std::printf("; PyTorch %.2f s", torch_times.back());
+      }
+    }
+    std::printf("; load %s\n", LoadAverage().c_str());
+  }
+  torch.reset();
+
+  std::printf(
+      "\nbaseline: OpenBLAS cblas_sgemm, %d threads, the MLP's shapes (%dx5120x1280, "
+      "%dx1280x5120): median %.1f GFLOP/s; with its AVX-512 kernels forced: %.1f\n",
+      s.threads, patches, patches, Median(sgemm), Median(sgemm_avx512));
+  const Contender* fastest = &reels.front();
+  for (const Contender& c : reels) {
+    // Per round: Reel's rate against that round's sgemm rate; then the median over rounds.
+    std::vector<double> share, share_avx512, vs_torch;
+    for (size_t r = 0; r < c.times.size(); ++r) {
+      const double rate = flops.total() / c.times[r] / 1e9;
+      share.push_back(rate / sgemm[r]);
+      if (sgemm_avx512[r] > 0) share_avx512.push_back(rate / sgemm_avx512[r]);
+      if (r < torch_times.size()) vs_torch.push_back(torch_times[r] / c.times[r]);
+    }
+    const double t = Median(c.times);
+    if (t < Median(fastest->times)) fastest = &c;
+    const EncodeTimings where = c.encoder->LastTimings();
+    std::printf("\nreel %s (%s): load %.1f s; encode median %.2f s (runs:", c.name.c_str(),
+                c.encoder->Describe().c_str(), c.load, t);
+    for (double x : c.times) std::printf(" %.2f", x);
+    std::printf(")\n  %.2f TFLOP (linear %.2f, attention %.2f, projector %.2f): %.1f GFLOP/s\n",
+                flops.total() / 1e12, flops.linear / 1e12, flops.attention / 1e12,
+                flops.projector / 1e12, flops.total() / t / 1e9);
+    std::printf("  = %.0f%% of the sgemm rate (median over rounds; rounds:", 100 * Median(share));
+    for (double x : share) std::printf(" %.0f%%", 100 * x);
+    std::printf(")\n");
+    if (!share_avx512.empty()) {
+      std::printf("  = %.0f%% of the sgemm rate with OpenBLAS's AVX-512 kernels forced (rounds:",
+                  100 * Median(share_avx512));
+      for (double x : share_avx512) std::printf(" %.0f%%", 100 * x);
+      std::printf(")\n");
+    }
+    if (!vs_torch.empty()) {
+      std::printf("  PyTorch / Reel = %.2fx (median over rounds; rounds:", Median(vs_torch));
+      for (double x : vs_torch) std::printf(" %.2fx", x);
+      std::printf(")\n");
+    }
     std::printf(
         "  last run: patch embedding %.2f s, norms %.2f, qkv %.2f, rotary %.2f, attention "
         "%.2f, out_proj %.2f, mlp %.2f, pooling %.2f, projector %.2f\n",
@@ -298,59 +431,44 @@ int main(int argc, char** argv) {
         "  linear layers %.1f GFLOP/s, attention %.1f GFLOP/s, projector %.1f GFLOP/s\n",
         flops.linear / (where.patch_embedding + where.qkv + where.out_proj + where.mlp) / 1e9,
         flops.attention / where.attention / 1e9, flops.projector / where.projector / 1e9);
-    if (s.sizes && name == s.backends.front()) {
-      // What features cost at smaller sizes (vision.max_pixels): the tower only, one pair.
-      std::printf("  feature sizes (tower only, one frame pair of %dx%d):\n", s.width, s.height);
-      for (int64_t max_pixels : {12544, 50176, 200704, 602112}) {
-        auto size = FeatureSize({s.width, s.height}, max_pixels, (*encoder)->config());
-        if (!size.ok()) continue;
-        std::vector<reel::pipeline::Image> small = {NoiseFrame(size->width, size->height, 1),
-                                                    NoiseFrame(size->width, size->height, 2)};
-        std::vector<const reel::pipeline::Image*> p = {&small[0], &small[1]};
-        auto in = PatchesFromFrames(p, (*encoder)->config());
-        if (!in.ok()) continue;
-        EncodeRequest pooled_only;
-        pooled_only.tokens = false;
-        std::vector<double> ts;
-        for (int r = 0; r < s.runs; ++r) {
-          auto t1 = Clock::now();
-          auto out = (*encoder)->Encode(*in, pooled_only);
-          ts.push_back(Seconds(t1));
-          if (!out.ok()) return 1;
-        }
-        const int patches_per_pair = in->rows * in->cols;
-        const Flops f = CountFlops((*encoder)->config(), patches_per_pair, patches_per_pair);
-        std::printf("    max_pixels %7lld -> %4dx%-4d %5d patches: %.3f TFLOP, %.2f s per pair\n",
-                    static_cast<long long>(max_pixels), size->width, size->height, patches_per_pair,
-                    (f.linear + f.attention) / 1e12, Median(ts));
-      }
-    }
+  }
+  if (!torch_times.empty()) {
+    std::printf("\nPyTorch (float32 weights, %d threads): median %.2f s (runs:", s.threads,
+                Median(torch_times));
+    for (double x : torch_times) std::printf(" %.2f", x);
+    std::printf(")\n");
   }
 
-  if (s.torch) {
-    const std::string command =
-        "/usr/bin/python3 " +
-        reel::bench::ShellQuote(s.source_dir / "tests" / "reference" / "m3_vision_reference.py") +
-        " --bench --config full --threads " + std::to_string(s.threads) + " --width " +
-        std::to_string(s.width) + " --height " + std::to_string(s.height) + " --runs " +
-        std::to_string(s.runs);
-    std::printf("\nbaseline: PyTorch (%s) ...\n", command.c_str());
-    std::string out = reel::bench::OutputOf(command + " 2>&1");
-    std::printf("  %s", out.c_str());
-    // {"seconds": [a, b, c], ...}
-    std::vector<double> times;
-    size_t at = out.find('[');
-    size_t end = out.find(']');
-    if (at != std::string::npos && end != std::string::npos) {
-      std::stringstream list(out.substr(at + 1, end - at - 1));
-      std::string item;
-      while (std::getline(list, item, ',')) times.push_back(std::atof(item.c_str()));
-    }
-    if (!times.empty() && best_reel > 0) {
-      std::printf("  PyTorch median %.2f s; ratio PyTorch / Reel = %.2fx\n", Median(times),
-                  Median(times) / best_reel);
+  if (s.sizes) {
+    // What features cost at smaller sizes (vision.max_pixels): the tower only, one pair.
+    VisionEncoder& encoder = *fastest->encoder;
+    std::printf("\nfeature sizes (reel %s, tower only, one frame pair of %dx%d):\n",
+                fastest->name.c_str(), s.width, s.height);
+    for (int64_t max_pixels : {12544, 50176, 200704, 602112}) {
+      auto size = FeatureSize({s.width, s.height}, max_pixels, encoder.config());
+      if (!size.ok()) continue;
+      std::vector<reel::pipeline::Image> small = {NoiseFrame(size->width, size->height, 1),
+                                                  NoiseFrame(size->width, size->height, 2)};
+      std::vector<const reel::pipeline::Image*> p = {&small[0], &small[1]};
+      auto in = PatchesFromFrames(p, encoder.config());
+      if (!in.ok()) continue;
+      EncodeRequest pooled_only;
+      pooled_only.tokens = false;
+      std::vector<double> ts;
+      for (int r = 0; r < s.runs; ++r) {
+        auto t1 = Clock::now();
+        auto out = encoder.Encode(*in, pooled_only);
+        ts.push_back(Seconds(t1));
+        if (!out.ok()) return 1;
+      }
+      const int patches_per_pair = in->rows * in->cols;
+      const Flops f = CountFlops(encoder.config(), patches_per_pair, patches_per_pair);
+      std::printf("  max_pixels %7lld -> %4dx%-4d %5d patches: %.3f TFLOP, %.2f s per pair\n",
+                  static_cast<long long>(max_pixels), size->width, size->height, patches_per_pair,
+                  (f.linear + f.attention) / 1e12, Median(ts));
     }
   }
+  reels.clear();  // free the weights before the memory measurement
 
   if (s.memory && fs::exists(s.reel)) {
     const fs::path image = fs::temp_directory_path() / "vision_bench_frame.png";
@@ -358,9 +476,16 @@ int main(int argc, char** argv) {
     int code = 0;
     long peak = 0;
     double seconds = 0;
-    std::vector<std::string> args = {s.reel.string(),    "encode",    "--weights",
-                                     s.weights.string(), "--threads", std::to_string(s.threads),
-                                     "--precision",      s.precision, image.string()};
+    // --max-pixels keeps the image at the bench's size (a still image's own limit, 451,584
+    // pixels, would shrink 1008x560).
+    std::vector<std::string> args = {
+        s.reel.string(), "encode",
+        "--weights",     s.weights.string(),
+        "--threads",     std::to_string(s.threads),
+        "--precision",   s.precision,
+        "--max-pixels",  std::to_string(static_cast<int64_t>(s.width) * s.height),
+        image.string()};
+    std::printf("\n");
     if (RunMeasured(args, &code, &peak, &seconds)) {
       auto encoder = VisionEncoder::Load(s.weights, options);
       const double weights = encoder.ok() ? (*encoder)->weight_bytes() : 0;
@@ -372,5 +497,6 @@ int main(int argc, char** argv) {
     }
     fs::remove(image);
   }
+  std::printf("\nload average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }

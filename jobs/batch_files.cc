@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "base/utf8.h"
-#include "jobs/frame_spool.h"
 #include "jobs/model_plan.h"
 #include "jobs/model_run.h"
 #include "jobs/model_setup.h"
@@ -33,8 +32,7 @@ Result<RunLock> LockFor(const std::string& database, const char* what) {
 }  // namespace
 
 Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOptions& options) {
-  JobSpec job = job_as_given;
-  ApplyPromptKinds(&job);
+  const JobSpec& job = job_as_given;
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
   REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database, "reel export"));
   REEL_ASSIGN_OR_RETURN(storage::Store store, storage::Store::Open(options.database));
@@ -45,8 +43,6 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
   REEL_ASSIGN_OR_RETURN(ModelSetup setup, LoadModelSetup(job));
   storage::TaskStore tasks(store.database());
   REEL_ASSIGN_OR_RETURN(auto items, tasks.DoneItems(job_record->id));
-  const FrameSpool spool(FrameSpool::RootFor(options.database) + ".export");
-  spool.RemoveAll();
 
   const std::string tmp = options.out_path + ".tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -57,7 +53,7 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
   plan_options.include_sent = true;
   plan_options.resend_failed = options.retry_failed;
   for (const auto& [item_id, path] : items) {
-    ItemPlanner planner(job, setup, spool, item_id, UnescapeInvalidUtf8(path));
+    ItemPlanner planner(job, setup, item_id, UnescapeInvalidUtf8(path));
     int64_t lines_before = result.lines;
     for (size_t p = 0; p < job.prompts.size(); ++p) {
       Result<PromptPlan> plan = planner.Plan(store, p, plan_options);
@@ -78,18 +74,13 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
         std::shared_ptr<const llm::BodySource> shared(std::move(body).value());
         const std::streampos before = out.tellp();
         Status written = llm::WriteBatchInputLine(send.task.custom_id, shared, out);
-        if (!written.ok()) {
-          spool.RemoveAll();
-          return written.WithPrefix(tmp);
-        }
+        if (!written.ok()) return written.WithPrefix(tmp);
         result.bytes += static_cast<int64_t>(out.tellp() - before);
         ++result.lines;
       }
     }
     if (result.lines > lines_before) ++result.items;
-    spool.RemoveItem(item_id);
   }
-  spool.RemoveAll();
   out.close();
   if (!out) return IoError(tmp + ": write failed");
   std::error_code ec;
@@ -99,12 +90,7 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
 }
 
 Result<ImportResult> ImportBatch(const ImportOptions& options) {
-  std::optional<JobSpec> kinds;
-  if (options.job != nullptr) {
-    kinds = *options.job;
-    ApplyPromptKinds(&*kinds);
-  }
-  const JobSpec* job = kinds ? &*kinds : nullptr;
+  const JobSpec* job = options.job;
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
   std::ifstream in(options.results_path, std::ios::binary);
   if (!in) return NotFound(options.results_path + ": cannot read");

@@ -13,8 +13,10 @@
 #include <string>
 
 #include "base/status.h"
+#include "jobs/context_frames.h"
 #include "jobs/job_spec.h"
 #include "llm/chat_template.h"
+#include "llm/client/chat_request.h"
 #include "llm/context_builder.h"
 #include "llm/token_counter.h"
 #include "llm/tokenizer.h"
@@ -32,13 +34,17 @@ struct ContextSetup {
   std::unique_ptr<llm::TokenCounter> counter;
 };
 
-// Errors: the tokenizer file cannot be read or is refused (the message names it).
+// Errors: the tokenizer file cannot be read or is refused (the message names it), or lacks one of
+// the template's special tokens (a tokenizer of another model: kInvalidArgument naming them).
 Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job);
 
 // The stored item as builder input. Errors: the item is missing.
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id);
 
-llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt);
+// The builder's options: the job's context settings, and the system text and question the prompt
+// sends (jobs/prompt_kinds.h: a chapters prompt's built-in question names the item's duration).
+llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prompt,
+                                      const llm::ContextInput& input);
 
 std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
                                const ContextSetup& setup, const storage::ItemRecord& item);
@@ -51,5 +57,27 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
 
 // llm::ThinkingMode of the job's model setting.
 llm::ThinkingMode ThinkingOf(const JobSpec& job);
+
+// A context built from a stored item with the job's current settings: what the context stage
+// stores and what a request sends.
+struct ItemContext {
+  storage::ItemRecord item;
+  PromptSpec prompt;
+  llm::ContextInput input;
+  llm::Context context;
+  std::string settings_key;
+};
+
+// Errors: the item is missing; the context does not fit (kLimitExceeded, from BuildContext).
+Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
+                                     const ContextSetup& setup, int64_t item_id,
+                                     const PromptSpec& prompt);
+
+// The chat request of segment `segment` of `c`: the messages (llm/request_body.h) with the frames
+// from the job's frame cache (decoded from the item's file, in one pass, when missing; see
+// jobs/context_frames.h), the job's model settings and the prompt kind's JSON schema (chapters).
+// The file transport sends the item's absolute path as a file:// URL.
+Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
+                                            size_t segment, ContextFramesReport* frames = nullptr);
 
 }  // namespace reel::jobs

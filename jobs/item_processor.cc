@@ -68,8 +68,8 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakeImageStage(consumers));
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
-  processor.AddStoredStage(MakeContextStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
+  processor.AddStoredStage(MakeContextStage());
   return processor;
 }
 

@@ -95,12 +95,13 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
   {
     const ContextSpec& c = job.context;
-    out << "  fit_steps: [";
+    // Explicit steps only: otherwise fit_strategy stays the setting (a comment shows its steps).
+    out << (c.fit_steps.empty() ? "  # fit_steps: [" : "  fit_steps: [");
     std::vector<llm::FitStep> steps = FitStepsOf(c);
     for (size_t i = 0; i < steps.size(); ++i) {
       out << (i ? ", " : "") << llm::FitStepName(steps[i]);
     }
-    out << "]\n";
+    out << (c.fit_steps.empty() ? "]  (from fit_strategy)\n" : "]\n");
     out << "  tokenizer: "
         << (c.tokenizer.empty() ? "\"\"  # none: counts are estimated" : Str(c.tokenizer)) << "\n";
     out << "  template: " << Str(c.chat_template) << "\n";
@@ -169,6 +170,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "  # " << Str(ResolveJobPath(job.base_dir, job.storage.database));
   }
   out << "\n";
+  out << "  frame_cache: " << Str(job.storage.frame_cache)
+      << (job.storage.frame_cache.empty() ? "  # <database>.frames" : "") << "\n";
 
   out << "text:\n";
   out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";

@@ -169,7 +169,7 @@ const std::vector<std::string> kPriceKeys = {"input_per_million", "cached_input_
                                              "output_per_million", "gpu_hour", "gpus"};
 const std::vector<std::string> kPromptKeys = {"id",       "kind",        "system",
                                               "question", "json_schema", "reduce"};
-const std::vector<std::string> kStorageKeys = {"database"};
+const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
@@ -1289,6 +1289,7 @@ class Parser {
         job_.storage.database = database;
       }
     }
+    ReadString(*fields, "frame_cache", "storage", &job_.storage.frame_cache);
   }
 
   void ReadTextSettings(const Fields& top) {

@@ -147,6 +147,8 @@ struct PromptSpec {
 
 struct StorageSpec {
   std::string database;  // as written (see ResolveJobPath); default "<name>.db"
+  // Model-size JPEGs of the frames requests send (jobs/context_frames.h); "" = "<database>.frames".
+  std::string frame_cache;
 };
 
 // Reading text whose encoding is not declared (side-car subtitles, subtitle items, documents,

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   reel::cli::AddExportCommand(app, exit_code);
   reel::cli::AddImportCommand(app, exit_code);
   reel::cli::AddAskCommand(app, exit_code);
+  reel::cli::AddContextCommand(app, exit_code);
   reel::cli::AddEncodeCommand(app, exit_code);
   reel::cli::AddMakeTestWeightsCommand(app, exit_code);
   reel::cli::AddSimilarCommand(app, exit_code);

@@ -1,9 +1,11 @@
 #include "jobs/model_plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
-#include "llm/context_messages.h"
+#include "jobs/context_frames.h"
+#include "llm/request_body.h"
 #include "storage/sha256.h"
 
 namespace reel::jobs {
@@ -53,13 +55,9 @@ const char* KindName(llm::ContextItemKind kind) {
 
 }  // namespace
 
-ItemPlanner::ItemPlanner(const JobSpec& job, const ModelSetup& setup, const FrameSpool& spool,
-                         int64_t item_id, std::string media_path)
-    : job_(job),
-      setup_(setup),
-      spool_(spool),
-      item_id_(item_id),
-      media_path_(std::move(media_path)) {}
+ItemPlanner::ItemPlanner(const JobSpec& job, const ModelSetup& setup, int64_t item_id,
+                         std::string media_path)
+    : job_(job), setup_(setup), item_id_(item_id), media_path_(std::move(media_path)) {}
 
 const std::string& ItemPlanner::item_path() const {
   static const std::string kNone;
@@ -84,16 +82,18 @@ Status ItemPlanner::Load(storage::Store& store) {
   return Status::Ok();
 }
 
-Result<const llm::Context*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
-                                                    int64_t margin) {
+Result<const ItemContext*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
+                                                   int64_t margin) {
   auto it = contexts_.find(key);
   if (it != contexts_.end()) return &it->second;
-  llm::ContextOptions options = ContextOptionsFor(job_, job_.prompts[prompt_index]);
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
   Result<llm::Context> built =
       llm::BuildContext(*input_, options, setup_.context->chat_template, *setup_.context->counter);
   if (!built.ok()) return built.status();
-  return &contexts_.emplace(key, std::move(built).value()).first->second;
+  ItemContext c{*item_, prompt, *input_, std::move(built).value(), key};
+  return &contexts_.emplace(key, std::move(c)).first->second;
 }
 
 Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
@@ -107,7 +107,8 @@ Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
     }
   }
   if (complete) return rows;
-  REEL_ASSIGN_OR_RETURN(const llm::Context* context, ContextFor(prompt_index, key, margin));
+  REEL_ASSIGN_OR_RETURN(const ItemContext* built, ContextFor(prompt_index, key, margin));
+  const llm::Context* context = &built->context;
   const PromptSpec& prompt = job_.prompts[prompt_index];
   REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *context, *input_, key).status());
   storage::TaskStore tasks(store.database());
@@ -129,11 +130,11 @@ Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
   return mine;
 }
 
-Result<const llm::Context*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
-                                                       const std::string& variant, int64_t margin,
-                                                       const std::vector<TaskRecord>& maps,
-                                                       const std::vector<storage::ContextRow>& rows,
-                                                       std::string* reduce_key) {
+Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
+                                                      const std::string& variant, int64_t margin,
+                                                      const std::vector<TaskRecord>& maps,
+                                                      const std::vector<storage::ContextRow>& rows,
+                                                      std::string* reduce_key) {
   *reduce_key = ReduceKey(variant);
   auto it = contexts_.find(*reduce_key);
   if (it != contexts_.end()) return &it->second;
@@ -156,46 +157,38 @@ Result<const llm::Context*> ItemPlanner::ReduceContext(storage::Store& store, si
   in.kind = llm::ContextItemKind::kDocument;
   in.duration_s = input_->duration_s;
   in.texts.push_back({"answers", std::nullopt, std::nullopt, std::move(text)});
-  llm::ContextOptions options = ContextOptionsFor(job_, prompt);
+  llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
-  options.question = ReduceQuestion(job_, prompt, static_cast<int64_t>(maps.size()));
+  options.question =
+      ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(maps.size()));
   options.fit_steps = {llm::FitStep::kShortenText};
   Result<llm::Context> built =
       llm::BuildContext(in, options, setup_.context->chat_template, *setup_.context->counter);
   if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
   REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *built, in, *reduce_key).status());
-  reduce_inputs_[*reduce_key] = std::move(in);
-  return &contexts_.emplace(*reduce_key, std::move(built).value()).first->second;
+  ItemContext c{*item_, prompt, std::move(in), std::move(built).value(), *reduce_key};
+  return &contexts_.emplace(*reduce_key, std::move(c)).first->second;
 }
 
 Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_index,
-                                          const llm::Context& context,
-                                          const llm::ContextInput& input, size_t segment) {
+                                          const ItemContext& c, size_t segment) {
   const PromptSpec& prompt = job_.prompts[prompt_index];
   PlannedSend send;
   send.task = task;
   send.prompt_index = prompt_index;
-  const llm::ContextSegment& seg = context.segments.at(segment);
-  std::shared_ptr<const llm::BodySource> messages;
-  {
-    const int w = context.frame_width, h = context.frame_height;
-    std::string file_url;
-    if (context.transport == llm::Transport::kFile) {
-      file_url = "file://" + std::filesystem::absolute(media_path_).lexically_normal().string();
-    }
-    REEL_ASSIGN_OR_RETURN(
-        messages,
-        llm::ContextMessages(
-            context, segment, [&](size_t f) { return spool_.FramePath(item_id_, input, f, w, h); },
-            file_url));
+  // The messages with the frames from the job's frame cache, the model settings, the prompt
+  // kind's schema (jobs/item_context.h); then this job's own schema and streaming.
+  REEL_ASSIGN_OR_RETURN(send.request, ContextChatRequest(job_, c, segment));
+  const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
+  if (!schema.empty() && schema != send.request.json_schema) {
+    send.request.json_schema = schema;
+    send.request.json_schema_name = "answer";
   }
-  send.request =
-      RequestFor(job_, setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "",
-                 std::move(messages), seg.tokens.total);
-  send.prefix_key = PrefixKey(context, segment, input);
-  send.shape = std::string(KindName(input.kind)) + " " + llm::TransportName(context.transport) +
-               " " + std::to_string(context.frame_width) + "x" +
-               std::to_string(context.frame_height) + " " + storage::TaskStepName(task.step);
+  send.request.stream = job_.model.stream;
+  send.prefix_key = PrefixKey(c.context, segment, c.input);
+  send.shape = std::string(KindName(c.input.kind)) + " " + llm::TransportName(c.context.transport) +
+               " " + std::to_string(c.context.frame_width) + "x" +
+               std::to_string(c.context.frame_height) + " " + storage::TaskStepName(task.step);
   return send;
 }
 
@@ -241,7 +234,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
                             CompleteRows(store, prompt_index, variant, margin, std::move(rows)));
     }
     if (rows.empty()) {
-      Result<const llm::Context*> refit = ContextFor(prompt_index, variant, margin);
+      Result<const ItemContext*> refit = ContextFor(prompt_index, variant, margin);
       if (!refit.ok()) {
         plan.state = PromptState::kFailed;
         plan.message = "the server found the prompt too long; re-fitting it with " +
@@ -250,7 +243,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
         return plan;
       }
       REEL_RETURN_IF_ERROR(
-          StoreContext(store, item_id_, prompt, **refit, *input_, variant).status());
+          StoreContext(store, item_id_, prompt, (*refit)->context, *input_, variant).status());
       REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
       plan.message = "re-fitted with " + std::to_string(margin) +
                      " tokens more margin after the server found it too long";
@@ -337,26 +330,29 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
       }
       return plan;
     }
-    REEL_ASSIGN_OR_RETURN(const llm::Context* context, ContextFor(prompt_index, variant, margin));
+    REEL_ASSIGN_OR_RETURN(const ItemContext* c, ContextFor(prompt_index, variant, margin));
     std::vector<size_t> frames;
     for (size_t s : to_send) {
-      if (s >= context->segments.size()) {
+      if (s >= c->context.segments.size()) {
         return Internal("segment " + std::to_string(s) + " is missing from the context built now");
       }
-      if (storage::Sha256Hex(context->ManifestJson(*input_, s)) != rows[s].context_hash) {
+      if (storage::Sha256Hex(c->context.ManifestJson(*input_, s)) != rows[s].context_hash) {
         plan.message = "the context built now differs from the stored one (segment " +
                        std::to_string(s) + "); the one built now is sent";
       }
-      std::vector<size_t> f = llm::FramesOfSegment(*context, s);
+      std::vector<size_t> f = llm::FramesNeeded(c->context, s);
       frames.insert(frames.end(), f.begin(), f.end());
     }
+    // Every frame these requests need, decoded in one pass into the frame cache.
     if (!frames.empty()) {
-      REEL_RETURN_IF_ERROR(spool_.Prepare(job_, item_id_, media_path_, *input_, frames,
-                                          context->frame_width, context->frame_height));
+      std::sort(frames.begin(), frames.end());
+      frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+      REEL_RETURN_IF_ERROR(
+          ContextFrameFiles(job_, *item_, *input_, c->context, frames, FrameCacheDir(job_))
+              .status());
     }
     for (size_t s : to_send) {
-      REEL_ASSIGN_OR_RETURN(PlannedSend send,
-                            MakeSend(units[s], prompt_index, *context, *input_, s));
+      REEL_ASSIGN_OR_RETURN(PlannedSend send, MakeSend(units[s], prompt_index, *c, s));
       plan.sends.push_back(std::move(send));
     }
     return plan;
@@ -388,7 +384,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
     return plan;
   }
   std::string reduce_key;
-  Result<const llm::Context*> context =
+  Result<const ItemContext*> context =
       ReduceContext(store, prompt_index, variant, margin, units, rows, &reduce_key);
   if (!context.ok()) {
     plan.state = PromptState::kFailed;
@@ -417,8 +413,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   }
   PlannedSend send;
   if (options.build_bodies) {
-    REEL_ASSIGN_OR_RETURN(
-        send, MakeSend(*reduce, prompt_index, **context, reduce_inputs_[reduce_key], 0));
+    REEL_ASSIGN_OR_RETURN(send, MakeSend(*reduce, prompt_index, **context, 0));
   } else {
     send.task = *reduce;
     send.prompt_index = prompt_index;

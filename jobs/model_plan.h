@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "jobs/frame_spool.h"
+#include "jobs/item_context.h"
 #include "jobs/job_spec.h"
 #include "jobs/model_setup.h"
 #include "llm/chapters.h"
@@ -74,8 +74,7 @@ struct PlanOptions {
 class ItemPlanner {
  public:
   // `media_path` is the item's file as the operating system names it.
-  ItemPlanner(const JobSpec& job, const ModelSetup& setup, const FrameSpool& spool, int64_t item_id,
-              std::string media_path);
+  ItemPlanner(const JobSpec& job, const ModelSetup& setup, int64_t item_id, std::string media_path);
 
   Result<PromptPlan> Plan(storage::Store& store, size_t prompt_index, const PlanOptions& options);
 
@@ -88,30 +87,27 @@ class ItemPlanner {
  private:
   Status Load(storage::Store& store);
   // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
-  Result<const llm::Context*> ContextFor(size_t prompt_index, const std::string& key,
-                                         int64_t margin);
+  Result<const ItemContext*> ContextFor(size_t prompt_index, const std::string& key,
+                                        int64_t margin);
   // `rows` of one settings key, with missing segments stored (a run killed mid-way).
   Result<std::vector<storage::ContextRow>> CompleteRows(storage::Store& store, size_t prompt_index,
                                                         const std::string& key, int64_t margin,
                                                         std::vector<storage::ContextRow> rows);
   Result<PlannedSend> MakeSend(const storage::TaskRecord& task, size_t prompt_index,
-                               const llm::Context& context, const llm::ContextInput& input,
-                               size_t segment);
-  Result<const llm::Context*> ReduceContext(storage::Store& store, size_t prompt_index,
-                                            const std::string& variant, int64_t margin,
-                                            const std::vector<storage::TaskRecord>& maps,
-                                            const std::vector<storage::ContextRow>& rows,
-                                            std::string* reduce_key);
+                               const ItemContext& c, size_t segment);
+  Result<const ItemContext*> ReduceContext(storage::Store& store, size_t prompt_index,
+                                           const std::string& variant, int64_t margin,
+                                           const std::vector<storage::TaskRecord>& maps,
+                                           const std::vector<storage::ContextRow>& rows,
+                                           std::string* reduce_key);
 
   const JobSpec& job_;
   const ModelSetup& setup_;
-  const FrameSpool& spool_;
   const int64_t item_id_;
   const std::string media_path_;
   std::optional<storage::ItemRecord> item_;
   std::optional<llm::ContextInput> input_;
-  std::map<std::string, llm::Context> contexts_;  // by settings key
-  std::map<std::string, llm::ContextInput> reduce_inputs_;
+  std::map<std::string, ItemContext> contexts_;  // by settings key
 };
 
 }  // namespace reel::jobs

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "base/utf8.h"
-#include "jobs/frame_spool.h"
 #include "jobs/model_plan.h"
 #include "jobs/prompt_kinds.h"
 
@@ -133,15 +132,11 @@ storage::AnswerRecord AnswerRecordOf(const llm::ChatResult& r) { return AnswerOf
 
 struct ModelRun::Impl {
   Impl(const JobSpec& j, std::shared_ptr<const ModelSetup> s, ModelRunOptions o)
-      : job(j),
-        setup(std::move(s)),
-        options(std::move(o)),
-        spool(FrameSpool::RootFor(options.database)) {}
+      : job(j), setup(std::move(s)), options(std::move(o)) {}
 
   const JobSpec& job;
   std::shared_ptr<const ModelSetup> setup;
   ModelRunOptions options;
-  FrameSpool spool;
   std::unique_ptr<llm::ModelClient> client;  // null: prepare only
   std::atomic<bool> cancel{false};
 
@@ -242,7 +237,7 @@ struct ModelRun::Impl {
     auto job = std::make_shared<ItemJob>();
     job->item_id = item_id;
     job->media_path = media_path;
-    job->planner = std::make_unique<ItemPlanner>(this->job, *setup, spool, item_id, media_path);
+    job->planner = std::make_unique<ItemPlanner>(this->job, *setup, item_id, media_path);
     if (client != nullptr) {
       std::unique_lock<std::mutex> lock(mutex);
       room_cv.wait(lock, [&] { return active_items < max_active() || cancel.load(); });
@@ -286,7 +281,6 @@ struct ModelRun::Impl {
   }
 
   void ItemFinished(ItemJob& job) {
-    spool.RemoveItem(job.item_id);
     std::lock_guard<std::mutex> lock(mutex);
     --active_items;
     room_cv.notify_all();

@@ -8,8 +8,9 @@
 //
 // Concurrency: `model.concurrency` threads each make one request at a time (the HTTP client
 // runs on the calling thread), shared by all items; AddItem, called by the runner's item
-// workers, blocks while 2 x concurrency items have requests outstanding, so frames spooled for
-// requests stay bounded.
+// workers, blocks while 2 x concurrency items have requests outstanding, so the request bodies
+// (and contexts) held in memory stay bounded. Frames come from the job's frame cache
+// (jobs/context_frames.h), decoded once per item and size.
 //
 // Crash safety: a task is 'sent' in the database before its request goes out and 'succeeded'
 // with its answer in one transaction; a stopped request (the run interrupted) puts its task back

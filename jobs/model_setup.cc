@@ -11,16 +11,6 @@
 
 namespace reel::jobs {
 
-void ApplyPromptKinds(JobSpec* job) {
-  for (PromptSpec& prompt : job->prompts) {
-    const PromptRequest request = PromptRequestFor(prompt, std::nullopt);
-    prompt.question = request.question;
-    if (request.json_schema && prompt.json_schema.empty() && prompt.json_schema_file.empty()) {
-      prompt.json_schema = *request.json_schema;
-    }
-  }
-}
-
 std::optional<double> AnswerCost(const ModelSpec& m, const storage::AnswerRecord& a) {
   if (m.price_input_per_million <= 0 && m.price_cached_input_per_million <= 0 &&
       m.price_output_per_million <= 0) {
@@ -50,6 +40,9 @@ Result<ModelSetup> LoadModelSetup(const JobSpec& job) {
         return parsed.status().WithPrefix("prompt '" + prompt.id + "': json_schema " + path);
       }
       schema = nlohmann::ordered_json::parse(*text).dump();  // compact, in its own key order
+    }
+    if (schema.empty()) {
+      schema = PromptRequestFor(prompt, std::nullopt).json_schema.value_or("");
     }
     setup.schemas[prompt.id] = schema;
   }
@@ -115,7 +108,7 @@ std::string CustomId(const JobSpec& job, const std::string& item_path, const Pro
         {"jpeg_quality", m.jpeg_quality}}},
   };
   if (step == storage::TaskStep::kReduce) {
-    key["reduce"] = ReduceQuestion(job, prompt, 0);  // the wording, without the part count
+    key["reduce"] = ReduceQuestion(job, prompt, prompt.question, 0);  // the wording
   }
   return "reel-" +
          storage::Sha256Hex(key.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
@@ -130,14 +123,15 @@ std::string ReduceKey(const std::string& settings_key) {
   return storage::Sha256Hex("reduce\n" + settings_key);
 }
 
-std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt, int64_t parts) {
+std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt,
+                           const std::string& question, int64_t parts) {
   if (!prompt.reduce.empty()) return prompt.reduce;
   if (!job.model.reduce_question.empty()) return job.model.reduce_question;
   return "The video was too long for one request and was asked about in " +
          (parts > 0 ? std::to_string(parts) + " " : std::string()) +
          "consecutive parts. The answers for the parts are above, each with its time range. "
          "Using them, answer: " +
-         prompt.question;
+         question;
 }
 
 int64_t RefitMargin(const storage::TaskRecord& t) {

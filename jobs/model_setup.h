@@ -30,13 +30,10 @@ namespace reel::jobs {
 
 struct ModelSetup {
   std::shared_ptr<const ContextSetup> context;  // template and tokenizer (or the estimate)
-  std::map<std::string, std::string> schemas;   // prompt id -> compact JSON schema ("" = none)
+  // prompt id -> the answer's JSON schema, compact ("" = none): the prompt's json_schema (or its
+  // file), else its kind's (jobs/prompt_kinds.h: chapters).
+  std::map<std::string, std::string> schemas;
 };
-
-// Fills in what a prompt's kind implies (jobs/prompt_kinds.h): the built-in question and schema of
-// `kind: chapters` where the job gives none. Called once on the job a run, an export or an ask
-// uses, before the context stage sees the prompts.
-void ApplyPromptKinds(JobSpec* job);
 
 // The cost of one answer from the job's per-million prices; nullopt when the job sets none.
 std::optional<double> AnswerCost(const ModelSpec& model, const storage::AnswerRecord& answer);
@@ -62,8 +59,10 @@ std::string RefitKey(const std::string& settings_key, int64_t margin);
 std::string ReduceKey(const std::string& settings_key);
 
 // The question of the reduce step over `parts` segment answers: the prompt's `reduce`, the job's
-// model.reduce_question, or the built-in one around the prompt's question.
-std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt, int64_t parts);
+// model.reduce_question, or the built-in one around `question` (the question the segments were
+// asked).
+std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt,
+                           const std::string& question, int64_t parts);
 
 // Extra margin (tokens) for re-fitting a context the server found too long, from that send's
 // numbers: the server's count minus ours, or the overflow of its window, plus one 128-token

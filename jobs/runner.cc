@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include "jobs/item_context.h"
 
 #include "base/file_util.h"
 #include "base/utf8.h"
-#include "jobs/frame_spool.h"
+#include "jobs/item_context.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
 #include "jobs/model_setup.h"
@@ -353,10 +354,7 @@ Result<std::vector<InputFile>> ShardInputs(const JobSpec& job, const ShardSpec& 
 }
 
 RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
-  // What the prompts' kinds imply (a chapters prompt's built-in question and schema) is filled
-  // in once, so the context stage and the model stage see the same prompts.
-  JobSpec job = job_as_given;
-  ApplyPromptKinds(&job);
+  const JobSpec& job = job_as_given;
   RunOutcome outcome;
   ProgressReporter& progress = *options.progress;
   auto stop_requested = [&] {
@@ -400,6 +398,17 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.result = RunResult::kInvalidJob;
     outcome.message = inputs.status().message();
     return outcome;
+  }
+
+  // Contexts need the tokenizer file and a template that fit together: checked once, up front,
+  // instead of failing every item's context.
+  if (!job.prompts.empty()) {
+    Result<std::shared_ptr<const ContextSetup>> setup = LoadContextSetup(job);
+    if (!setup.ok()) {
+      outcome.result = RunResult::kInvalidJob;
+      outcome.message = "context: " + setup.status().message();
+      return outcome;
+    }
   }
 
   Result<storage::Store> store = storage::Store::Open(options.database);
@@ -468,7 +477,6 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       progress.Warning(std::to_string(*requeued) +
                        " requests were in flight when an earlier run ended; they are sent again");
     }
-    FrameSpool(FrameSpool::RootFor(options.database)).RemoveAll();
     ModelRunOptions model_options;
     model_options.database = options.database;
     model_options.run_id = run->id;
@@ -517,7 +525,6 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   }  // joined
   if (model) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
-    FrameSpool(FrameSpool::RootFor(options.database)).RemoveAll();
     outcome.model = model->counters();
     // Time references in the answers of this run (storage: answer_times).
     if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });

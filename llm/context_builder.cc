@@ -478,11 +478,15 @@ Result<Context> Builder::Build() {
     action.tokens_before = before;
     if (step == FitStep::kDedupe && !frames_fixed && plan.frames.size() > 2) {
       std::vector<size_t> kept = {plan.frames[0]};
-      size_t dropped = 0;
+      size_t dropped = 0, marked = 0;
       for (size_t i = 1; i < plan.frames.size(); ++i) {
         const ContextFrame& f = in_.frames[plan.frames[i]];
         const ContextFrame& prev = in_.frames[kept.back()];
         bool last = i + 1 == plan.frames.size();
+        if (!last && f.duplicate) {  // the vision encoder's near-duplicate mark
+          ++marked;
+          continue;
+        }
         if (!last && f.phash && prev.phash &&
             std::popcount(*f.phash ^ *prev.phash) <= o_.dedupe_max_distance) {
           ++dropped;
@@ -490,34 +494,62 @@ Result<Context> Builder::Build() {
         }
         kept.push_back(plan.frames[i]);
       }
-      if (dropped == 0) continue;
+      if (dropped + marked == 0) continue;
       plan.frames = kept;
-      action.detail = "dropped " + std::to_string(dropped) + " frames within " +
-                      std::to_string(o_.dedupe_max_distance) +
-                      " dHash bits of the frame before them";
+      action.detail = "dropped " + std::to_string(dropped + marked) + " near-duplicate frames (";
+      if (marked > 0) {
+        action.detail +=
+            std::to_string(marked) + " marked by the vision encoder" + (dropped > 0 ? ", " : "");
+      }
+      if (dropped > 0) {
+        action.detail += std::to_string(dropped) + " within " +
+                         std::to_string(o_.dedupe_max_distance) +
+                         " dHash bits of the frame kept before them";
+      }
+      action.detail += ")";
     } else if (step == FitStep::kLowerResolution && !frames_fixed && !plan.frames.empty() &&
                in_.source_width > 0 && in_.source_height > 0) {
-      int64_t max_pixels = static_cast<int64_t>(plan.width) * plan.height;
-      int old_w = plan.width, old_h = plan.height;
-      bool changed = false;
-      while (!fits(plan) && max_pixels / 2 >= o_.min_pixels_floor) {
-        max_pixels /= 2;
+      // The largest frame size that fits: smart resize of the source with the largest
+      // max_pixels in [floor, current area) whose request fits (sizes grow with max_pixels).
+      const int old_w = plan.width, old_h = plan.height;
+      auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
         pipeline::SmartResizeOptions r;
         r.factor = o_.resize_factor;
         r.min_pixels = std::min<int64_t>(3136, max_pixels);
         r.max_pixels = max_pixels;
         r.max_aspect_ratio = o_.max_aspect_ratio;
         auto size = pipeline::SmartResize({in_.source_width, in_.source_height}, r);
-        if (!size.ok()) break;
-        plan.width = size->width;
-        plan.height = size->height;
-        plan.max_pixels = max_pixels;
-        changed = true;
+        if (!size.ok()) return std::nullopt;
+        Plan p = plan;
+        p.width = size->width;
+        p.height = size->height;
+        p.max_pixels = max_pixels;
+        return p;
+      };
+      const int64_t area = static_cast<int64_t>(plan.width) * plan.height;
+      if (area <= o_.min_pixels_floor) continue;
+      std::optional<Plan> lowest = sized(o_.min_pixels_floor);
+      if (!lowest) continue;
+      int64_t chosen = o_.min_pixels_floor;
+      if (fits(*lowest)) {
+        int64_t lo = o_.min_pixels_floor, hi = area - 1;
+        while (lo < hi) {
+          int64_t mid = lo + (hi - lo + 1) / 2;
+          std::optional<Plan> p = sized(mid);
+          if (p && fits(*p)) {
+            lo = mid;
+          } else {
+            hi = mid - 1;
+          }
+        }
+        chosen = lo;
       }
-      if (!changed) continue;
+      std::optional<Plan> next = sized(chosen);
+      if (!next || (next->width == plan.width && next->height == plan.height)) continue;
+      plan = *next;
       action.detail = "frames " + std::to_string(old_w) + "x" + std::to_string(old_h) + " -> " +
                       std::to_string(plan.width) + "x" + std::to_string(plan.height) +
-                      " (max_pixels " + std::to_string(max_pixels) + ", floor " +
+                      " (max_pixels " + std::to_string(chosen) + ", the largest that fits; floor " +
                       std::to_string(o_.min_pixels_floor) + ")";
     } else if (step == FitStep::kThinFrames && !frames_fixed && plan.frames.size() > 1) {
       // The most frames that fit, evenly spread, first and last kept, not below min_fps.
@@ -692,6 +724,17 @@ Result<Context> Builder::Build() {
     question.text = seg.padding + o_.question;
     seg.parts.push_back(std::move(question));
     seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+    if (seg.tokens.total > ctx.limit && !seg.padding.empty()) {
+      // The padding is a nicety: a request that fits only without it goes unaligned.
+      seg.parts.back().text = o_.question;
+      seg.padding.clear();
+      seg.prefix_aligned = false;
+      seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+      std::vector<Piece> prefix =
+          Render(std::vector<ContextPart>(seg.parts.begin(), seg.parts.end() - 1), "", "");
+      prefix.back().text.resize(prefix.back().text.size() - Tail().size());
+      seg.prefix_tokens = pieces_.Count(prefix).total;
+    }
     seg.tokens.margin = t_.margin_tokens;
     if (seg.tokens.total > ctx.limit) {
       return LimitExceeded(in_.item_path + ": the request needs " +

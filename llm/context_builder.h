@@ -4,9 +4,10 @@
 //
 // Layout of the user turn, in time order: documents (before or after the video, as the job
 // says), then each frame (or frame pair) with its time and the subtitle / transcript lines that
-// start before the next frame, then padding up to a 128-token block boundary (exact counts
-// only), then the question. Everything before the question depends only on the item, the system
-// prompt and the settings, so the prompts of a job share a cacheable prefix.
+// start before the next frame, then padding up to a 128-token block boundary (exact counts, when
+// the request still fits with it), then the question. Everything before the question depends only
+// on the item, the system prompt and the settings, so the prompts of a job share a cacheable
+// prefix.
 //
 // Transports (how frames travel; token costs as the MiniMax-M3 processor of vLLM and SGLang
 // expands them, see docs/contexts.md):
@@ -20,12 +21,13 @@
 //           frames Reel sampled are the ones the server will take, with their real times.
 //
 // Fitting (in the order of `fit_steps`) when the request does not fit token_budget minus the
-// reserved output minus the template's margin: drop near-duplicate frames (dHash distance),
-// lower the frame size (max_pixels halved, not below a floor), thin frames evenly (first and
-// last kept, not below min_fps), shorten documents, split the video into consecutive segments
-// asked one by one and then once more over their answers (map-reduce). A video transport whose
-// server keeps fewer frames than a video has is split too (never thinned for that). Every step is
-// recorded in the manifest.
+// reserved output minus the template's margin: drop near-duplicate frames (the vision encoder's
+// marks, then the dHash distance),
+// lower the frame size (the largest max_pixels that fits, not below a floor), thin frames evenly
+// (first and last kept, not below min_fps), shorten documents, split the video into consecutive
+// segments asked one by one and then once more over their answers (map-reduce). A video transport
+// whose server keeps fewer frames than a video has is split too (never thinned for that). Every
+// step is recorded in the manifest.
 //
 // Thread safety: BuildContext is a pure function of its arguments.
 #pragma once
@@ -57,6 +59,7 @@ struct ContextFrame {
   int width = 0;             // at the model size
   int height = 0;
   std::optional<uint64_t> phash;  // 64-bit dHash of the frame, for near-duplicate dropping
+  bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
 };
 
 struct ContextText {

@@ -1,73 +1,46 @@
-// The request body of one context segment: an OpenAI-compatible POST /v1/chat/completions JSON,
-// written to a sink piece by piece as the frames arrive (base64 JPEGs are never all held at
-// once). The same context and settings give the same bytes.
+// The `messages` of one context segment as an OpenAI-compatible chat request holds them: a
+// BodySource (llm/client/body_source.h) that the model client sends inside its request body
+// (BuildChatBody), a Batch line holds, or `reel context --request` writes. Frames are JPEG files
+// (at the context's frame size; jobs/context_frames.h makes them) read and base64-encoded while
+// the body is read, 48 KiB at a time: a one-hour request is never held in memory, and the same
+// source can be read again (a retry) without decoding anything. The same context, settings and
+// frame files give the same bytes.
 //
-// Messages: a system message (the prompt's system text) and one user message whose content
-// parts are the segment's parts: text parts, one image_url per frame (images transport), one
-// video_url with the frames as data:video/jpeg;base64,f1,f2,... (video) or the file's file://
-// URL (file). Fields: model, messages, max_completion_tokens, temperature, top_p, top_k and
-// chat_template_kwargs.thinking_mode (unless `generic`), seed when set.
+// Messages: a system message with the segment's system prompt (M3's template puts it in its
+// `developer` block), then one user message whose content parts are the segment's parts, in
+// order: text parts; one image_url per frame (images transport, and images);
+// one video_url with the frames as data:video/jpeg;base64,f1,f2,... (video); the file's file://
+// URL (file).
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <optional>
+#include <cstddef>
+#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "llm/client/body_source.h"
 #include "llm/context_builder.h"
 
 namespace reel::llm {
 
-struct RequestSettings {
-  std::string model = "MiniMax-M3";
-  int64_t max_completion_tokens = 16384;
-  double temperature = 1.0;
-  double top_p = 0.95;
-  int top_k = 40;  // -1: not sent
-  std::optional<int64_t> seed;
-  ThinkingMode thinking_mode = ThinkingMode::kAdaptive;
-  bool generic = false;        // a generic OpenAI service: no top_k, no chat_template_kwargs
-  std::string video_file_url;  // file transport: file:///absolute/path
-};
+// Indices into input.frames of the frames segment `segment` sends as pictures, in body order
+// (none for the file transport).
+std::vector<size_t> FramesNeeded(const Context& context, size_t segment);
 
-class RequestBodyWriter {
- public:
-  using Sink = std::function<Status(std::string_view)>;
-  RequestBodyWriter(const Context& context, size_t segment, const ContextInput& input,
-                    const RequestSettings& settings, Sink sink);
+// The messages array. `frame_files[i]` is the JPEG of input frame i (only the needed ones are
+// read; the others may be ""); `video_file_url` is the file:// URL of the item for the file
+// transport. Errors: kInvalidArgument for a needed frame without a file; a file that cannot be
+// read (stat'ed now) fails with its name.
+Result<std::shared_ptr<const BodySource>> BuildMessages(const Context& context, size_t segment,
+                                                        const std::vector<std::string>& frame_files,
+                                                        const std::string& video_file_url = "");
 
-  // Indices into input.frames of the JPEGs the body needs, in the order AddFrame wants them
-  // (none for the file transport). Each at context.frame_width x context.frame_height.
-  const std::vector<size_t>& FramesNeeded() const { return needed_; }
-  // Writes everything up to the first frame.
-  Status Begin();
-  // Writes the next needed frame (JPEG bytes) and the text that follows it.
-  Status AddFrame(std::string_view jpeg);
-  // Writes the rest. Fails if frames are missing.
-  Status Finish();
-  int64_t bytes_written() const { return written_; }
-
- private:
-  Status Write(std::string_view s);
-  Status WriteBase64(std::string_view bytes);
-  Status WritePartsFrom();  // text parts up to the next frame
-  const Context& ctx_;
-  const ContextSegment& seg_;
-  const ContextInput& input_;
-  RequestSettings settings_;
-  Sink sink_;
-  std::vector<size_t> needed_;
-  size_t next_frame_ = 0;     // position in needed_
-  size_t part_ = 0;           // next part to write
-  size_t frame_in_part_ = 0;  // frames written of the current video part
-  bool first_part_ = true;
-  int64_t written_ = 0;
-};
-
-// Base64 (RFC 4648, with padding) of `bytes`.
-std::string Base64(std::string_view bytes);
+// The messages of the last step of a split context (map-reduce): the system prompt, then one user
+// message with context.reduce_question and each segment's answer under its time range, in order
+// ("Part 2 of 3 (120.0-240.0 s):\n<answer>"). `answers` holds one answer per segment.
+// Errors: kInvalidArgument when the context is not split or the answers do not match.
+Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
+    const Context& context, const std::vector<std::string>& answers);
 
 }  // namespace reel::llm

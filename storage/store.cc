@@ -833,6 +833,23 @@ Result<bool> Store::HasContexts(int64_t item_id, const std::string& prompt_id,
   return find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key).Step();
 }
 
+Result<std::vector<int64_t>> Store::FindContexts(int64_t item_id, const std::string& prompt_id,
+                                                 const std::string& settings_key) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db_.handle(),
+                         "SELECT id FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "settings_key = ?3 ORDER BY segment_index, id"));
+  find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
+  std::vector<int64_t> ids;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, find.Step());
+    if (!row) break;
+    ids.push_back(find.ColumnInt(0));
+  }
+  return ids;
+}
+
 Result<int64_t> Store::BeginRequest(const RequestRecord& request) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));

@@ -124,6 +124,9 @@ class Store {
   // Whether contexts of (item, prompt) built from `settings_key` are stored.
   Result<bool> HasContexts(int64_t item_id, const std::string& prompt_id,
                            const std::string& settings_key);
+  // The ids of those contexts, by segment_index (one per segment of a split video; empty: none).
+  Result<std::vector<int64_t>> FindContexts(int64_t item_id, const std::string& prompt_id,
+                                            const std::string& settings_key);
 
   // Requests: BeginRequest records a 'sent' request (with a fresh uid) and returns its id;
   // FinishRequest stores the response (and the time references in its content) and marks it

@@ -39,6 +39,7 @@ void AddTokenizeCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
 void AddImportCommand(CLI::App& app, int& exit_code);
 void AddAskCommand(CLI::App& app, int& exit_code);
+void AddContextCommand(CLI::App& app, int& exit_code);
 void AddEncodeCommand(CLI::App& app, int& exit_code);
 void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
 void AddSimilarCommand(CLI::App& app, int& exit_code);

@@ -29,8 +29,8 @@ class ContextStage : public StoredItemStage {
         REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
         input = std::move(loaded);
       }
-      Result<llm::Context> context = llm::BuildContext(*input, ContextOptionsFor(job, prompt),
-                                                       setup->chat_template, *setup->counter);
+      Result<llm::Context> context = llm::BuildContext(
+          *input, ContextOptionsFor(job, prompt, *input), setup->chat_template, *setup->counter);
       if (!context.ok()) {
         failures += (failures.empty() ? "" : "; ") + std::string("prompt '") + prompt.id +
                     "': " + context.status().message();

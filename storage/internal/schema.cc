@@ -330,9 +330,7 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
 
 // Contexts built by the context stage (llm/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
-// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`, so it
-// applies in any order relative to other migrations. Numbered in merge order (vision = 2,
-// reports = 3): renumber kContextsVersion when merging if main's list differs.
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
 constexpr int kContextsVersion = 4;
 constexpr const char* kSchemaContexts = R"sql(
 ALTER TABLE contexts ADD COLUMN settings_key TEXT;

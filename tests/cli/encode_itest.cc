@@ -137,6 +137,16 @@ TEST_F(EncodeCommandTest, ErrorsNameTheFileAndReason) {
             std::string::npos)
       << shape.err;
 
+  // A config that asks for a layer the checkpoint lacks: the message names the missing tensor.
+  WriteText(weights_ + "/config.json", R"({"vision_config": {"hidden_size": 64,
+      "num_attention_heads": 2, "num_hidden_layers": 3, "intermediate_size": 128},
+      "projector_hidden_size": 80, "text_config": {"hidden_size": 48}})");
+  CommandResult absent = Reel("encode --weights " + ShellQuote(weights_) + " " + ShellQuote(image));
+  EXPECT_EQ(absent.exit_code, 1);
+  EXPECT_NE(absent.err.find("no tensor 'vision_tower.vision_model.encoder.layers.2."),
+            std::string::npos)
+      << absent.err;
+
   // A truncated checkpoint.
   const std::string bad = dir_ + "/bad";
   fs::create_directories(bad);

@@ -642,7 +642,7 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   EXPECT_EQ(messages[messages.size() - 2]["content"], bad.dump());
   EXPECT_EQ(messages.back()["role"], "user");
   EXPECT_NE(messages.back()["content"].get<std::string>().find("overlaps"), std::string::npos);
-  EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "answer");
+  EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "chapters");
 }
 
 }  // namespace

@@ -125,11 +125,12 @@ TEST(CustomIdTest, StableUniqueAndChangedByWhatChangesTheAnswer) {
 
 TEST(CustomIdTest, ReduceQuestionAndRefitMargin) {
   JobSpec job = Parse(kJob);
-  EXPECT_EQ(ReduceQuestion(job, job.prompts[0], 3), "Add the counts.");
-  EXPECT_EQ(ReduceQuestion(job, job.prompts[1], 3), "Combine the parts.");
+  EXPECT_EQ(ReduceQuestion(job, job.prompts[0], "How many?", 3), "Add the counts.");
+  EXPECT_EQ(ReduceQuestion(job, job.prompts[1], "What?", 3), "Combine the parts.");
   job.model.reduce_question.clear();
-  EXPECT_NE(ReduceQuestion(job, job.prompts[1], 3).find("in 3 consecutive parts"),
-            std::string::npos);
+  const std::string built_in = ReduceQuestion(job, job.prompts[1], "What?", 3);
+  EXPECT_NE(built_in.find("in 3 consecutive parts"), std::string::npos);
+  EXPECT_TRUE(built_in.ends_with("Using them, answer: What?")) << built_in;
   storage::TaskRecord t;
   t.local_prompt_tokens = 1000;
   t.last_too_long_tokens = 1100;  // the server counts 100 more

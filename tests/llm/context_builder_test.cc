@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/chat_template.h"
+#include "llm/client/body_source.h"
 #include "llm/context_builder.h"
 #include "llm/internal/byte_level.h"
 #include "llm/request_body.h"
 #include "llm/token_counter.h"
 #include "llm/tokenizer.h"
+#include "pipeline/smart_resize.h"
 
 namespace reel::llm {
 namespace {
@@ -193,6 +195,71 @@ TEST(ContextBuilderTest, VideoLongerThanTheServerKeepsIsSplit) {
   EXPECT_NE(ctx->reduce_question.find("What happens?"), std::string::npos);
 }
 
+// Images transport, a video too long for the token limit: consecutive segments, each counted.
+TEST(ContextBuilderTest, ImagesVideoOverTheTokenLimitIsSplitIntoCountedSegments) {
+  Fixture fx;
+  fx.options.transport = Transport::kImages;
+  fx.options.fit_steps = {FitStep::kSplit};
+  ContextInput in;
+  in.item_path = "long.mp4";
+  for (int i = 0; i < 10; ++i) in.frames.push_back(Frame(i, i));
+  in.texts.push_back({"subtitle:0", 4.5, 5.0, "Line"});
+  const int64_t frame = kPairTokens + 2 + Hand("Frame at 0.0 s:\n");  // 738
+  const int64_t fixed = Hand(kHead) + Hand("What happens?" + kTail);
+  // Room for four frames (and the planning allowance), not five.
+  const int64_t limit = fixed + 72 + 4 * frame + Hand("[4.5-5.0 s] Line\n") + 200;
+  fx.options.token_budget = limit + 16384 + 256;
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  ASSERT_EQ(ctx->segments.size(), 3u);
+  EXPECT_EQ(ctx->fit.back().step, "split");
+  EXPECT_NE(ctx->fit.back().detail.find("3 consecutive segments (token limit)"), std::string::npos)
+      << ctx->fit.back().detail;
+  const std::string labels[3] = {
+      "Frame at 0.0 s:\nFrame at 1.0 s:\nFrame at 2.0 s:\nFrame at 3.0 s:\n",
+      "Frame at 4.0 s:\n[4.5-5.0 s] Line\nFrame at 5.0 s:\nFrame at 6.0 s:\nFrame at 7.0 s:\n",
+      "Frame at 8.0 s:\nFrame at 9.0 s:\n"};
+  const int frames[3] = {4, 4, 2};
+  for (int s = 0; s < 3; ++s) {
+    const ContextSegment& seg = ctx->segments[s];
+    EXPECT_EQ(seg.tokens.image, frames[s] * (kPairTokens + 2)) << s;
+    EXPECT_EQ(seg.tokens.text, Hand(kHead + labels[s] + "What happens?" + kTail)) << s;
+    EXPECT_LE(seg.tokens.total, ctx->limit) << s;
+  }
+  EXPECT_EQ(ctx->segments[1].start_s, 4);
+  EXPECT_EQ(ctx->segments[2].end_s, 9);
+  EXPECT_NE(ctx->reduce_question.find("3 consecutive parts"), std::string::npos);
+  // Each segment's manifest says which it is.
+  json m = json::parse(ctx->ManifestJson(in, 1));
+  EXPECT_EQ(m["segment"]["index"], 1);
+  EXPECT_EQ(m["segment"]["count"], 3);
+  // The last step asks again over the three answers, each under its time range.
+  auto reduce = BuildReduceMessages(*ctx, {"A", "B", "C"});
+  ASSERT_TRUE(reduce.ok()) << reduce.status().ToString();
+  json r = json::parse(ReadAll(**reduce).value());
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0]["content"], "You are a helpful assistant.");
+  EXPECT_EQ(r[1]["content"], ctx->reduce_question +
+                                 "\n\nPart 1 of 3 (0.0-3.0 s):\nA\n\nPart 2 of 3 (4.0-7.0 s):\nB"
+                                 "\n\nPart 3 of 3 (8.0-9.0 s):\nC");
+  EXPECT_FALSE(BuildReduceMessages(*ctx, {"A"}).ok());
+}
+
+// The file transport sends the whole file: it cannot be split, and says so.
+TEST(ContextBuilderTest, FileTransportTooLongIsRefusedWithTheNumbers) {
+  Fixture fx;
+  fx.options.transport = Transport::kFile;
+  fx.options.token_budget = 16384 + 256 + 1000;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_FALSE(ctx.ok());
+  EXPECT_EQ(ctx.status().code(), ErrorCode::kLimitExceeded);
+  EXPECT_NE(ctx.status().message().find("clip.mp4: needs "), std::string::npos)
+      << ctx.status().message();
+  EXPECT_NE(ctx.status().message().find("the limit is 1000"), std::string::npos)
+      << ctx.status().message();
+}
+
 TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
   Fixture fx;
   fx.options.transport = Transport::kVideo;
@@ -206,15 +273,21 @@ TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   ASSERT_EQ(ctx->segments.size(), 1u);
-  // 1,800 pairs of 720 tokens do not fit 1,048,576 - 16,384 - 256: one halving of the frames'
-  // area (1008 x 560 / 2 = 282,240 as max_pixels) makes 1920x1080 frames 700x392:
-  // beta = sqrt(1920 * 1080 / 282240) = 2.7105, 1080 / beta / 28 = 14.2 -> 392,
-  // 1920 / beta / 28 = 25.3 -> 700; 14 * 25 = 350 tokens per pair.
+  // 1,800 pairs of 720 tokens do not fit 1,048,576 - 16,384 - 256 = 1,031,936. The largest
+  // smart-resize size of 1920x1080 that fits: max_pixels 451,583 gives 868x476 (31 x 17 = 527
+  // tokens per pair); one more pixel gives 896x504 (32 x 18 = 576 per pair), and
+  // 1,800 x (576 + 2) = 1,040,400 alone is over the limit.
   ASSERT_EQ(ctx->fit.size(), 1u) << ctx->fit[0].step;
   EXPECT_EQ(ctx->fit[0].step, "lower_resolution");
-  EXPECT_EQ(ctx->frame_width, 700);
-  EXPECT_EQ(ctx->frame_height, 392);
-  EXPECT_EQ(ctx->frame_max_pixels, 282240);
+  EXPECT_EQ(ctx->frame_width, 868);
+  EXPECT_EQ(ctx->frame_height, 476);
+  EXPECT_EQ(ctx->frame_max_pixels, 451583);
+  pipeline::SmartResizeOptions next;
+  next.max_pixels = 451584;
+  auto bigger = pipeline::SmartResize({1920, 1080}, next);
+  ASSERT_TRUE(bigger.ok());
+  EXPECT_EQ(bigger->width, 896);
+  EXPECT_EQ(bigger->height, 504);
   std::string stamps;
   for (int p = 0; p < 1800; ++p) {
     char buf[64];
@@ -222,9 +295,10 @@ TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
     stamps += buf;
   }
   const TokenBreakdown& t = ctx->segments[0].tokens;
-  EXPECT_EQ(t.video, 1800 * (350 + 2) + Hand(stamps));
+  EXPECT_EQ(t.video, 1800 * (527 + 2) + Hand(stamps));
   EXPECT_EQ(t.text, Hand(kHead + "Video from 0.0 s to 3599.0 s:\n" + "What happens?" + kTail));
   EXPECT_LE(t.total + t.margin + fx.options.reserve_output_tokens, 1048576);
+  EXPECT_GT(1800 * (576 + 2) + Hand(stamps), 1048576 - 16384 - 256);
   EXPECT_EQ(ctx->kept_frames.size(), 3600u);
 }
 
@@ -267,6 +341,31 @@ TEST(ContextBuilderTest, ThinningKeepsFirstAndLastAndIsRecorded) {
   EXPECT_EQ(ctx->fit[0].step, "thin_frames");
 }
 
+TEST(ContextBuilderTest, DedupeDropsMarkedAndNearIdenticalFramesFirst) {
+  Fixture fx;
+  ContextInput in = ShortVideo();  // frames 0..4
+  in.frames[0].phash = 0x0F;
+  in.frames[1].phash = 0x1F;  // 1 bit from frame 0: a near-duplicate
+  in.frames[2].phash = 0xFFFF0000;
+  in.frames[3].phash = 0x0000FFFF;
+  in.frames[3].duplicate = true;    // the vision encoder's mark
+  in.frames[4].phash = 0xFFFF0000;  // the last frame is always kept
+  in.frames[4].duplicate = true;
+  // Room for three frames, not four.
+  fx.options.token_budget = 16384 + 256 + 3 * (kPairTokens + 2) + 400;
+  fx.options.fit_steps = {FitStep::kDedupe, FitStep::kThinFrames};
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  EXPECT_EQ(ctx->kept_frames, (std::vector<size_t>{0, 2, 4}));
+  ASSERT_EQ(ctx->fit.size(), 1u);
+  EXPECT_EQ(ctx->fit[0].step, "dedupe");
+  EXPECT_EQ(ctx->fit[0].detail,
+            "dropped 2 near-duplicate frames (1 marked by the vision encoder, 1 within 4 dHash "
+            "bits of the frame kept before them)");
+  EXPECT_EQ(ctx->fit[0].tokens_before - ctx->fit[0].tokens_after,
+            2 * (kPairTokens + 2) + Hand("Frame at 1.5 s:\nFrame at 4.5 s:\n"));
+}
+
 TEST(ContextBuilderTest, ManifestIsDeterministic) {
   Fixture fx;
   auto a = BuildContext(ShortVideo(), fx.options, fx.tmpl, fx.counter);
@@ -294,35 +393,88 @@ TEST(ContextBuilderTest, EstimateWhenNoTokenizerIsNamed) {
   EXPECT_NE(m["count"]["method"].get<std::string>().find("estimate"), std::string::npos);
 }
 
-TEST(RequestBodyTest, ImagesTransportBody) {
+// Writes `bytes` to a file in the test's temporary directory; returns its path.
+std::string TempFile(const std::string& name, const std::string& bytes) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(RequestBodyTest, ImagesTransportMessages) {
   Fixture fx;
   ContextInput in = ShortVideo();
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok());
-  std::string body;
-  RequestSettings settings;
-  settings.seed = 7;
-  RequestBodyWriter w(*ctx, 0, in, settings, [&](std::string_view s) {
-    body.append(s);
-    return Status::Ok();
-  });
-  ASSERT_EQ(w.FramesNeeded().size(), 5u);
-  ASSERT_TRUE(w.Begin().ok());
-  for (size_t i = 0; i < 5; ++i) ASSERT_TRUE(w.AddFrame("abc").ok());
-  ASSERT_TRUE(w.Finish().ok());
-  json j = json::parse(body);
-  EXPECT_EQ(j["model"], "MiniMax-M3");
-  EXPECT_EQ(j["max_completion_tokens"], 16384);
-  EXPECT_EQ(j["seed"], 7);
-  EXPECT_EQ(j["chat_template_kwargs"]["thinking_mode"], "adaptive");
-  const json& parts = j["messages"][1]["content"];
-  EXPECT_EQ(j["messages"][0]["role"], "system");
+  ASSERT_EQ(FramesNeeded(*ctx, 0), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  std::vector<std::string> files;
+  for (int i = 0; i < 5; ++i)
+    files.push_back(TempFile("f" + std::to_string(i), "ab" + std::to_string(i)));
+  auto messages = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(messages.ok()) << messages.status().ToString();
+  auto text = ReadAll(**messages);
+  ASSERT_TRUE(text.ok());
+  json j = json::parse(*text);
+  EXPECT_EQ(j[0]["role"], "system");
+  EXPECT_EQ(j[0]["content"], "You are a helpful assistant.");
+  const json& parts = j[1]["content"];
+  EXPECT_EQ(j[1]["role"], "user");
   EXPECT_EQ(parts[0]["type"], "text");
   EXPECT_EQ(parts[0]["text"], "Frame at 0.0 s:\n");
-  EXPECT_EQ(parts[1]["image_url"]["url"], "data:image/jpeg;base64,YWJj");
+  EXPECT_EQ(parts[1]["image_url"]["url"], "data:image/jpeg;base64," + Base64Encode("ab0"));
   EXPECT_EQ(parts.back()["text"], "What happens?");
-  EXPECT_EQ(Base64("ab"), "YWI=");
-  EXPECT_EQ(Base64("a"), "YQ==");
+  // Deterministic, and the same when read again.
+  auto again = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(ReadAll(**again).value(), *text);
+  EXPECT_EQ(ReadAll(**messages).value(), *text);
+  // A needed frame without a file is an error, not a silent gap.
+  files[3].clear();
+  EXPECT_FALSE(BuildMessages(*ctx, 0, files).ok());
+}
+
+TEST(RequestBodyTest, VideoTransportSendsTheFramesAsOneList) {
+  Fixture fx;
+  fx.options.transport = Transport::kVideo;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok());
+  std::vector<std::string> files;
+  for (int i = 0; i < 5; ++i)
+    files.push_back(TempFile("v" + std::to_string(i), "xyz" + std::to_string(i)));
+  auto messages = BuildMessages(*ctx, 0, files);
+  ASSERT_TRUE(messages.ok());
+  json j = json::parse(ReadAll(**messages).value());
+  const json& parts = j[1]["content"];
+  std::string url;
+  for (const json& p : parts) {
+    if (p["type"] == "video_url") url = p["video_url"]["url"];
+  }
+  std::string want = "data:video/jpeg;base64,";
+  for (int i = 0; i < 5; ++i) want += (i ? "," : "") + Base64Encode("xyz" + std::to_string(i));
+  EXPECT_EQ(url, want);
+}
+
+TEST(RequestBodyTest, FileTransportSendsTheUrl) {
+  Fixture fx;
+  fx.options.transport = Transport::kFile;
+  ContextInput in = ShortVideo();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok());
+  EXPECT_TRUE(FramesNeeded(*ctx, 0).empty());
+  auto messages = BuildMessages(*ctx, 0, {}, "file:///media/clip.mp4");
+  ASSERT_TRUE(messages.ok());
+  json j = json::parse(ReadAll(**messages).value());
+  bool found = false;
+  for (const json& p : j[1]["content"]) {
+    if (p["type"] == "video_url") {
+      EXPECT_EQ(p["video_url"]["url"], "file:///media/clip.mp4");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(BuildMessages(*ctx, 0, {}).ok());  // the URL is required
 }
 
 }  // namespace

@@ -414,14 +414,23 @@ def bench(args):
     frames = make_frames(2, args.height, args.width, seed=5)
     patches, grid = patchify(frames, c)
     patches = patches.to(torch.float32)
-    times = []
-    with torch.no_grad():
-        for _ in range(args.runs):
-            t0 = time.perf_counter()
+    info = {"threads": torch.get_num_threads(), "torch": torch.__version__,
+            "patches": patches.shape[0]}
+
+    def run_once():
+        t0 = time.perf_counter()
+        with torch.no_grad():
             encode(weights, c, [(patches, grid)], dtype=torch.float32)
-            times.append(time.perf_counter() - t0)
-    print(json.dumps({"seconds": times, "threads": torch.get_num_threads(),
-                      "torch": torch.__version__, "patches": patches.shape[0]}))
+        return time.perf_counter() - t0
+
+    if args.serve:  # one run per "run" line on stdin, one JSON line each, until EOF
+        print(json.dumps(dict(info, ready=True)), flush=True)
+        for line in sys.stdin:
+            if line.strip() == "run":
+                print(json.dumps({"seconds": run_once()}), flush=True)
+        return
+    times = [run_once() for _ in range(args.runs)]
+    print(json.dumps(dict(info, seconds=times)))
 
 
 def main():
@@ -435,6 +444,8 @@ def main():
     parser.add_argument("--width", type=int, default=1008)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--serve", action="store_true",
+                        help="with --bench: load once, then time one run per 'run' line on stdin")
     args = parser.parse_args()
     if args.bench:
         bench(args)

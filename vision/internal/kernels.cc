@@ -4,6 +4,7 @@
 #include "vision/internal/kernels.h"
 
 #include <cblas.h>
+#include <cpuid.h>
 
 #include <algorithm>
 #include <cmath>
@@ -150,17 +151,31 @@ const char* BlasThreading() {
   }
 }
 
+namespace {
+
+// CPUID bits that not every compiler's __builtin_cpu_supports knows (clang 14: neither "f16c"
+// nor "avx512bf16"): F16C is leaf 1 ECX bit 29, AVX512_BF16 leaf 7 subleaf 1 EAX bit 5.
+bool CpuidBit(unsigned leaf, unsigned subleaf, int reg, int bit) {
+  unsigned r[4] = {0, 0, 0, 0};
+  if (__get_cpuid_max(0, nullptr) < leaf) return false;
+  __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
+  return (r[reg] >> bit) & 1u;
+}
+constexpr int kEax = 0, kEcx = 2;
+
+}  // namespace
+
 bool CpuHasAvx512() {
+  // __builtin_cpu_supports also checks that the OS saves the AVX-512 registers.
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
-                          __builtin_cpu_supports("f16c");
+                          CpuidBit(1, 0, kEcx, 29);
   return has;
 }
 
 bool CpuHasAvx512Bf16() {
-  // __builtin_cpu_supports knows "avx512bf16" from GCC 12 on.
-  static const bool has = CpuHasAvx512() && __builtin_cpu_supports("avx512bf16");
+  static const bool has = CpuHasAvx512() && CpuidBit(7, 1, kEax, 5);
   return has;
 }
 
