@@ -131,6 +131,20 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  connect_timeout: " << Num(m.connect_timeout_s) << "\n";
   out << "  read_timeout: " << Num(m.read_timeout_s) << "\n";
   out << "  retries: " << m.retries << "\n";
+  out << "  dialect: " << Str(m.dialect) << "\n";
+  out << "  stream: " << (m.stream ? "true" : "false") << "\n";
+  out << "  verify_tokens: " << (m.verify_tokens ? "true" : "false") << "\n";
+  out << "  requests_per_minute: " << Num(m.requests_per_minute) << "\n";
+  out << "  tokens_per_minute: " << Num(m.tokens_per_minute) << "\n";
+  out << "  circuit_give_up: " << Num(m.circuit_give_up_s) << "\n";
+  out << "  jpeg_quality: " << m.jpeg_quality << "\n";
+  out << "  reduce_question: " << Str(m.reduce_question) << "\n";
+  out << "  price:\n";
+  out << "    input_per_million: " << Num(m.price_input_per_million) << "\n";
+  out << "    cached_input_per_million: " << Num(m.price_cached_input_per_million) << "\n";
+  out << "    output_per_million: " << Num(m.price_output_per_million) << "\n";
+  out << "    gpu_hour: " << Num(m.price_gpu_hour) << "\n";
+  out << "    gpus: " << m.gpus << "\n";
 
   out << "prompts:";
   if (job.prompts.empty()) out << " []";
@@ -142,6 +156,12 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "    question: " << Str(p.question);
     if (p.kind == PromptKind::kChapters && p.question.empty()) out << "  # the built-in question";
     out << "\n";
+    if (!p.json_schema.empty()) {
+      out << "    json_schema: " << Str(p.json_schema) << "\n";
+    } else if (!p.json_schema_file.empty()) {
+      out << "    json_schema: " << Str(p.json_schema_file) << "\n";
+    }
+    if (!p.reduce.empty()) out << "    reduce: " << Str(p.reduce) << "\n";
   }
 
   out << "storage:\n";

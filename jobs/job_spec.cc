@@ -6,6 +6,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -20,6 +22,8 @@
 #include "base/utf8.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
+#include "llm/client/dialect.h"
+#include "llm/client/json_schema.h"
 
 namespace reel::jobs {
 namespace {
@@ -139,11 +143,32 @@ const EnumNames<llm::Transport>& TransportNames() {
                                                 {"file", llm::Transport::kFile}}};
   return names;
 }
-const std::vector<std::string> kModelKeys = {
-    "endpoint",        "name",         "api_key_env", "thinking_mode",     "temperature",
-    "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
-    "connect_timeout", "read_timeout", "retries"};
-const std::vector<std::string> kPromptKeys = {"id", "kind", "system", "question"};
+const std::vector<std::string> kModelKeys = {"endpoint",
+                                             "name",
+                                             "api_key_env",
+                                             "thinking_mode",
+                                             "temperature",
+                                             "top_p",
+                                             "top_k",
+                                             "seed",
+                                             "max_output_tokens",
+                                             "concurrency",
+                                             "connect_timeout",
+                                             "read_timeout",
+                                             "retries",
+                                             "dialect",
+                                             "stream",
+                                             "verify_tokens",
+                                             "requests_per_minute",
+                                             "tokens_per_minute",
+                                             "circuit_give_up",
+                                             "jpeg_quality",
+                                             "reduce_question",
+                                             "price"};
+const std::vector<std::string> kPriceKeys = {"input_per_million", "cached_input_per_million",
+                                             "output_per_million", "gpu_hour", "gpus"};
+const std::vector<std::string> kPromptKeys = {"id",       "kind",        "system",
+                                              "question", "json_schema", "reduce"};
 const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
@@ -1019,6 +1044,93 @@ class Parser {
     ReadSeconds(*fields, "connect_timeout", path, &m.connect_timeout_s, 0, true, 86400);
     ReadSeconds(*fields, "read_timeout", path, &m.read_timeout_s, 0, true, 7 * 86400);
     ReadInt(*fields, "retries", path, &m.retries, 0, 100);
+    if (ReadString(*fields, "dialect", path, &m.dialect) && m.dialect != "auto" &&
+        !llm::DialectByName(m.dialect).ok()) {
+      Error(MarkOf(*fields->Find("dialect")),
+            "'model.dialect' must be one of 'auto', 'vllm', 'sglang', 'openai'; got " +
+                Quoted(m.dialect));
+    }
+    ReadBool(*fields, "stream", path, &m.stream);
+    ReadBool(*fields, "verify_tokens", path, &m.verify_tokens);
+    ReadNumber(*fields, "requests_per_minute", path, &m.requests_per_minute, 0, false, 1e9);
+    ReadNumber(*fields, "tokens_per_minute", path, &m.tokens_per_minute, 0, false, 1e15);
+    ReadSeconds(*fields, "circuit_give_up", path, &m.circuit_give_up_s, 0, true, 30 * 86400);
+    ReadInt(*fields, "jpeg_quality", path, &m.jpeg_quality, 1, 100);
+    ReadString(*fields, "reduce_question", path, &m.reduce_question);
+    if (const Field* price = fields->Find("price")) {
+      const std::string price_path = "model.price";
+      if (std::optional<Fields> p = ReadMap(price->value, MarkOf(*price), price_path, kPriceKeys)) {
+        ReadNumber(*p, "input_per_million", price_path, &m.price_input_per_million, 0, false, 1e9);
+        ReadNumber(*p, "cached_input_per_million", price_path, &m.price_cached_input_per_million, 0,
+                   false, 1e9);
+        ReadNumber(*p, "output_per_million", price_path, &m.price_output_per_million, 0, false,
+                   1e9);
+        ReadNumber(*p, "gpu_hour", price_path, &m.price_gpu_hour, 0, false, 1e9);
+        ReadInt(*p, "gpus", price_path, &m.gpus, 1, 1 << 20);
+      }
+    }
+  }
+
+  // prompts[i].json_schema: a map (the schema inline), JSON text ("{...}"), or a file name.
+  void ReadJsonSchema(const Fields& fields, const std::string& path, PromptSpec* prompt) {
+    const Field* f = fields.Find("json_schema");
+    if (f == nullptr || f->value.IsNull()) return;
+    const std::string where = path + ".json_schema";
+    std::string text;
+    if (f->value.IsMap()) {
+      text = YamlToJson(f->value).dump();
+    } else if (f->value.IsScalar()) {
+      text = f->value.Scalar();
+      if (text.empty()) {
+        Error(MarkOf(*f), Quoted(where) + " is empty");
+        return;
+      }
+      if (text.front() != '{') {
+        prompt->json_schema_file = text;  // read when the run starts
+        return;
+      }
+    } else {
+      Error(MarkOf(*f), Quoted(where) +
+                            " must be a map (the schema), JSON text or a file name, got " +
+                            Describe(f->value));
+      return;
+    }
+    Result<llm::JsonSchema> schema = llm::JsonSchema::Parse(text);
+    if (!schema.ok()) {
+      Error(MarkOf(*f), Quoted(where) + ": " + schema.status().message());
+      return;
+    }
+    // Compact, in the schema's own key order (guided decoding follows it).
+    prompt->json_schema = nlohmann::ordered_json::parse(text).dump();
+  }
+
+  // A YAML node as JSON: plain scalars that read as numbers, booleans or null become those;
+  // quoted scalars stay strings.
+  static nlohmann::ordered_json YamlToJson(const YAML::Node& node) {
+    using nlohmann::ordered_json;
+    if (node.IsMap()) {
+      ordered_json out = ordered_json::object();
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;
+        out[key.IsScalar() ? key.Scalar() : std::string()] = YamlToJson(value);
+      }
+      return out;
+    }
+    if (node.IsSequence()) {
+      ordered_json out = ordered_json::array();
+      for (size_t i = 0; i < node.size(); ++i) out.push_back(YamlToJson(node[i]));
+      return out;
+    }
+    if (!node.IsDefined() || node.IsNull()) return nullptr;
+    const std::string& text = node.Scalar();
+    if (node.Tag() == "!") return text;  // quoted
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+    if (text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
+    ordered_json number = ordered_json::parse(text, nullptr, false);
+    if (number.is_number()) return number;
+    return text;
   }
 
   void ReadContext(const Fields& top, const YAML::Node& root) {
@@ -1152,6 +1264,8 @@ class Parser {
         ok = false;
       }
       ReadString(*fields, "system", path, &prompt.system);
+      ReadJsonSchema(*fields, path, &prompt);
+      ReadString(*fields, "reduce", path, &prompt.reduce);
       if (ok) job_.prompts.push_back(std::move(prompt));
     }
     if (list->size() == 0 && job_.model.endpoint) {

@@ -113,6 +113,24 @@ struct ModelSpec {
   double connect_timeout_s = 10;
   double read_timeout_s = 3600;  // a 1M-token prefill can take minutes
   int retries = 2;               // retries of transient HTTP failures per request
+  // The server's dialect: "auto" (recognised from GET /v1/models), "vllm", "sglang", "openai".
+  std::string dialect = "auto";
+  bool stream = false;         // ask for server-sent events (the stored result is the same)
+  bool verify_tokens = false;  // POST /tokenize the first request of each shape; record the diff
+  double requests_per_minute = 0;   // client-side rate limit; 0 = none
+  double tokens_per_minute = 0;     // prompt estimate + output cap per request; 0 = none
+  double circuit_give_up_s = 1800;  // the server down this long: waiting requests fail
+  int jpeg_quality = 90;            // frames sent as JPEG at this quality (1-100)
+  // Map-reduce over the segments of a split video: the question asked over their answers
+  // ("" = the built-in one); a prompt's own `reduce` wins.
+  std::string reduce_question;
+  // Cost of a run (report): per million prompt / cached prompt / completion tokens, or per
+  // GPU-hour of the run's model time times `gpus`. 0 = not priced.
+  double price_input_per_million = 0;
+  double price_cached_input_per_million = 0;
+  double price_output_per_million = 0;
+  double price_gpu_hour = 0;
+  int gpus = 1;
 };
 
 struct PromptSpec {
@@ -120,6 +138,11 @@ struct PromptSpec {
   PromptKind kind = PromptKind::kQuestion;
   std::string system;    // "" = no system message
   std::string question;  // kChapters: "" = the built-in question
+  // A JSON schema the answer must follow (compact JSON text), given inline; "" = free text.
+  std::string json_schema;
+  // ...or a file holding it (see ResolveJobPath), read when the run starts.
+  std::string json_schema_file;
+  std::string reduce;  // map-reduce question over segment answers ("" = model.reduce_question)
 };
 
 struct StorageSpec {

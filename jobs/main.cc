@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
   reel::cli::AddTokenizeCommand(app, exit_code);
+  reel::cli::AddExportCommand(app, exit_code);
+  reel::cli::AddImportCommand(app, exit_code);
+  reel::cli::AddAskCommand(app, exit_code);
   reel::cli::AddContextCommand(app, exit_code);
   reel::cli::AddEncodeCommand(app, exit_code);
   reel::cli::AddMakeTestWeightsCommand(app, exit_code);

@@ -343,11 +343,120 @@ ALTER TABLE contexts ADD COLUMN segment_count INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
 )sql";
 
+// Version 5: asking the model (jobs/model_stage). A `tasks` row is one question the model must
+// answer about one context (or one segment of a split video, or the reduce over the segments'
+// answers), keyed by a stable `custom_id` (the OpenAI Batch line's id). Its state is stored
+// before anything is sent: waiting -> sent -> succeeded | failed. Each send is a `requests` row
+// (history: attempts, retries, outcome, timings), the answer a `responses` row. A run's model
+// report is kept in `runs.report_json`.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE tasks (
+  id                  INTEGER PRIMARY KEY,
+  custom_id           TEXT NOT NULL UNIQUE,     -- stable and unique; the key merges use
+  item_id             INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  prompt_id           TEXT NOT NULL,
+  context_id          INTEGER REFERENCES contexts(id) ON DELETE SET NULL,
+  step                TEXT NOT NULL CHECK (step IN ('ask', 'map', 'reduce')),
+  segment_index       INTEGER NOT NULL DEFAULT 0 CHECK (segment_index >= 0),
+  segment_count       INTEGER NOT NULL DEFAULT 1 CHECK (segment_count >= 1),
+  start_seconds       REAL,                     -- map: the segment's time range
+  end_seconds         REAL,
+  status              TEXT NOT NULL DEFAULT 'waiting'
+                      CHECK (status IN ('waiting', 'sent', 'succeeded', 'failed')),
+  local_prompt_tokens INTEGER,                  -- Reel's count of the prompt
+  server_count_tokens INTEGER,                  -- the server's /tokenize count (verify_tokens)
+  json_schema         TEXT CHECK (json_schema IS NULL OR json_valid(json_schema)),  -- the answer's
+  request_id          INTEGER REFERENCES requests(id) ON DELETE SET NULL,  -- the latest send
+  created_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+CREATE INDEX tasks_item ON tasks(item_id, prompt_id);
+CREATE INDEX tasks_status ON tasks(status);
+
+ALTER TABLE requests ADD COLUMN task_id INTEGER REFERENCES tasks(id) ON DELETE SET NULL;
+ALTER TABLE requests ADD COLUMN via TEXT CHECK (via IS NULL OR via IN ('online', 'batch'));
+ALTER TABLE requests ADD COLUMN outcome TEXT;          -- 'ok', 'prompt too long', 'timeout', ...
+ALTER TABLE requests ADD COLUMN http_status INTEGER;
+ALTER TABLE requests ADD COLUMN attempts INTEGER;      -- HTTP attempts: 1 + retries
+ALTER TABLE requests ADD COLUMN retry_reasons TEXT
+  CHECK (retry_reasons IS NULL OR json_valid(retry_reasons));
+ALTER TABLE requests ADD COLUMN total_seconds REAL;    -- with waits and retries
+ALTER TABLE requests ADD COLUMN ttft_seconds REAL;     -- streaming: time to the first token
+ALTER TABLE requests ADD COLUMN request_bytes INTEGER;
+ALTER TABLE requests ADD COLUMN server_request_id TEXT;
+ALTER TABLE requests ADD COLUMN local_prompt_tokens INTEGER;
+ALTER TABLE requests ADD COLUMN too_long_prompt_tokens INTEGER;  -- the server's count, too long
+ALTER TABLE requests ADD COLUMN too_long_output_tokens INTEGER;  -- the output it was asked for
+ALTER TABLE requests ADD COLUMN too_long_context_length INTEGER; -- the server's window
+ALTER TABLE requests ADD COLUMN cost REAL;  -- from the job's prices (model.price), if any
+CREATE INDEX requests_task ON requests(task_id);
+CREATE INDEX requests_run ON requests(run_id);
+
+ALTER TABLE responses ADD COLUMN json_answer TEXT
+  CHECK (json_answer IS NULL OR json_valid(json_answer));
+ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0 CHECK (truncated IN (0, 1));
+ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER;
+ALTER TABLE responses ADD COLUMN response_uid TEXT;   -- the body's `id`
+
+ALTER TABLE runs ADD COLUMN report_json TEXT CHECK (report_json IS NULL OR json_valid(report_json));
+
+DROP VIEW latest_answers;
+DROP VIEW answers;
+DROP VIEW failures;
+
+CREATE VIEW answers AS
+SELECT resp.id AS response_id, req.id AS request_id, j.name AS job, i.id AS item_id,
+       i.path, req.prompt_id, req.model, resp.content, resp.reasoning, resp.finish_reason,
+       resp.prompt_tokens, resp.completion_tokens, resp.cached_tokens, req.latency_seconds,
+       resp.created_at, coalesce(t.step, 'ask') AS step, t.segment_index, t.segment_count,
+       t.start_seconds, t.end_seconds, resp.json_answer, t.custom_id
+FROM responses resp
+JOIN requests req ON req.id = resp.request_id
+LEFT JOIN tasks t ON t.id = req.task_id
+JOIN items i ON i.id = req.item_id
+JOIN jobs j ON j.id = i.job_id;
+
+-- The final answer of each (item, prompt): a whole-context answer or a reduce, never a segment's.
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id, json_answer,
+       step
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a WHERE a.step != 'map')
+WHERE rank_in_item = 1;
+
+-- Items that failed, and requests whose task is still failed (or, for requests without a task,
+-- with no later success for the same item and prompt).
+CREATE VIEW failures AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, 'item' AS stage, NULL AS prompt_id,
+       i.error, i.attempts, i.updated_at AS time
+FROM items i JOIN jobs j ON j.id = i.job_id
+WHERE i.status = 'failed'
+UNION ALL
+SELECT j.name, i.id, i.path, i.kind, 'request', r.prompt_id, r.error, NULL,
+       coalesce(r.finished_at, r.sent_at)
+FROM requests r JOIN items i ON i.id = r.item_id JOIN jobs j ON j.id = i.job_id
+LEFT JOIN tasks t ON t.id = r.task_id
+WHERE r.status = 'failed'
+  AND (CASE WHEN r.task_id IS NULL
+            THEN NOT EXISTS (SELECT 1 FROM requests later
+                             WHERE later.item_id = r.item_id AND later.prompt_id = r.prompt_id
+                               AND later.status = 'succeeded' AND later.id > r.id)
+            ELSE t.status = 'failed' AND t.request_id = r.id
+                 AND NOT EXISTS (SELECT 1 FROM tasks done
+                                 WHERE done.item_id = t.item_id AND done.prompt_id = t.prompt_id
+                                   AND done.step != 'map' AND done.status = 'succeeded'
+                                   AND done.id > t.id)
+       END);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
     {3, "answer time references", kSchemaV3},
     {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
+    {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
 };
 
 }  // namespace
