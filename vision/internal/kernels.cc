@@ -288,6 +288,49 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The OpenBLAS backend.
 
+// x[j] = e^(x[j] - shift) for x[j] <= shift (softmax), within 1e-6 relative (0 below e^-87):
+// the exponent's integer part by rounding, 2^n from its bits, e^r for |r| <= 0.35 by its Taylor
+// series to r^7. Four values at a time in the compiler's generic vectors (SSE2 on the baseline
+// x86-64) instead of a libm call per value.
+typedef float Float4 __attribute__((vector_size(16)));
+typedef int32_t Int4 __attribute__((vector_size(16)));
+
+inline Float4 ExpMinus4(Float4 x, float shift) {
+  Float4 v = x - shift;
+  v = v < -87.0f ? Float4{} - 87.0f : v;
+  const Float4 n = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  Float4 r = v - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  Float4 p = Float4{} + 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const Int4 bits = (__builtin_convertvector(n, Int4) + 127) << 23;
+  Float4 scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
+void ExpMinus(float* x, int count, float shift) {
+  int j = 0;
+  for (; j + 4 <= count; j += 4) {
+    Float4 v;
+    std::memcpy(&v, x + j, sizeof(v));
+    v = ExpMinus4(v, shift);
+    std::memcpy(x + j, &v, sizeof(v));
+  }
+  if (j < count) {
+    Float4 v = Float4{} + shift;
+    std::memcpy(&v, x + j, sizeof(float) * (count - j));
+    v = ExpMinus4(v, shift);
+    std::memcpy(x + j, &v, sizeof(float) * (count - j));
+  }
+}
+
 void ActivateScalar(ActivationKind kind, float* x, size_t count) {
   switch (kind) {
     case ActivationKind::kNone:
@@ -362,11 +405,9 @@ class OpenBlas final : public Kernels {
         float* row = s + static_cast<size_t>(i) * a.len;
         float max = row[0];
         for (int j = 1; j < a.len; ++j) max = std::max(max, row[j]);
+        ExpMinus(row, a.len, max);
         float sum = 0;
-        for (int j = 0; j < a.len; ++j) {
-          row[j] = std::exp(row[j] - max);
-          sum += row[j];
-        }
+        for (int j = 0; j < a.len; ++j) sum += row[j];
         float inv = 1.0f / sum;
         for (int j = 0; j < a.len; ++j) row[j] *= inv;
       }

@@ -35,11 +35,14 @@
 namespace reel::vision::internal {
 namespace {
 
-constexpr int kMr = 14;        // rows of the register tile
-constexpr int kNr = 32;        // columns of the register tile = panel width
-constexpr int kKc = 256;       // k per block: one panel's block is 32 KB (L1)
-constexpr int kMc = kMr * 16;  // rows per packed A block: 224 x 256 x 4 = 224 KB (L2)
-constexpr int kNcPanels = 32;  // panels per widened B block: 1 MB (L3)
+constexpr int kMr = 14;  // rows of the register tile
+constexpr int kNr = 32;  // columns of the register tile = panel width
+// Measured on Zen 5 (bench/bf16_gemm_bench, one thread, 2870x5120x1280): kKc 256 -> 512 and
+// kNcPanels 32 -> 128 took the kernel from ~173 to ~195 GFLOP/s (fewer passes over C and fewer
+// packings of A); kKc 128 or 192 were slower.
+constexpr int kKc = 512;        // k per block: one panel's block is 64 KB (L2)
+constexpr int kMc = kMr * 16;   // rows per packed A block: 224 x 512 x 4 = 448 KB (L2)
+constexpr int kNcPanels = 128;  // panels per widened B block: at most 8 MB (L3)
 
 inline int Min(int a, int b) { return a < b ? a : b; }
 
@@ -269,9 +272,10 @@ void Gemm(const GemmArgs& g, int p_begin, int p_end, Scratch& scratch) {
   const size_t elem = TypeBytes(g.b.type);
   const int mc_max = Min(kMc, (g.m + kMr - 1) / kMr * kMr);
   float* apack = scratch.Floats(0, static_cast<size_t>(mc_max) * kKc);
-  float* bwide = g.b.type == WeightType::kF32
-                     ? nullptr
-                     : scratch.Floats(1, static_cast<size_t>(kNcPanels) * kKc * kNr);
+  float* bwide =
+      g.b.type == WeightType::kF32
+          ? nullptr
+          : scratch.Floats(1, static_cast<size_t>(Min(kNcPanels, p_end - p_begin)) * kKc * kNr);
   for (int jc = p_begin; jc < p_end; jc += kNcPanels) {
     const int np = Min(kNcPanels, p_end - jc);
     for (int pc = 0; pc < k_total; pc += kKc) {
