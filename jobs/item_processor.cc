@@ -69,6 +69,7 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
+  processor.AddStoredStage(MakeContextStage());
   return processor;
 }
 

@@ -93,6 +93,27 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  token_budget: " << job.context.token_budget << "\n";
   out << "  reserve_output_tokens: " << job.context.reserve_output_tokens << "\n";
   out << "  fit_strategy: " << FitStrategyName(job.context.fit_strategy) << "\n";
+  {
+    const ContextSpec& c = job.context;
+    // Explicit steps only: otherwise fit_strategy stays the setting (a comment shows its steps).
+    out << (c.fit_steps.empty() ? "  # fit_steps: [" : "  fit_steps: [");
+    std::vector<llm::FitStep> steps = FitStepsOf(c);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      out << (i ? ", " : "") << llm::FitStepName(steps[i]);
+    }
+    out << (c.fit_steps.empty() ? "]  (from fit_strategy)\n" : "]\n");
+    out << "  tokenizer: "
+        << (c.tokenizer.empty() ? "\"\"  # none: counts are estimated" : Str(c.tokenizer)) << "\n";
+    out << "  template: " << Str(c.chat_template) << "\n";
+    out << "  transport: " << llm::TransportName(c.transport) << "\n";
+    out << "  server_num_frames: " << c.server_num_frames << "\n";
+    out << "  server_fps: " << Num(c.server_fps) << "\n";
+    out << "  server_timestamps: " << (c.server_timestamps ? "true" : "false") << "\n";
+    out << "  documents: " << (c.documents_first ? "before" : "after") << "\n";
+    out << "  min_fps: " << Num(c.min_fps) << "\n";
+    out << "  min_pixels: " << c.min_pixels << "\n";
+    out << "  prefix_block: " << c.prefix_block << "\n";
+  }
 
   const ModelSpec& m = job.model;
   out << "model:\n";
@@ -110,14 +131,37 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  connect_timeout: " << Num(m.connect_timeout_s) << "\n";
   out << "  read_timeout: " << Num(m.read_timeout_s) << "\n";
   out << "  retries: " << m.retries << "\n";
+  out << "  dialect: " << Str(m.dialect) << "\n";
+  out << "  stream: " << (m.stream ? "true" : "false") << "\n";
+  out << "  verify_tokens: " << (m.verify_tokens ? "true" : "false") << "\n";
+  out << "  requests_per_minute: " << Num(m.requests_per_minute) << "\n";
+  out << "  tokens_per_minute: " << Num(m.tokens_per_minute) << "\n";
+  out << "  circuit_give_up: " << Num(m.circuit_give_up_s) << "\n";
+  out << "  jpeg_quality: " << m.jpeg_quality << "\n";
+  out << "  reduce_question: " << Str(m.reduce_question) << "\n";
+  out << "  price:\n";
+  out << "    input_per_million: " << Num(m.price_input_per_million) << "\n";
+  out << "    cached_input_per_million: " << Num(m.price_cached_input_per_million) << "\n";
+  out << "    output_per_million: " << Num(m.price_output_per_million) << "\n";
+  out << "    gpu_hour: " << Num(m.price_gpu_hour) << "\n";
+  out << "    gpus: " << m.gpus << "\n";
 
   out << "prompts:";
   if (job.prompts.empty()) out << " []";
   out << "\n";
   for (const PromptSpec& p : job.prompts) {
     out << "  - id: " << Str(p.id) << "\n";
+    out << "    kind: " << PromptKindName(p.kind) << "\n";
     out << "    system: " << Str(p.system) << "\n";
-    out << "    question: " << Str(p.question) << "\n";
+    out << "    question: " << Str(p.question);
+    if (p.kind == PromptKind::kChapters && p.question.empty()) out << "  # the built-in question";
+    out << "\n";
+    if (!p.json_schema.empty()) {
+      out << "    json_schema: " << Str(p.json_schema) << "\n";
+    } else if (!p.json_schema_file.empty()) {
+      out << "    json_schema: " << Str(p.json_schema_file) << "\n";
+    }
+    if (!p.reduce.empty()) out << "    reduce: " << Str(p.reduce) << "\n";
   }
 
   out << "storage:\n";
@@ -126,6 +170,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "  # " << Str(ResolveJobPath(job.base_dir, job.storage.database));
   }
   out << "\n";
+  out << "  frame_cache: " << Str(job.storage.frame_cache)
+      << (job.storage.frame_cache.empty() ? "  # <database>.frames" : "") << "\n";
 
   out << "text:\n";
   out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";

@@ -6,6 +6,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -20,6 +22,8 @@
 #include "base/utf8.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
+#include "llm/client/dialect.h"
+#include "llm/client/json_schema.h"
 
 namespace reel::jobs {
 namespace {
@@ -126,13 +130,46 @@ const std::vector<std::string> kResizeKeys = {
 const std::vector<std::string> kVisionKeys = {"enabled", "weights",    "batch_size",     "dtype",
                                               "threads", "max_pixels", "dedup_threshold"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
-                                               "fit_strategy"};
-const std::vector<std::string> kModelKeys = {
-    "endpoint",        "name",         "api_key_env", "thinking_mode",     "temperature",
-    "top_p",           "top_k",        "seed",        "max_output_tokens", "concurrency",
-    "connect_timeout", "read_timeout", "retries"};
-const std::vector<std::string> kPromptKeys = {"id", "system", "question"};
-const std::vector<std::string> kStorageKeys = {"database"};
+                                               "fit_strategy", "fit_steps",
+                                               "tokenizer",    "template",
+                                               "transport",    "server_num_frames",
+                                               "server_fps",   "server_timestamps",
+                                               "documents",    "min_fps",
+                                               "min_pixels",   "prefix_block"};
+
+const EnumNames<llm::Transport>& TransportNames() {
+  static const EnumNames<llm::Transport> names{{{"images", llm::Transport::kImages},
+                                                {"video", llm::Transport::kVideo},
+                                                {"file", llm::Transport::kFile}}};
+  return names;
+}
+const std::vector<std::string> kModelKeys = {"endpoint",
+                                             "name",
+                                             "api_key_env",
+                                             "thinking_mode",
+                                             "temperature",
+                                             "top_p",
+                                             "top_k",
+                                             "seed",
+                                             "max_output_tokens",
+                                             "concurrency",
+                                             "connect_timeout",
+                                             "read_timeout",
+                                             "retries",
+                                             "dialect",
+                                             "stream",
+                                             "verify_tokens",
+                                             "requests_per_minute",
+                                             "tokens_per_minute",
+                                             "circuit_give_up",
+                                             "jpeg_quality",
+                                             "reduce_question",
+                                             "price"};
+const std::vector<std::string> kPriceKeys = {"input_per_million", "cached_input_per_million",
+                                             "output_per_million", "gpu_hour", "gpus"};
+const std::vector<std::string> kPromptKeys = {"id",       "kind",        "system",
+                                              "question", "json_schema", "reduce"};
+const std::vector<std::string> kStorageKeys = {"database", "frame_cache"};
 const std::vector<std::string> kTextKeys = {"fallback_encoding"};
 const std::vector<std::string> kLimitsKeys = {
     "item_time_limit",   "max_file_size",    "retries",        "max_decode_error_rate",
@@ -1007,6 +1044,93 @@ class Parser {
     ReadSeconds(*fields, "connect_timeout", path, &m.connect_timeout_s, 0, true, 86400);
     ReadSeconds(*fields, "read_timeout", path, &m.read_timeout_s, 0, true, 7 * 86400);
     ReadInt(*fields, "retries", path, &m.retries, 0, 100);
+    if (ReadString(*fields, "dialect", path, &m.dialect) && m.dialect != "auto" &&
+        !llm::DialectByName(m.dialect).ok()) {
+      Error(MarkOf(*fields->Find("dialect")),
+            "'model.dialect' must be one of 'auto', 'vllm', 'sglang', 'openai'; got " +
+                Quoted(m.dialect));
+    }
+    ReadBool(*fields, "stream", path, &m.stream);
+    ReadBool(*fields, "verify_tokens", path, &m.verify_tokens);
+    ReadNumber(*fields, "requests_per_minute", path, &m.requests_per_minute, 0, false, 1e9);
+    ReadNumber(*fields, "tokens_per_minute", path, &m.tokens_per_minute, 0, false, 1e15);
+    ReadSeconds(*fields, "circuit_give_up", path, &m.circuit_give_up_s, 0, true, 30 * 86400);
+    ReadInt(*fields, "jpeg_quality", path, &m.jpeg_quality, 1, 100);
+    ReadString(*fields, "reduce_question", path, &m.reduce_question);
+    if (const Field* price = fields->Find("price")) {
+      const std::string price_path = "model.price";
+      if (std::optional<Fields> p = ReadMap(price->value, MarkOf(*price), price_path, kPriceKeys)) {
+        ReadNumber(*p, "input_per_million", price_path, &m.price_input_per_million, 0, false, 1e9);
+        ReadNumber(*p, "cached_input_per_million", price_path, &m.price_cached_input_per_million, 0,
+                   false, 1e9);
+        ReadNumber(*p, "output_per_million", price_path, &m.price_output_per_million, 0, false,
+                   1e9);
+        ReadNumber(*p, "gpu_hour", price_path, &m.price_gpu_hour, 0, false, 1e9);
+        ReadInt(*p, "gpus", price_path, &m.gpus, 1, 1 << 20);
+      }
+    }
+  }
+
+  // prompts[i].json_schema: a map (the schema inline), JSON text ("{...}"), or a file name.
+  void ReadJsonSchema(const Fields& fields, const std::string& path, PromptSpec* prompt) {
+    const Field* f = fields.Find("json_schema");
+    if (f == nullptr || f->value.IsNull()) return;
+    const std::string where = path + ".json_schema";
+    std::string text;
+    if (f->value.IsMap()) {
+      text = YamlToJson(f->value).dump();
+    } else if (f->value.IsScalar()) {
+      text = f->value.Scalar();
+      if (text.empty()) {
+        Error(MarkOf(*f), Quoted(where) + " is empty");
+        return;
+      }
+      if (text.front() != '{') {
+        prompt->json_schema_file = text;  // read when the run starts
+        return;
+      }
+    } else {
+      Error(MarkOf(*f), Quoted(where) +
+                            " must be a map (the schema), JSON text or a file name, got " +
+                            Describe(f->value));
+      return;
+    }
+    Result<llm::JsonSchema> schema = llm::JsonSchema::Parse(text);
+    if (!schema.ok()) {
+      Error(MarkOf(*f), Quoted(where) + ": " + schema.status().message());
+      return;
+    }
+    // Compact, in the schema's own key order (guided decoding follows it).
+    prompt->json_schema = nlohmann::ordered_json::parse(text).dump();
+  }
+
+  // A YAML node as JSON: plain scalars that read as numbers, booleans or null become those;
+  // quoted scalars stay strings.
+  static nlohmann::ordered_json YamlToJson(const YAML::Node& node) {
+    using nlohmann::ordered_json;
+    if (node.IsMap()) {
+      ordered_json out = ordered_json::object();
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const YAML::Node key = it->first;
+        const YAML::Node value = it->second;
+        out[key.IsScalar() ? key.Scalar() : std::string()] = YamlToJson(value);
+      }
+      return out;
+    }
+    if (node.IsSequence()) {
+      ordered_json out = ordered_json::array();
+      for (size_t i = 0; i < node.size(); ++i) out.push_back(YamlToJson(node[i]));
+      return out;
+    }
+    if (!node.IsDefined() || node.IsNull()) return nullptr;
+    const std::string& text = node.Scalar();
+    if (node.Tag() == "!") return text;  // quoted
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+    if (text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
+    ordered_json number = ordered_json::parse(text, nullptr, false);
+    if (number.is_number()) return number;
+    return text;
   }
 
   void ReadContext(const Fields& top, const YAML::Node& root) {
@@ -1023,6 +1147,42 @@ class Parser {
       reserve_set = ReadInteger(*fields, "reserve_output_tokens", path, &c.reserve_output_tokens, 0,
                                 INT32_MAX);
       ReadEnum(*fields, "fit_strategy", path, FitStrategyNames(), &c.fit_strategy);
+      if (std::optional<YAML::Node> steps = ReadList(*fields, "fit_steps", 16)) {
+        const Field* f = fields->Find("fit_steps");
+        c.fit_steps.clear();
+        for (const YAML::Node& step : *steps) {
+          Result<llm::FitStep> parsed = llm::ParseFitStep(step.IsScalar() ? step.Scalar() : "");
+          if (!parsed.ok()) {
+            Error(step.Mark().is_null() ? MarkOf(*f) : step.Mark(),
+                  "'context.fit_steps': " + parsed.status().message());
+          } else {
+            c.fit_steps.push_back(*parsed);
+          }
+        }
+      }
+      ReadString(*fields, "tokenizer", path, &c.tokenizer);
+      if (ReadString(*fields, "template", path, &c.chat_template)) {
+        if (!llm::BuiltInChatTemplate(c.chat_template).ok()) {
+          Error(MarkOf(*fields->Find("template")),
+                "'context.template' must be one of 'minimax-m3', 'chatml'; got '" +
+                    c.chat_template + "'");
+        }
+      }
+      ReadEnum(*fields, "transport", path, TransportNames(), &c.transport);
+      ReadInt(*fields, "server_num_frames", path, &c.server_num_frames, 0, 1000000);
+      ReadNumber(*fields, "server_fps", path, &c.server_fps, 0, true, 1000);
+      ReadBool(*fields, "server_timestamps", path, &c.server_timestamps);
+      std::string documents;
+      if (ReadString(*fields, "documents", path, &documents)) {
+        if (documents != "before" && documents != "after") {
+          Error(MarkOf(*fields->Find("documents")),
+                "'context.documents' must be 'before' or 'after'; got '" + documents + "'");
+        }
+        c.documents_first = documents != "after";
+      }
+      ReadNumber(*fields, "min_fps", path, &c.min_fps, 0, true, 1000);
+      ReadInteger(*fields, "min_pixels", path, &c.min_pixels, 784, INT32_MAX);
+      ReadInt(*fields, "prefix_block", path, &c.prefix_block, 0, 65536);
     }
     const int64_t max_output = job_.model.max_output_tokens;
     if (!reserve_set) {
@@ -1068,7 +1228,14 @@ class Parser {
       if (!fields) continue;
       PromptSpec prompt;
       bool ok = true;
-      if (!ReadString(*fields, "id", path, &prompt.id)) {
+      if (fields->Has("kind") &&
+          !ReadEnum(*fields, "kind", path, PromptKindNames(), &prompt.kind)) {
+        ok = false;
+      }
+      const bool chapters = prompt.kind == PromptKind::kChapters;
+      if (chapters && !fields->Has("id")) {
+        prompt.id = "chapters";  // the built-in kind names itself
+      } else if (!ReadString(*fields, "id", path, &prompt.id)) {
         if (!fields->Has("id")) Error(mark, Quoted(path) + ": missing required key 'id'");
         ok = false;
       } else if (!ValidPromptId(prompt.id)) {
@@ -1076,22 +1243,29 @@ class Parser {
               Quoted(path + ".id") + " may use only letters, digits, '_', '-' and '.', got " +
                   Quoted(prompt.id));
         ok = false;
-      } else if (auto [pos, inserted] = ids.emplace(prompt.id, MarkOf(*fields->Find("id")));
-                 !inserted) {
-        Error(MarkOf(*fields->Find("id")), "duplicate prompt id " + Quoted(prompt.id) +
-                                               " (first at " + Position(pos->second) + ")");
-        ok = false;
       }
-      if (!ReadString(*fields, "question", path, &prompt.question)) {
+      if (ok) {
+        const YAML::Mark id_mark = fields->Has("id") ? MarkOf(*fields->Find("id")) : mark;
+        if (auto [pos, inserted] = ids.emplace(prompt.id, id_mark); !inserted) {
+          Error(id_mark, "duplicate prompt id " + Quoted(prompt.id) + " (first at " +
+                             Position(pos->second) + ")");
+          ok = false;
+        }
+      }
+      if (chapters && !fields->Has("question")) {
+        // The built-in question (llm/chapters.h), with the item's duration.
+      } else if (!ReadString(*fields, "question", path, &prompt.question)) {
         if (!fields->Has("question")) {
           Error(mark, Quoted(path) + ": missing required key 'question'");
         }
         ok = false;
-      } else if (prompt.question.empty()) {
+      } else if (prompt.question.empty() && !chapters) {
         Error(MarkOf(*fields->Find("question")), Quoted(path + ".question") + " is empty");
         ok = false;
       }
       ReadString(*fields, "system", path, &prompt.system);
+      ReadJsonSchema(*fields, path, &prompt);
+      ReadString(*fields, "reduce", path, &prompt.reduce);
       if (ok) job_.prompts.push_back(std::move(prompt));
     }
     if (list->size() == 0 && job_.model.endpoint) {
@@ -1115,6 +1289,7 @@ class Parser {
         job_.storage.database = database;
       }
     }
+    ReadString(*fields, "frame_cache", "storage", &job_.storage.frame_cache);
   }
 
   void ReadTextSettings(const Fields& top) {
@@ -1196,6 +1371,23 @@ Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options
     return Parser(path, base_dir, options).TooBig(text, said);
   }
   return ParseJobText(text, path, base_dir, options);
+}
+
+std::vector<llm::FitStep> FitStepsOf(const ContextSpec& context) {
+  using llm::FitStep;
+  if (!context.fit_steps.empty()) return context.fit_steps;
+  switch (context.fit_strategy) {
+    case FitStrategy::kThinFrames:
+      return {FitStep::kDedupe, FitStep::kThinFrames, FitStep::kShortenText, FitStep::kSplit};
+    case FitStrategy::kLowerResolution:
+      return {FitStep::kDedupe, FitStep::kLowerResolution, FitStep::kThinFrames,
+              FitStep::kShortenText, FitStep::kSplit};
+    case FitStrategy::kSplit:
+      return {FitStep::kDedupe, FitStep::kSplit};
+    case FitStrategy::kFail:
+      return {};
+  }
+  return {};
 }
 
 std::string ResolveJobPath(const std::string& base_dir, const std::string& path) {

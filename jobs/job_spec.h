@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "base/text_encoding.h"
+#include "llm/context_builder.h"
 #include "pipeline/limits.h"
 #include "pipeline/sampling.h"
 #include "pipeline/smart_resize.h"
@@ -30,6 +31,11 @@ inline constexpr int kJobFormatVersion = 1;
 enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
 
 enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
+
+// What a prompt asks for. kQuestion: the job's question, the answer stored as written.
+// kChapters: the built-in chapters prompt (llm/chapters.h; jobs/prompt_kinds.h): its question and
+// JSON schema, the answer checked against the item's frames and asked again once when it fails.
+enum class PromptKind { kQuestion, kChapters };
 
 // What to do when an item's frames and text do not fit the context budget.
 enum class FitStrategy {
@@ -76,7 +82,22 @@ struct ContextSpec {
   // Tokens kept free for the answer; defaults to model.max_output_tokens and may not be less.
   int64_t reserve_output_tokens = 0;
   FitStrategy fit_strategy = FitStrategy::kThinFrames;
+  // The fit steps in order; empty: the ones fit_strategy stands for (FitStepsOf).
+  std::vector<llm::FitStep> fit_steps;
+  std::string tokenizer;                     // tokenizer.json (see ResolveJobPath); "" = estimate
+  std::string chat_template = "minimax-m3";  // "minimax-m3" or "chatml"
+  llm::Transport transport = llm::Transport::kImages;
+  int server_num_frames = 32;     // video: frames the server keeps per video (0: all)
+  double server_fps = 1.0;        // video: the rate the server assumes for frame times
+  bool server_timestamps = true;  // video: the server writes times (vLLM) or not (SGLang)
+  bool documents_first = true;    // documents before the video ("before") or after ("after")
+  double min_fps = 0.25;          // thin_frames keeps at least this many frames a second
+  int64_t min_pixels = 100352;    // lower_resolution stops at this frame area
+  int prefix_block = 128;         // the shared prefix ends on a multiple of this (0: off)
 };
+
+// The fit steps a context uses: context.fit_steps, or those fit_strategy stands for.
+std::vector<llm::FitStep> FitStepsOf(const ContextSpec& context);
 
 struct ModelSpec {
   std::optional<std::string> endpoint;  // base URL; none = prepare / export only
@@ -92,16 +113,42 @@ struct ModelSpec {
   double connect_timeout_s = 10;
   double read_timeout_s = 3600;  // a 1M-token prefill can take minutes
   int retries = 2;               // retries of transient HTTP failures per request
+  // The server's dialect: "auto" (recognised from GET /v1/models), "vllm", "sglang", "openai".
+  std::string dialect = "auto";
+  bool stream = false;         // ask for server-sent events (the stored result is the same)
+  bool verify_tokens = false;  // POST /tokenize the first request of each shape; record the diff
+  double requests_per_minute = 0;   // client-side rate limit; 0 = none
+  double tokens_per_minute = 0;     // prompt estimate + output cap per request; 0 = none
+  double circuit_give_up_s = 1800;  // the server down this long: waiting requests fail
+  int jpeg_quality = 90;            // frames sent as JPEG at this quality (1-100)
+  // Map-reduce over the segments of a split video: the question asked over their answers
+  // ("" = the built-in one); a prompt's own `reduce` wins.
+  std::string reduce_question;
+  // Cost of a run (report): per million prompt / cached prompt / completion tokens, or per
+  // GPU-hour of the run's model time times `gpus`. 0 = not priced.
+  double price_input_per_million = 0;
+  double price_cached_input_per_million = 0;
+  double price_output_per_million = 0;
+  double price_gpu_hour = 0;
+  int gpus = 1;
 };
 
 struct PromptSpec {
-  std::string id;      // unique in the job; [A-Za-z0-9_.-]+
-  std::string system;  // "" = no system message
-  std::string question;
+  std::string id;  // unique in the job; [A-Za-z0-9_.-]+ ("chapters" for kind chapters)
+  PromptKind kind = PromptKind::kQuestion;
+  std::string system;    // "" = no system message
+  std::string question;  // kChapters: "" = the built-in question
+  // A JSON schema the answer must follow (compact JSON text), given inline; "" = free text.
+  std::string json_schema;
+  // ...or a file holding it (see ResolveJobPath), read when the run starts.
+  std::string json_schema_file;
+  std::string reduce;  // map-reduce question over segment answers ("" = model.reduce_question)
 };
 
 struct StorageSpec {
   std::string database;  // as written (see ResolveJobPath); default "<name>.db"
+  // Model-size JPEGs of the frames requests send (jobs/context_frames.h); "" = "<database>.frames".
+  std::string frame_cache;
 };
 
 // Reading text whose encoding is not declared (side-car subtitles, subtitle items, documents,
@@ -205,6 +252,7 @@ InputKind GuessInputKind(std::string_view path);
 
 const char* InputKindName(InputKind kind);
 const char* ThinkingModeName(ThinkingMode mode);
+const char* PromptKindName(PromptKind kind);
 const char* FitStrategyName(FitStrategy strategy);
 const char* VisionDTypeName(VisionDType dtype);
 

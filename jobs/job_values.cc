@@ -434,6 +434,12 @@ const EnumNames<ThinkingMode>& ThinkingModeNames() {
   return names;
 }
 
+const EnumNames<PromptKind>& PromptKindNames() {
+  static const EnumNames<PromptKind> names{
+      {{"question", PromptKind::kQuestion}, {"chapters", PromptKind::kChapters}}};
+  return names;
+}
+
 const EnumNames<FitStrategy>& FitStrategyNames() {
   static const EnumNames<FitStrategy> names{{{"thin_frames", FitStrategy::kThinFrames},
                                              {"lower_resolution", FitStrategy::kLowerResolution},
@@ -466,6 +472,7 @@ const char* ResizeModeKey(pipeline::ResizeMode m) { return NameOf(ResizeModeName
 const char* FrameShapeKey(pipeline::FrameShape s) { return NameOf(FrameShapeNames(), s); }
 const char* InputKindName(InputKind kind) { return NameOf(InputKindNames(), kind); }
 const char* ThinkingModeName(ThinkingMode mode) { return NameOf(ThinkingModeNames(), mode); }
+const char* PromptKindName(PromptKind k) { return NameOf(PromptKindNames(), k); }
 const char* FitStrategyName(FitStrategy s) { return NameOf(FitStrategyNames(), s); }
 const char* VisionDTypeName(VisionDType d) { return NameOf(VisionDTypeNames(), d); }
 

@@ -104,6 +104,7 @@ const EnumNames<pipeline::FrameShape>& FrameShapeNames();
 const EnumNames<pipeline::FpsTimeline>& FpsTimelineNames();
 const EnumNames<InputKind>& InputKindNames();
 const EnumNames<ThinkingMode>& ThinkingModeNames();
+const EnumNames<PromptKind>& PromptKindNames();
 const EnumNames<FitStrategy>& FitStrategyNames();
 const EnumNames<VisionDType>& VisionDTypeNames();
 

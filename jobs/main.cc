@@ -22,9 +22,15 @@ int main(int argc, char** argv) {
   reel::cli::AddResultsCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
+  reel::cli::AddTokenizeCommand(app, exit_code);
+  reel::cli::AddExportCommand(app, exit_code);
+  reel::cli::AddImportCommand(app, exit_code);
+  reel::cli::AddAskCommand(app, exit_code);
+  reel::cli::AddContextCommand(app, exit_code);
   reel::cli::AddEncodeCommand(app, exit_code);
   reel::cli::AddMakeTestWeightsCommand(app, exit_code);
   reel::cli::AddSimilarCommand(app, exit_code);
+  reel::cli::AddReportCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

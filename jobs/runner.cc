@@ -6,13 +6,18 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include "jobs/item_context.h"
 
 #include "base/file_util.h"
 #include "base/utf8.h"
+#include "jobs/item_context.h"
 #include "jobs/item_plan.h"
 #include "jobs/item_processor.h"
+#include "jobs/model_setup.h"
+#include "jobs/stages/stages.h"
 #include "storage/sha256.h"
 #include "storage/store.h"
+#include "storage/tasks.h"
 
 namespace reel::jobs {
 namespace {
@@ -46,13 +51,18 @@ Status RetryBusyStatus(const std::function<Status()>& write) {
 class Batch {
  public:
   Batch(const JobSpec& job, const RunOptions& options, const std::vector<InputFile>& inputs,
-        int64_t job_id, int64_t run_id)
+        int64_t job_id, int64_t run_id, ModelRun* model)
       : job_(job),
         options_(options),
         inputs_(inputs),
         job_id_(job_id),
         run_id_(run_id),
-        processor_(ItemProcessor::ForJob(job, options.database)) {}
+        model_(model),
+        processor_([&job, &options, model] {
+          ItemProcessor processor = ItemProcessor::ForJob(job, options.database);
+          if (model != nullptr) processor.AddStoredStage(MakeModelStage(model));
+          return processor;
+        }()) {}
 
   // The body of one worker thread.
   void Work() {
@@ -80,6 +90,7 @@ class Batch {
       finished_cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (options_.stop_signal != nullptr && options_.stop_signal->load() != 0) {
         cancel_.store(true);
+        if (model_ != nullptr) model_->Cancel();
       }
       if (Clock::now() - last_update > std::chrono::seconds(1)) {
         storage::RunCounters counters = counters_;
@@ -196,6 +207,20 @@ class Batch {
       }
       CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
       options_.progress->ItemSkipped(input.path, plan.reason);
+      // An up-to-date item may still need contexts: a prompt or a context setting changed.
+      if (plan.stored && plan.stored->status == storage::ItemStatus::kDone) {
+        ItemWork work;
+        work.job = &job_;
+        work.input = input;
+        work.cancel = &cancel_;
+        for (const auto& stage : processor_.stored_stages()) {
+          Status s = stage->Run(store, plan.stored->id, run_id_, work);
+          if (!s.ok()) {
+            LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
+            options_.progress->Warning(s.message());
+          }
+        }
+      }
       return;
     }
 
@@ -272,6 +297,7 @@ class Batch {
   const std::vector<InputFile>& inputs_;
   const int64_t job_id_;
   const int64_t run_id_;
+  ModelRun* const model_;
   const ItemProcessor processor_;
 
   std::atomic<size_t> next_{0};
@@ -327,7 +353,8 @@ Result<std::vector<InputFile>> ShardInputs(const JobSpec& job, const ShardSpec& 
   return mine;
 }
 
-RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
+RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
+  const JobSpec& job = job_as_given;
   RunOutcome outcome;
   ProgressReporter& progress = *options.progress;
   auto stop_requested = [&] {
@@ -373,12 +400,29 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     return outcome;
   }
 
+  // Contexts need the tokenizer file and a template that fit together: checked once, up front,
+  // instead of failing every item's context.
+  if (!job.prompts.empty()) {
+    Result<std::shared_ptr<const ContextSetup>> setup = LoadContextSetup(job);
+    if (!setup.ok()) {
+      outcome.result = RunResult::kInvalidJob;
+      outcome.message = "context: " + setup.status().message();
+      return outcome;
+    }
+  }
+
   Result<storage::Store> store = storage::Store::Open(options.database);
   if (!store.ok()) {
     outcome.message = store.status().message();
     return outcome;
   }
   MarkAbandonedRuns(*store, progress);
+  // Time references of answers stored before this version of reel (or its grammar): one query
+  // when there are none.
+  if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+      !indexed.ok()) {
+    progress.Warning("answer time references not updated: " + indexed.status().message());
+  }
 
   const std::string spec_text = RenderResolvedJob(job);
   const std::string spec_hash = storage::Sha256Hex(spec_text);
@@ -411,6 +455,52 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
                   (options.shard.sharded() ? ", shard " + options.shard.ToString() : "")});
   (void)logged;
 
+  // The model stage: the job's questions become tasks; with an endpoint they are asked.
+  auto fail_run = [&](const std::string& message) {
+    Status finished = RetryBusyStatus([&] {
+      return store->FinishRun(run->id, storage::RunStatus::kFailed, outcome.counters, message);
+    });
+    (void)finished;
+    outcome.result = RunResult::kError;
+    outcome.message = message;
+    return outcome;
+  };
+  std::unique_ptr<ModelRun> model;
+  std::string model_problem;  // the server could not be reached: questions wait
+  if (!job.prompts.empty()) {
+    Result<ModelSetup> setup = LoadModelSetup(job);
+    if (!setup.ok()) return fail_run(setup.status().message());
+    auto model_setup = std::make_shared<const ModelSetup>(std::move(setup).value());
+    storage::TaskStore tasks(store->database());
+    Result<int64_t> requeued = RetryBusy([&] { return tasks.RequeueInterrupted(); });
+    if (requeued.ok() && *requeued > 0) {
+      progress.Warning(std::to_string(*requeued) +
+                       " requests were in flight when an earlier run ended; they are sent again");
+    }
+    ModelRunOptions model_options;
+    model_options.database = options.database;
+    model_options.run_id = run->id;
+    model_options.run_uid = run->uid;
+    model_options.retry_failed = options.retry_failed;
+    model_options.progress = &progress;
+    model_options.observer = options.answer_observer;
+    model_options.on_prompt = options.on_prompt;
+    if (job.model.endpoint) {
+      Result<std::unique_ptr<ModelRun>> started = ModelRun::Start(job, model_setup, model_options);
+      if (started.ok()) {
+        model = std::move(started).value();
+      } else if (started.status().code() == ErrorCode::kUnavailable) {
+        model_problem = started.status().message();
+        progress.Warning(model_problem + "; the questions wait for a later run (or `reel export`)");
+        model = ModelRun::PrepareOnly(job, model_setup, model_options);
+      } else {
+        return fail_run(started.status().message());
+      }
+    } else {
+      model = ModelRun::PrepareOnly(job, model_setup, model_options);
+    }
+  }
+
   const int workers = std::max(1, std::min(options.workers > 0 ? options.workers : DefaultWorkers(),
                                            static_cast<int>(std::max<size_t>(1, inputs->size()))));
   // Items side by side already share the cores: with decoder_threads on auto, each item's
@@ -426,15 +516,43 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     const int decoding_side_by_side = static_cast<int>(std::clamp<int64_t>(videos, 1, workers));
     item_job.limits.media.decoder_threads = std::max(1, cores / decoding_side_by_side);
   }
-  Batch batch(item_job, options, *inputs, *job_id, run->id);
+  Batch batch(item_job, options, *inputs, *job_id, run->id, model.get());
   {
     std::vector<std::jthread> threads;
     threads.reserve(workers);
     for (int i = 0; i < workers; ++i) threads.emplace_back([&batch] { batch.Work(); });
     batch.Supervise(*store, workers);
   }  // joined
+  if (model) {
+    model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
+    outcome.model = model->counters();
+    // Time references in the answers of this run (storage: answer_times).
+    if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+        !indexed.ok()) {
+      progress.Warning("answer time references not updated: " + indexed.status().message());
+    }
+    storage::TaskStore tasks(store->database());
+    Result<storage::SendTotals> totals = tasks.Totals(run->id, std::nullopt);
+    Result<storage::TaskCounts> counts = tasks.CountTasks(*job_id);
+    if (totals.ok() && counts.ok()) {
+      RunReport report = MakeRunReport(*totals, job.model, *counts);
+      Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+      (void)kept;
+      for (const std::string& line : report.Lines()) progress.Info(line);
+      if (!model->sending() && counts->waiting + counts->sent > 0) {
+        progress.Info(
+            "waiting for a model: write them as an OpenAI Batch file with `reel export "
+            "--db " +
+            options.database +
+            " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
+            "REEL_MODEL_URL) and run again");
+      }
+      outcome.model_report = report;
+    }
+  }
 
   outcome.counters = batch.counters();
+  outcome.counters.requests = outcome.model.sends;
   outcome.counters.items_seen = static_cast<int64_t>(inputs->size());
   storage::RunStatus status = storage::RunStatus::kSucceeded;
   std::optional<std::string> message;
@@ -454,7 +572,8 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
               "are done then";
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
-  } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0) {
+  } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0 ||
+             outcome.model.prompts_failed > 0 || !model_problem.empty()) {
     // Failures skipped as "failed before" still leave the job incomplete: exit 1 until they
     // are fixed or retried, so cron keeps reporting them.
     status = storage::RunStatus::kFailed;
@@ -465,6 +584,14 @@ RunOutcome RunJob(const JobSpec& job, const RunOptions& options) {
     if (batch.still_failed() > 0) {
       text += (text.empty() ? "" : ", ") + std::to_string(batch.still_failed()) +
               " items failed before and were not retried (--retry-failed)";
+    }
+    if (outcome.model.prompts_failed > 0) {
+      text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.prompts_failed) +
+              " questions failed (`reel status`; --retry-failed asks them again)";
+    }
+    if (!model_problem.empty()) {
+      text +=
+          (text.empty() ? "" : ", ") + std::string("model server unreachable: ") + model_problem;
     }
     message = text;
     outcome.result = RunResult::kSomeFailed;

@@ -20,14 +20,18 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "jobs/job_spec.h"
+#include "jobs/model_run.h"
 #include "jobs/progress.h"
 #include "jobs/run_lock.h"
+#include "jobs/run_report.h"
 #include "jobs/shard.h"
 #include "storage/records.h"
 
@@ -42,6 +46,12 @@ struct RunOptions {
   ProgressReporter* progress = nullptr;  // required; not owned
   // Non-zero asks the run to stop; the value (the signal number) is reported. Not owned.
   const std::atomic<int>* stop_signal = nullptr;
+  // The model stage (jobs/model_run.h): watches final answers stream in, and hears how each
+  // (item, prompt) ended (reel ask).
+  std::function<std::unique_ptr<llm::ChatObserver>(const std::string& item_path,
+                                                   const std::string& prompt_id)>
+      answer_observer;
+  std::function<void(const PromptOutcome&)> on_prompt;
 };
 
 enum class RunResult {
@@ -58,8 +68,10 @@ struct RunOutcome {
   int stop_signal = 0;
   int64_t run_id = 0;
   storage::RunCounters counters;
-  std::string message;   // for kLockHeld, kInvalidJob, kError: what went wrong
-  LockOwner lock_owner;  // kLockHeld
+  std::string message;                    // for kLockHeld, kInvalidJob, kError: what went wrong
+  LockOwner lock_owner;                   // kLockHeld
+  std::optional<RunReport> model_report;  // when the job has prompts
+  ModelRunCounters model;
 };
 
 // The database a run writes: `db_flag` if given, else the job's storage.database (resolved

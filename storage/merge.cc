@@ -48,16 +48,17 @@ constexpr Step kSteps[] = {
   // A run merged while it was still running is completed by a later merge.
   {"INSERT INTO main.runs(uid, job_id, spec_hash, status, started_at, finished_at, host, pid, "
    "  shard_index, shard_count, items_seen, items_done, items_skipped, items_failed, frames, "
-   "  segments, requests, message) "
+   "  segments, requests, message, report_json) "
    "SELECT r.uid, mj.id, r.spec_hash, r.status, r.started_at, r.finished_at, r.host, r.pid, "
    "  r.shard_index, r.shard_count, r.items_seen, r.items_done, r.items_skipped, "
-   "  r.items_failed, r.frames, r.segments, r.requests, r.message "
+   "  r.items_failed, r.frames, r.segments, r.requests, r.message, r.report_json "
    "FROM src.runs r JOIN src.jobs sj ON sj.id = r.job_id JOIN main.jobs mj ON mj.name = sj.name "
    "WHERE true ON CONFLICT(uid) DO UPDATE SET status = excluded.status, "
    "  finished_at = excluded.finished_at, items_seen = excluded.items_seen, "
    "  items_done = excluded.items_done, items_skipped = excluded.items_skipped, "
    "  items_failed = excluded.items_failed, frames = excluded.frames, "
-   "  segments = excluded.segments, requests = excluded.requests, message = excluded.message "
+   "  segments = excluded.segments, requests = excluded.requests, message = excluded.message, "
+   "  report_json = excluded.report_json "
    "WHERE runs.status = 'running' AND excluded.status != 'running'", &MergeStats::runs},
 
   {"CREATE TEMP TABLE merge_items(src_id INTEGER PRIMARY KEY, dst_id INTEGER, "
@@ -122,35 +123,94 @@ constexpr Step kSteps[] = {
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::features},
 
   {"INSERT INTO main.contexts(item_id, prompt_id, context_hash, text_tokens, image_tokens, "
-   "  video_tokens, audio_tokens, total_tokens, manifest_json, created_at) "
+   "  video_tokens, audio_tokens, total_tokens, manifest_json, created_at, settings_key, "
+   "  count_method, transport, segment_index, segment_count) "
    "SELECT m.dst_id, c.prompt_id, c.context_hash, c.text_tokens, c.image_tokens, "
-   "  c.video_tokens, c.audio_tokens, c.total_tokens, c.manifest_json, c.created_at "
+   "  c.video_tokens, c.audio_tokens, c.total_tokens, c.manifest_json, c.created_at, "
+   "  c.settings_key, c.count_method, c.transport, c.segment_index, c.segment_count "
    "FROM src.contexts c JOIN temp.merge_items m ON m.src_id = c.item_id "
    "WHERE true ON CONFLICT DO NOTHING", &MergeStats::contexts},
 
+  // Tasks by custom_id: the shard's state wins unless the output's task is answered already.
+  {"INSERT INTO main.tasks(custom_id, item_id, prompt_id, context_id, step, segment_index, "
+   "  segment_count, start_seconds, end_seconds, status, local_prompt_tokens, "
+   "  server_count_tokens, json_schema, created_at, updated_at) "
+   "SELECT t.custom_id, m.dst_id, t.prompt_id, "
+   "  (SELECT dc.id FROM src.contexts sc JOIN main.contexts dc ON dc.item_id = m.dst_id "
+   "     AND dc.prompt_id = sc.prompt_id AND dc.context_hash = sc.context_hash "
+   "   WHERE sc.id = t.context_id), "
+   "  t.step, t.segment_index, t.segment_count, t.start_seconds, t.end_seconds, t.status, "
+   "  t.local_prompt_tokens, t.server_count_tokens, t.json_schema, t.created_at, t.updated_at "
+   "FROM src.tasks t JOIN temp.merge_items m ON m.src_id = t.item_id "
+   "WHERE true ON CONFLICT(custom_id) DO UPDATE SET status = excluded.status, "
+   "  server_count_tokens = coalesce(excluded.server_count_tokens, tasks.server_count_tokens), "
+   "  updated_at = excluded.updated_at "
+   "WHERE tasks.status != 'succeeded' AND "
+   "  (excluded.status = 'succeeded' OR excluded.updated_at > tasks.updated_at)",
+   &MergeStats::tasks},
+
   // A request merged while in flight is completed by a later merge.
   {"INSERT INTO main.requests(uid, item_id, context_id, run_id, prompt_id, model, status, "
-   "  error, latency_seconds, sent_at, finished_at) "
+   "  error, latency_seconds, sent_at, finished_at, task_id, via, outcome, http_status, "
+   "  attempts, retry_reasons, total_seconds, ttft_seconds, request_bytes, server_request_id, "
+   "  local_prompt_tokens, too_long_prompt_tokens, too_long_output_tokens, "
+   "  too_long_context_length, cost) "
    "SELECT r.uid, m.dst_id, "
    "  (SELECT dc.id FROM src.contexts sc JOIN main.contexts dc ON dc.item_id = m.dst_id "
    "     AND dc.prompt_id = sc.prompt_id AND dc.context_hash = sc.context_hash "
    "   WHERE sc.id = r.context_id), "
    "  (SELECT mr.id FROM src.runs sr JOIN main.runs mr ON mr.uid = sr.uid "
    "   WHERE sr.id = r.run_id), "
-   "  r.prompt_id, r.model, r.status, r.error, r.latency_seconds, r.sent_at, r.finished_at "
+   "  r.prompt_id, r.model, r.status, r.error, r.latency_seconds, r.sent_at, r.finished_at, "
+   "  (SELECT dt.id FROM src.tasks st JOIN main.tasks dt ON dt.custom_id = st.custom_id "
+   "   WHERE st.id = r.task_id), "
+   "  r.via, r.outcome, r.http_status, r.attempts, r.retry_reasons, r.total_seconds, "
+   "  r.ttft_seconds, r.request_bytes, r.server_request_id, r.local_prompt_tokens, "
+   "  r.too_long_prompt_tokens, r.too_long_output_tokens, r.too_long_context_length, r.cost "
    "FROM src.requests r JOIN temp.merge_items m ON m.src_id = r.item_id "
    "WHERE true ON CONFLICT(uid) DO UPDATE SET status = excluded.status, "
    "  error = excluded.error, latency_seconds = excluded.latency_seconds, "
-   "  finished_at = excluded.finished_at "
+   "  finished_at = excluded.finished_at, outcome = excluded.outcome, "
+   "  http_status = excluded.http_status, attempts = excluded.attempts, "
+   "  retry_reasons = excluded.retry_reasons, total_seconds = excluded.total_seconds, "
+   "  ttft_seconds = excluded.ttft_seconds, request_bytes = excluded.request_bytes, "
+   "  server_request_id = excluded.server_request_id, "
+   "  too_long_prompt_tokens = excluded.too_long_prompt_tokens, "
+   "  too_long_output_tokens = excluded.too_long_output_tokens, "
+   "  too_long_context_length = excluded.too_long_context_length, cost = excluded.cost "
    "WHERE requests.status = 'sent' AND excluded.status != 'sent'", &MergeStats::requests},
 
   {"INSERT INTO main.responses(request_id, content, reasoning, finish_reason, prompt_tokens, "
-   "  completion_tokens, cached_tokens, created_at) "
+   "  completion_tokens, cached_tokens, created_at, json_answer, truncated, reasoning_tokens, "
+   "  response_uid) "
    "SELECT dr.id, p.content, p.reasoning, p.finish_reason, p.prompt_tokens, "
-   "  p.completion_tokens, p.cached_tokens, p.created_at "
+   "  p.completion_tokens, p.cached_tokens, p.created_at, p.json_answer, p.truncated, "
+   "  p.reasoning_tokens, p.response_uid "
    "FROM src.responses p JOIN src.requests sr ON sr.id = p.request_id "
    "JOIN main.requests dr ON dr.uid = sr.uid "
    "WHERE true ON CONFLICT(request_id) DO NOTHING", &MergeStats::responses},
+
+  // Time references travel with their response (a response already in the output keeps its own).
+  {"INSERT INTO main.answer_times(response_id, char_start, char_end, text, form, seconds, "
+   "  end_seconds) "
+   "SELECT dp.id, t.char_start, t.char_end, t.text, t.form, t.seconds, t.end_seconds "
+   "FROM src.answer_times t JOIN src.responses p ON p.id = t.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE NOT EXISTS (SELECT 1 FROM main.answer_time_scans s WHERE s.response_id = dp.id) "
+   "ON CONFLICT(response_id, char_start) DO NOTHING", nullptr},
+  {"INSERT INTO main.answer_time_scans(response_id, grammar_version, scanned_at) "
+   "SELECT dp.id, s.grammar_version, s.scanned_at "
+   "FROM src.answer_time_scans s JOIN src.responses p ON p.id = s.response_id "
+   "JOIN src.requests sr ON sr.id = p.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "JOIN main.responses dp ON dp.request_id = dr.id "
+   "WHERE true ON CONFLICT(response_id) DO NOTHING", nullptr},
+  // Each task points at its latest send: the shard's, where the shard's state won.
+  {"UPDATE main.tasks SET request_id = (SELECT dr.id FROM src.tasks st "
+   "  JOIN src.requests sr ON sr.id = st.request_id JOIN main.requests dr ON dr.uid = sr.uid "
+   "  WHERE st.custom_id = tasks.custom_id) "
+   "WHERE custom_id IN (SELECT st.custom_id FROM src.tasks st WHERE st.status = tasks.status "
+   "  AND st.updated_at = tasks.updated_at AND st.request_id IS NOT NULL)", nullptr},
 
   {"INSERT INTO main.events(uid, run_id, item_id, level, time, message) "
    "SELECT e.uid, "

@@ -4,7 +4,8 @@
 // (created and migrated if missing). Rows are matched on natural keys, never on row ids, which
 // differ between files: jobs by name, runs / requests / events by their random uid, items by
 // (job name, path), frames by (item, sample index), segments by (item, source, start, text hash),
-// contexts by (item, prompt, context hash), blobs by hash. Row ids are remapped on the way in.
+// contexts by (item, prompt, context hash), tasks by custom_id, blobs by hash. Row ids are remapped
+// on the way in.
 //
 // When both sides hold the same item, the more finished one wins: a 'done' item beats any other
 // status, and otherwise the later updated_at wins; on a tie the output is kept. A winning item
@@ -37,6 +38,7 @@ struct MergeStats {
   int64_t segments = 0;
   int64_t features = 0;
   int64_t contexts = 0;
+  int64_t tasks = 0;
   int64_t requests = 0;
   int64_t responses = 0;
   int64_t events = 0;

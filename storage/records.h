@@ -148,6 +148,11 @@ struct ContextRecord {
   int64_t video_tokens = 0;
   int64_t audio_tokens = 0;
   std::string manifest_json = {};  // what went into the context; its hash is the context's key
+  std::optional<std::string> settings_key = {};  // what it was built from (prompt, settings, item)
+  std::optional<std::string> count_method = {};  // "exact" or "estimate"
+  std::optional<std::string> transport = {};     // "images", "video" or "file"
+  int64_t segment_index = 0;                     // split video: which segment
+  int64_t segment_count = 1;
 };
 
 struct RequestRecord {
@@ -175,6 +180,23 @@ struct EventRecord {
   std::string message = {};
 };
 
+// A time the model wrote in an answer (llm/time_references.h), linked to the item's nearest frame
+// (the answer_time_frames view).
+struct AnswerTimeRecord {
+  int64_t response_id = 0;
+  int64_t char_start = 0;                  // code points into the response's content, 0-based
+  int64_t char_end = 0;                    // one past the last
+  std::string text = {};                   // as written, e.g. "01:15"
+  std::string form = {};                   // "clock", "words", "marker"
+  double seconds = 0;                      // the moment, or a range's start
+  std::optional<double> end_seconds = {};  // a range's end
+  // The nearest frame (unset when the item has no frames or the time is outside the item).
+  std::optional<int64_t> frame_id = {};
+  std::optional<int64_t> frame_index = {};  // its sample_index
+  std::optional<double> frame_seconds = {};
+  std::optional<int64_t> end_frame_index = {};  // a range's end frame
+};
+
 // One full-text search hit.
 struct SearchHit {
   enum class Source { kAnswer, kSegment };
@@ -189,6 +211,9 @@ struct SearchHit {
   std::optional<double> end_seconds = {};
   std::string snippet = {};  // matched terms wrapped in [ and ], long text elided with "..."
   double score = 0;          // bm25; lower is better
+  // kAnswer: the response, and the time references that appear in the snippet with their frames.
+  std::optional<int64_t> response_id = {};
+  std::vector<AnswerTimeRecord> times = {};
 };
 
 struct ItemStatusCounts {

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
+#include "storage/internal/answer_times.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/sha256.h"
@@ -788,9 +790,12 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
       Statement insert,
       Statement::Prepare(db,
                          "INSERT INTO contexts(item_id, prompt_id, context_hash, text_tokens, "
-                         "image_tokens, video_tokens, audio_tokens, total_tokens, manifest_json) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4 + ?5 + ?6 + ?7, ?8) "
-                         "ON CONFLICT(item_id, prompt_id, context_hash) DO NOTHING"));
+                         "image_tokens, video_tokens, audio_tokens, total_tokens, manifest_json, "
+                         "settings_key, count_method, transport, segment_index, segment_count) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4 + ?5 + ?6 + ?7, ?8, ?9, ?10, "
+                         "?11, ?12, ?13) "
+                         "ON CONFLICT(item_id, prompt_id, context_hash) DO UPDATE SET "
+                         "settings_key = coalesce(excluded.settings_key, settings_key)"));
   insert.Bind(1, context.item_id)
       .Bind(2, context.prompt_id)
       .Bind(3, hash)
@@ -798,7 +803,12 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
       .Bind(5, context.image_tokens)
       .Bind(6, context.video_tokens)
       .Bind(7, context.audio_tokens)
-      .Bind(8, context.manifest_json);
+      .Bind(8, context.manifest_json)
+      .Bind(9, context.settings_key)
+      .Bind(10, context.count_method)
+      .Bind(11, context.transport)
+      .Bind(12, context.segment_index)
+      .Bind(13, context.segment_count);
   REEL_RETURN_IF_ERROR(insert.Run());
   REEL_ASSIGN_OR_RETURN(
       Statement find,
@@ -811,6 +821,33 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
   int64_t id = find.ColumnInt(0);
   REEL_RETURN_IF_ERROR(txn.Commit());
   return id;
+}
+
+Result<bool> Store::HasContexts(int64_t item_id, const std::string& prompt_id,
+                                const std::string& settings_key) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db_.handle(),
+                         "SELECT 1 FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "settings_key = ?3 LIMIT 1"));
+  return find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key).Step();
+}
+
+Result<std::vector<int64_t>> Store::FindContexts(int64_t item_id, const std::string& prompt_id,
+                                                 const std::string& settings_key) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db_.handle(),
+                         "SELECT id FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
+                         "settings_key = ?3 ORDER BY segment_index, id"));
+  find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
+  std::vector<int64_t> ids;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, find.Step());
+    if (!row) break;
+    ids.push_back(find.ColumnInt(0));
+  }
+  return ids;
 }
 
 Result<int64_t> Store::BeginRequest(const RequestRecord& request) {
@@ -858,6 +895,8 @@ Status Store::FinishRequest(int64_t request_id, const ResponseRecord& response) 
       .Bind(6, response.completion_tokens)
       .Bind(7, response.cached_tokens);
   REEL_RETURN_IF_ERROR(insert.Run());
+  REEL_RETURN_IF_ERROR(
+      internal::IndexResponseTimes(db, sqlite3_last_insert_rowid(db), response.content));
   return txn.Commit();
 }
 
@@ -891,6 +930,14 @@ Status Store::LogEvent(const EventRecord& event) {
   return txn.Commit();
 }
 
+Result<int64_t> Store::IndexAnswerTimes(int batch_size) {
+  return internal::IndexStaleResponseTimes(db_.handle(), std::max(1, batch_size));
+}
+
+Result<std::vector<AnswerTimeRecord>> Store::ListAnswerTimes(int64_t response_id) {
+  return internal::ListResponseTimes(db_.handle(), response_id);
+}
+
 Result<std::vector<SearchHit>> Store::Search(const std::string& query,
                                              const SearchOptions& options) {
   std::string match = options.fts_syntax ? query : QuoteWords(query);
@@ -901,7 +948,8 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
   // snippet(): column 0, matches in [ ], "..." where text is elided, about 12 tokens.
   const std::string answers =
       "SELECT 0 AS source, j.name, i.id, i.path, req.prompt_id, NULL AS start_s, NULL AS end_s, "
-      "snippet(responses_fts, 0, '[', ']', '...', 12) AS snip, bm25(responses_fts) AS score "
+      "snippet(responses_fts, 0, '[', ']', '...', 12) AS snip, bm25(responses_fts) AS score, "
+      "resp.id AS response_id "
       "FROM responses_fts JOIN responses resp ON resp.id = responses_fts.rowid "
       "JOIN requests req ON req.id = resp.request_id JOIN items i ON i.id = req.item_id "
       "JOIN jobs j ON j.id = i.job_id "
@@ -909,7 +957,7 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
   const std::string segments =
       "SELECT 1 AS source, j.name, i.id, i.path, s.source, s.start_seconds AS start_s, "
       "s.end_seconds AS end_s, snippet(segments_fts, 0, '[', ']', '...', 12) AS snip, "
-      "bm25(segments_fts) AS score "
+      "bm25(segments_fts) AS score, NULL AS response_id "
       "FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid "
       "JOIN items i ON i.id = s.item_id JOIN jobs j ON j.id = i.job_id "
       "WHERE segments_fts MATCH ?1 AND (?3 IS NULL OR j.name = ?3)";
@@ -937,7 +985,20 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
     hit.end_seconds = stmt.ColumnOptionalDouble(6);
     hit.snippet = stmt.ColumnText(7);
     hit.score = stmt.ColumnDouble(8);
+    hit.response_id = stmt.ColumnOptionalInt(9);
     hits.push_back(std::move(hit));
+  }
+  // The frames the model meant: references whose text the snippet shows (matches unbracketed).
+  for (SearchHit& hit : hits) {
+    if (!hit.response_id) continue;
+    std::string plain;
+    for (char c : hit.snippet) {
+      if (c != '[' && c != ']') plain += c;
+    }
+    REEL_ASSIGN_OR_RETURN(std::vector<AnswerTimeRecord> times, ListAnswerTimes(*hit.response_id));
+    for (AnswerTimeRecord& t : times) {
+      if (plain.find(t.text) != std::string::npos) hit.times.push_back(std::move(t));
+    }
   }
   return hits;
 }

@@ -121,13 +121,29 @@ class Store {
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);
+  // Whether contexts of (item, prompt) built from `settings_key` are stored.
+  Result<bool> HasContexts(int64_t item_id, const std::string& prompt_id,
+                           const std::string& settings_key);
+  // The ids of those contexts, by segment_index (one per segment of a split video; empty: none).
+  Result<std::vector<int64_t>> FindContexts(int64_t item_id, const std::string& prompt_id,
+                                            const std::string& settings_key);
 
   // Requests: BeginRequest records a 'sent' request (with a fresh uid) and returns its id;
-  // FinishRequest stores the response and marks it 'succeeded'; FailRequest marks it 'failed'.
+  // FinishRequest stores the response (and the time references in its content) and marks it
+  // 'succeeded'; FailRequest marks it 'failed'.
   Result<int64_t> BeginRequest(const RequestRecord& request);
   Status FinishRequest(int64_t request_id, const ResponseRecord& response);
   Status FailRequest(int64_t request_id, const std::string& error,
                      std::optional<double> latency_seconds = std::nullopt);
+
+  // Time references in answers (docs/database.md, "Answer time references"). FinishRequest
+  // stores a response's references with it. IndexAnswerTimes finds them in responses stored
+  // before (by an older reel, or scanned with an older grammar version), `batch_size` responses
+  // per transaction, and returns how many it scanned (0 when all are up to date: one query).
+  Result<int64_t> IndexAnswerTimes(int batch_size = 500);
+  // A response's references in text order, each with its nearest frame. An older file without
+  // the tables gives an empty list.
+  Result<std::vector<AnswerTimeRecord>> ListAnswerTimes(int64_t response_id);
 
   // Appends to the event log.
   Status LogEvent(const EventRecord& event);

@@ -35,8 +35,14 @@ void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
+void AddTokenizeCommand(CLI::App& app, int& exit_code);
+void AddExportCommand(CLI::App& app, int& exit_code);
+void AddImportCommand(CLI::App& app, int& exit_code);
+void AddAskCommand(CLI::App& app, int& exit_code);
+void AddContextCommand(CLI::App& app, int& exit_code);
 void AddEncodeCommand(CLI::App& app, int& exit_code);
 void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
 void AddSimilarCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

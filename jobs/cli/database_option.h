@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "jobs/cli/commands.h"
+#include "jobs/job_spec.h"
 
 namespace reel::cli {
 
@@ -21,11 +22,22 @@ struct ResolvedDatabase {
   std::string path;
   // The job to report on: --job NAME, or the name inside --job JOB.yaml; nullopt = all jobs.
   std::optional<std::string> job_name;
+  std::optional<jobs::JobSpec> job;  // --job JOB.yaml, loaded
 };
+
+// The database `reel ask` writes by default: $XDG_DATA_HOME/reel/reel.db, or
+// ~/.local/share/reel/reel.db.
+std::string DefaultAskDatabase();
+
+// The job a command about one job's questions works on: --job JOB.yaml as loaded, else the spec
+// stored in the database for --job NAME, or for its only job. Errors: no such job; several jobs
+// and no --job (the message lists them).
+Result<jobs::JobSpec> ResolveJob(const ResolvedDatabase& database);
 
 // --job is a job file when it ends in .yaml / .yml or names an existing file, else a job name.
 // The database is the first of: --db; the database of the --job file (its storage.database,
-// beside the job file); $REEL_DB; ./reel.db. Errors: kInvalidArgument for a bad job file;
+// beside the job file); $REEL_DB; ./reel.db; `reel ask`'s database (DefaultAskDatabase) when
+// ./reel.db does not exist and it does. Errors: kInvalidArgument for a bad job file;
 // kNotFound if the database does not exist (the message says which rule chose it and what to
 // pass instead).
 Result<ResolvedDatabase> ResolveDatabase(const DatabaseChoice& choice);

@@ -28,13 +28,15 @@ int RunMerge(const MergeFlags& flags) {
   const storage::MergeStats& s = *stats;
   std::fprintf(stderr,
                "reel merge: %lld shards into %s: %lld jobs, %lld runs, %lld items, %lld frames, "
-               "%lld segments, %lld blobs, %lld requests, %lld responses, %lld events added or "
+               "%lld segments, %lld blobs, %lld tasks, %lld requests, %lld responses, %lld events "
+               "added or "
                "updated\n",
                static_cast<long long>(s.shards), flags.out.c_str(), static_cast<long long>(s.jobs),
                static_cast<long long>(s.runs), static_cast<long long>(s.items),
                static_cast<long long>(s.frames), static_cast<long long>(s.segments),
-               static_cast<long long>(s.blobs), static_cast<long long>(s.requests),
-               static_cast<long long>(s.responses), static_cast<long long>(s.events));
+               static_cast<long long>(s.blobs), static_cast<long long>(s.tasks),
+               static_cast<long long>(s.requests), static_cast<long long>(s.responses),
+               static_cast<long long>(s.events));
   return kExitOk;
 }
 

@@ -30,6 +30,22 @@ std::string Clock(double seconds) {
   return buffer;
 }
 
+// An answer hit's time references that the snippet shows, with the frame each one means:
+// "01:15 -> frame 75 (0:01:15.000); ..."; null when there are none.
+storage::Value FramesMeant(const storage::SearchHit& hit) {
+  std::string text;
+  for (const storage::AnswerTimeRecord& t : hit.times) {
+    if (!text.empty()) text += "; ";
+    text += t.text + " -> ";
+    if (t.frame_index && t.frame_seconds) {
+      text += "frame " + std::to_string(*t.frame_index) + " (" + Clock(*t.frame_seconds) + ")";
+    } else {
+      text += "outside the item";
+    }
+  }
+  return text.empty() ? storage::Value() : storage::Value(text);
+}
+
 int RunSearch(const SearchFlags& flags) {
   Result<ResolvedDatabase> resolved = ResolveDatabase(flags.database);
   if (!resolved.ok()) {
@@ -59,8 +75,8 @@ int RunSearch(const SearchFlags& flags) {
     return hits.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
   storage::Table table;
-  table.columns = {"rank",  "job",           "item_id",     "path",   "source",
-                   "where", "start_seconds", "end_seconds", "snippet"};
+  table.columns = {"rank",  "job",           "item_id",     "path",    "source",
+                   "where", "start_seconds", "end_seconds", "snippet", "frames"};
   int rank = 0;
   for (const storage::SearchHit& hit : *hits) {
     const bool answer = hit.source == storage::SearchHit::Source::kAnswer;
@@ -78,8 +94,8 @@ int RunSearch(const SearchFlags& flags) {
     table.rows.push_back({int64_t{++rank}, Text(hit.job), hit.item_id, Text(hit.path),
                           Text(answer ? "answer:" + hit.origin : hit.origin), Text(where),
                           answer ? storage::Value() : optional(hit.start_seconds),
-                          answer ? storage::Value() : optional(hit.end_seconds),
-                          Text(hit.snippet)});
+                          answer ? storage::Value() : optional(hit.end_seconds), Text(hit.snippet),
+                          FramesMeant(hit)});
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = flags.width});
   std::cout.flush();
@@ -97,7 +113,8 @@ void AddSearchCommand(CLI::App& app, int& exit_code) {
       "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, document) and where in the "
       "item\n"
       "(h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for documents); the snippet shows the\n"
-      "matches in [ ].\n"
+      "matches in [ ]. For an answer, `frames` links the times the model wrote in the snippet\n"
+      "(01:15, 0:01:15, at 75 seconds) to the nearest stored frame.\n"
       "Exit status: 0 ok (also with no hits), 1 no database, 2 empty or bad query.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("WORDS", flags->query, "Words to find")->required();

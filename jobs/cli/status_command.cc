@@ -16,8 +16,10 @@
 #include "jobs/cli/table_output.h"
 #include "jobs/json_output.h"
 #include "jobs/run_lock.h"
+#include "jobs/run_report.h"
 #include "storage/database.h"
 #include "storage/store.h"
+#include "storage/tasks.h"
 
 namespace reel::cli {
 namespace {
@@ -154,6 +156,22 @@ int RunStatus(const StatusFlags& flags) {
     std::fprintf(stderr, "reel status: %s\n", summary.status().message().c_str());
     return kExitFailed;
   }
+  // The model's questions (tasks) and the newest run report, for the job (or all jobs).
+  std::optional<int64_t> job_id;
+  if (resolved->job_name) {
+    Result<std::optional<storage::JobRecord>> job = store.FindJob(*resolved->job_name);
+    if (job.ok() && *job) job_id = (*job)->id;
+  }
+  storage::TaskStore tasks(store.database());
+  Result<storage::TaskCounts> questions = tasks.CountTasks(job_id);
+  Result<std::optional<std::pair<int64_t, std::string>>> latest_report =
+      tasks.LatestRunReport(job_id);
+  std::optional<jobs::RunReport> report;
+  int64_t report_run = 0;
+  if (latest_report.ok() && *latest_report) {
+    report = jobs::RunReport::FromJson((*latest_report)->second);
+    report_run = (*latest_report)->first;
+  }
   const storage::ItemStatusCounts& items = summary->items;
   const int64_t total = items.pending + items.running + items.done + items.failed;
   std::optional<jobs::LockOwner> holder;
@@ -180,6 +198,16 @@ int RunStatus(const StatusFlags& flags) {
         {"failures", rows(FailuresTable(summary->recent_failures))},
         {"partial", rows(PartialTable(summary->recent_partial))},
         {"running_now", holder ? nlohmann::json(holder->Describe()) : nlohmann::json(nullptr)}};
+    if (questions.ok()) {
+      j["questions"] = {{"answered", questions->succeeded},
+                        {"failed", questions->failed},
+                        {"waiting", questions->waiting},
+                        {"sent", questions->sent}};
+    }
+    if (report) {
+      j["model_report"] = nlohmann::json::parse(report->ToJson());
+      j["model_report"]["run"] = report_run;
+    }
     std::cout << jobs::DumpJson(j, 2) << "\n";
     return kExitOk;
   }
@@ -191,6 +219,21 @@ int RunStatus(const StatusFlags& flags) {
     std::cout << "  " << items.partial << " of the done items "
               << (items.partial > 1 ? "have" : "has")
               << " a partial sample (a damaged or truncated video; listed below)\n";
+  }
+  if (questions.ok() &&
+      questions->succeeded + questions->failed + questions->waiting + questions->sent > 0) {
+    std::cout << "Questions to the model: " << questions->succeeded << " answered, "
+              << questions->failed << " failed, " << questions->waiting + questions->sent
+              << " waiting for a model\n";
+    if (questions->waiting + questions->sent > 0 && !holder) {
+      std::cout << "  `reel export --db " << DisplayPath(*path)
+                << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "
+                   "job with model.endpoint (REEL_MODEL_URL) set\n";
+    }
+  }
+  if (report && report->requests > 0) {
+    std::cout << "\nModel report of run " << report_run << ":\n";
+    for (const std::string& line : report->Lines()) std::cout << "  " << line << "\n";
   }
   for (const storage::RunRecord& run : summary->recent_runs) {
     if (std::optional<std::string> gone = GoneReason(run, holder)) {

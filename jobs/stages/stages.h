@@ -46,6 +46,15 @@ std::unique_ptr<ItemStage> MakeDocumentStage();
 void ReportTextEncoding(ItemWork& work, const std::string& what, const std::string& source,
                         const TextEncodingInfo& info);
 
+// Builds and stores the context of every prompt (jobs/item_context.h), after the item is
+// committed; skips contexts already stored with the same settings key.
+std::unique_ptr<StoredItemStage> MakeContextStage();
+
+class ModelRun;
+// Hands the item to the run's model engine (jobs/model_run.h), after the context stage: its
+// questions are recorded as tasks and, with an endpoint, asked. Null `run`: does nothing.
+std::unique_ptr<StoredItemStage> MakeModelStage(ModelRun* run);
+
 // The side-car subtitles of a video: files in the same directory named `<stem>.srt`,
 // `<stem>.vtt` or `<stem>.<anything>.srt|vtt` (e.g. clip.en.srt), sorted by name.
 std::vector<std::string> FindSidecarSubtitles(const std::string& video_path);

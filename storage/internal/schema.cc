@@ -256,9 +256,207 @@ ALTER TABLE features ADD COLUMN input_hash TEXT;
 CREATE INDEX features_input ON features(model, input_hash);
 )sql";
 
+// Version 3: time references in answers (llm/time_references.h). `answer_times` holds what the
+// grammar found in each response; `answer_time_scans` which responses were scanned and with which
+// grammar version (Store::IndexAnswerTimes re-scans older ones and those stored before this
+// migration); the view links each reference to the item's nearest frame at query time, so
+// replacing an item's frames never leaves a stale link.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE answer_times (
+  id          INTEGER PRIMARY KEY,
+  response_id INTEGER NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+  char_start  INTEGER NOT NULL CHECK (char_start >= 0),  -- code points into content, 0-based
+  char_end    INTEGER NOT NULL CHECK (char_end > char_start),
+  text        TEXT NOT NULL,             -- the reference as written, e.g. '01:15', '00:10-00:25'
+  form        TEXT NOT NULL CHECK (form IN ('clock', 'words', 'marker')),
+  seconds     REAL NOT NULL CHECK (seconds >= 0),  -- the moment, or the start of a range
+  end_seconds REAL CHECK (end_seconds IS NULL OR end_seconds >= seconds),  -- a range's end
+  UNIQUE (response_id, char_start)
+) STRICT;
+
+CREATE TABLE answer_time_scans (
+  response_id     INTEGER PRIMARY KEY REFERENCES responses(id) ON DELETE CASCADE,
+  grammar_version INTEGER NOT NULL,
+  scanned_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+-- The nearest frame to each reference (the earlier on a tie), when the time is inside the item:
+-- 0 to its duration (media_json.duration_seconds, else its last frame's time) plus 1 s. (The
+-- frames on either side come from min/max: SQLite 3.40 refuses an outer column in a correlated
+-- subquery's ORDER BY.)
+CREATE VIEW answer_time_frames AS
+SELECT c.time_id, c.response_id, c.request_id, c.item_id, c.prompt_id, c.char_start, c.char_end,
+       c.text, c.form, c.seconds, c.end_seconds,
+       f.id AS frame_id, f.sample_index AS frame_index, f.time_seconds AS frame_seconds,
+       f.thumbnail_hash,
+       e.id AS end_frame_id, e.sample_index AS end_frame_index, e.time_seconds AS end_frame_seconds
+FROM (SELECT d.*,
+             CASE WHEN d.seconds > d.limit_s THEN NULL
+                  WHEN d.before_s IS NULL THEN d.after_s
+                  WHEN d.after_s IS NULL THEN d.before_s
+                  WHEN d.seconds - d.before_s <= d.after_s - d.seconds THEN d.before_s
+                  ELSE d.after_s END AS frame_s,
+             CASE WHEN d.end_seconds IS NULL OR d.end_seconds > d.limit_s THEN NULL
+                  WHEN d.end_before_s IS NULL THEN d.end_after_s
+                  WHEN d.end_after_s IS NULL THEN d.end_before_s
+                  WHEN d.end_seconds - d.end_before_s <= d.end_after_s - d.end_seconds
+                  THEN d.end_before_s
+                  ELSE d.end_after_s END AS end_frame_s
+      FROM (SELECT b.*,
+                   (SELECT max(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds <= b.seconds) AS before_s,
+                   (SELECT min(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds >= b.seconds) AS after_s,
+                   (SELECT max(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds <= b.end_seconds) AS end_before_s,
+                   (SELECT min(time_seconds) FROM frames
+                    WHERE item_id = b.item_id AND time_seconds >= b.end_seconds) AS end_after_s
+            FROM (SELECT t.id AS time_id, t.response_id, req.id AS request_id, req.item_id,
+                         req.prompt_id, t.char_start, t.char_end, t.text, t.form, t.seconds,
+                         t.end_seconds,
+                         CASE WHEN json_extract(i.media_json, '$.duration_seconds') > 0
+                              THEN json_extract(i.media_json, '$.duration_seconds')
+                              ELSE (SELECT max(time_seconds) FROM frames WHERE item_id = i.id)
+                         END + 1.0 AS limit_s
+                  FROM answer_times t
+                  JOIN responses resp ON resp.id = t.response_id
+                  JOIN requests req ON req.id = resp.request_id
+                  JOIN items i ON i.id = req.item_id) b) d) c
+LEFT JOIN frames f ON f.id = (SELECT id FROM frames WHERE item_id = c.item_id
+                              AND time_seconds = c.frame_s ORDER BY sample_index LIMIT 1)
+LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
+                              AND time_seconds = c.end_frame_s ORDER BY sample_index LIMIT 1);
+)sql";
+
+// Contexts built by the context stage (llm/context_builder.h): how the count was made, the
+// transport, the segment of a split video, and the key of what the context was built from (so a
+// run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
+constexpr int kContextsVersion = 4;
+constexpr const char* kSchemaContexts = R"sql(
+ALTER TABLE contexts ADD COLUMN settings_key TEXT;
+ALTER TABLE contexts ADD COLUMN count_method TEXT
+  CHECK (count_method IS NULL OR count_method IN ('exact', 'estimate'));
+ALTER TABLE contexts ADD COLUMN transport TEXT
+  CHECK (transport IS NULL OR transport IN ('images', 'video', 'file'));
+ALTER TABLE contexts ADD COLUMN segment_index INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE contexts ADD COLUMN segment_count INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX contexts_key ON contexts(item_id, prompt_id, settings_key);
+)sql";
+
+// Version 5: asking the model (jobs/model_stage). A `tasks` row is one question the model must
+// answer about one context (or one segment of a split video, or the reduce over the segments'
+// answers), keyed by a stable `custom_id` (the OpenAI Batch line's id). Its state is stored
+// before anything is sent: waiting -> sent -> succeeded | failed. Each send is a `requests` row
+// (history: attempts, retries, outcome, timings), the answer a `responses` row. A run's model
+// report is kept in `runs.report_json`.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE tasks (
+  id                  INTEGER PRIMARY KEY,
+  custom_id           TEXT NOT NULL UNIQUE,     -- stable and unique; the key merges use
+  item_id             INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+  prompt_id           TEXT NOT NULL,
+  context_id          INTEGER REFERENCES contexts(id) ON DELETE SET NULL,
+  step                TEXT NOT NULL CHECK (step IN ('ask', 'map', 'reduce')),
+  segment_index       INTEGER NOT NULL DEFAULT 0 CHECK (segment_index >= 0),
+  segment_count       INTEGER NOT NULL DEFAULT 1 CHECK (segment_count >= 1),
+  start_seconds       REAL,                     -- map: the segment's time range
+  end_seconds         REAL,
+  status              TEXT NOT NULL DEFAULT 'waiting'
+                      CHECK (status IN ('waiting', 'sent', 'succeeded', 'failed')),
+  local_prompt_tokens INTEGER,                  -- Reel's count of the prompt
+  server_count_tokens INTEGER,                  -- the server's /tokenize count (verify_tokens)
+  json_schema         TEXT CHECK (json_schema IS NULL OR json_valid(json_schema)),  -- the answer's
+  request_id          INTEGER REFERENCES requests(id) ON DELETE SET NULL,  -- the latest send
+  created_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+CREATE INDEX tasks_item ON tasks(item_id, prompt_id);
+CREATE INDEX tasks_status ON tasks(status);
+
+ALTER TABLE requests ADD COLUMN task_id INTEGER REFERENCES tasks(id) ON DELETE SET NULL;
+ALTER TABLE requests ADD COLUMN via TEXT CHECK (via IS NULL OR via IN ('online', 'batch'));
+ALTER TABLE requests ADD COLUMN outcome TEXT;          -- 'ok', 'prompt too long', 'timeout', ...
+ALTER TABLE requests ADD COLUMN http_status INTEGER;
+ALTER TABLE requests ADD COLUMN attempts INTEGER;      -- HTTP attempts: 1 + retries
+ALTER TABLE requests ADD COLUMN retry_reasons TEXT
+  CHECK (retry_reasons IS NULL OR json_valid(retry_reasons));
+ALTER TABLE requests ADD COLUMN total_seconds REAL;    -- with waits and retries
+ALTER TABLE requests ADD COLUMN ttft_seconds REAL;     -- streaming: time to the first token
+ALTER TABLE requests ADD COLUMN request_bytes INTEGER;
+ALTER TABLE requests ADD COLUMN server_request_id TEXT;
+ALTER TABLE requests ADD COLUMN local_prompt_tokens INTEGER;
+ALTER TABLE requests ADD COLUMN too_long_prompt_tokens INTEGER;  -- the server's count, too long
+ALTER TABLE requests ADD COLUMN too_long_output_tokens INTEGER;  -- the output it was asked for
+ALTER TABLE requests ADD COLUMN too_long_context_length INTEGER; -- the server's window
+ALTER TABLE requests ADD COLUMN cost REAL;  -- from the job's prices (model.price), if any
+CREATE INDEX requests_task ON requests(task_id);
+CREATE INDEX requests_run ON requests(run_id);
+
+ALTER TABLE responses ADD COLUMN json_answer TEXT
+  CHECK (json_answer IS NULL OR json_valid(json_answer));
+ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0 CHECK (truncated IN (0, 1));
+ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER;
+ALTER TABLE responses ADD COLUMN response_uid TEXT;   -- the body's `id`
+
+ALTER TABLE runs ADD COLUMN report_json TEXT CHECK (report_json IS NULL OR json_valid(report_json));
+
+DROP VIEW latest_answers;
+DROP VIEW answers;
+DROP VIEW failures;
+
+CREATE VIEW answers AS
+SELECT resp.id AS response_id, req.id AS request_id, j.name AS job, i.id AS item_id,
+       i.path, req.prompt_id, req.model, resp.content, resp.reasoning, resp.finish_reason,
+       resp.prompt_tokens, resp.completion_tokens, resp.cached_tokens, req.latency_seconds,
+       resp.created_at, coalesce(t.step, 'ask') AS step, t.segment_index, t.segment_count,
+       t.start_seconds, t.end_seconds, resp.json_answer, t.custom_id
+FROM responses resp
+JOIN requests req ON req.id = resp.request_id
+LEFT JOIN tasks t ON t.id = req.task_id
+JOIN items i ON i.id = req.item_id
+JOIN jobs j ON j.id = i.job_id;
+
+-- The final answer of each (item, prompt): a whole-context answer or a reduce, never a segment's.
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id, json_answer,
+       step
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a WHERE a.step != 'map')
+WHERE rank_in_item = 1;
+
+-- Items that failed, and requests whose task is still failed (or, for requests without a task,
+-- with no later success for the same item and prompt).
+CREATE VIEW failures AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, 'item' AS stage, NULL AS prompt_id,
+       i.error, i.attempts, i.updated_at AS time
+FROM items i JOIN jobs j ON j.id = i.job_id
+WHERE i.status = 'failed'
+UNION ALL
+SELECT j.name, i.id, i.path, i.kind, 'request', r.prompt_id, r.error, NULL,
+       coalesce(r.finished_at, r.sent_at)
+FROM requests r JOIN items i ON i.id = r.item_id JOIN jobs j ON j.id = i.job_id
+LEFT JOIN tasks t ON t.id = r.task_id
+WHERE r.status = 'failed'
+  AND (CASE WHEN r.task_id IS NULL
+            THEN NOT EXISTS (SELECT 1 FROM requests later
+                             WHERE later.item_id = r.item_id AND later.prompt_id = r.prompt_id
+                               AND later.status = 'succeeded' AND later.id > r.id)
+            ELSE t.status = 'failed' AND t.request_id = r.id
+                 AND NOT EXISTS (SELECT 1 FROM tasks done
+                                 WHERE done.item_id = t.item_id AND done.prompt_id = t.prompt_id
+                                   AND done.step != 'map' AND done.status = 'succeeded'
+                                   AND done.id > t.id)
+       END);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
+    {3, "answer time references", kSchemaV3},
+    {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
+    {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
 };
 
 }  // namespace

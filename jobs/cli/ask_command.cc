@@ -1,0 +1,340 @@
+// reel ask FILE... "QUESTION" [--endpoint URL] [--model NAME] [--fps R] [--json-schema FILE]
+//          [--db FILE] [--tokenizer FILE] [--dialect D] [--thinking MODE] [--max-output-tokens N]
+//          [--reasoning] [--no-stream] [--verbose]
+//
+// The one-liner: an ad-hoc job ("ask") with the defaults over the given files, asked with
+// streaming, the answer printed to stdout as it arrives, everything recorded in a database
+// (default $XDG_DATA_HOME/reel/reel.db) so `reel results`, `reel search` and `reel status` work
+// on it too.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/utf8.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/database_option.h"
+#include "jobs/cli/stop_signal.h"
+#include "jobs/job_spec.h"
+#include "jobs/progress.h"
+#include "jobs/runner.h"
+
+namespace reel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AskFlags {
+  std::vector<std::string> args;  // FILE... QUESTION
+  std::optional<std::string> endpoint;
+  std::optional<std::string> model;
+  std::optional<double> fps;
+  std::optional<std::string> json_schema;
+  std::optional<std::string> db;
+  std::optional<std::string> tokenizer;
+  std::string dialect = "auto";
+  std::string thinking = "adaptive";
+  int64_t max_output_tokens = 16384;
+  bool reasoning = false;
+  bool no_stream = false;
+  bool verbose = false;
+  bool chapters = false;
+};
+
+std::optional<std::string> Env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+// Prints answers as they arrive. One answer owns the terminal at a time; answers that arrive
+// while another is being shown are printed whole when they are stored.
+class AnswerPrinter {
+ public:
+  AnswerPrinter(bool show_reasoning, bool several)
+      : reasoning_(show_reasoning), several_(several) {}
+
+  class Observer : public llm::ChatObserver {
+   public:
+    Observer(AnswerPrinter* printer, std::string item)
+        : printer_(printer), item_(std::move(item)) {}
+    void OnContent(std::string_view text) override { printer_->Content(item_, text); }
+    void OnReasoning(std::string_view text) override { printer_->Reasoning(item_, text); }
+    void OnRetry(const std::string& reason) override { printer_->Retry(item_, reason); }
+
+   private:
+    AnswerPrinter* printer_;
+    std::string item_;
+  };
+
+  void Content(const std::string& item, std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!Own(item)) return;
+    if (in_reasoning_) {
+      std::fputs("\n", stderr);
+      in_reasoning_ = false;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    shown_any_ = true;
+  }
+
+  void Reasoning(const std::string& item, std::string_view text) {
+    if (!reasoning_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!Own(item)) return;
+    in_reasoning_ = true;
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  }
+
+  void Retry(const std::string& item, const std::string& reason) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (owner_ != item) return;
+    std::fprintf(stderr, "\n[asking again: %s]\n", SafeUtf8(reason).c_str());
+    shown_any_ = false;
+  }
+
+  void Outcome(const jobs::PromptOutcome& o) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    switch (o.state) {
+      case jobs::PromptOutcome::State::kAnswered:
+        ++answered_;
+        if (owner_ == o.item_path && shown_any_) {
+          std::fputs("\n", stdout);
+        } else if (o.answer) {
+          Header(o.item_path);
+          if (o.answered_before) std::fputs("(answered before)\n", stderr);
+          if (reasoning_ && o.answer->reasoning) {
+            std::fprintf(stderr, "%s\n", o.answer->reasoning->c_str());
+          }
+          std::fprintf(stdout, "%s\n", o.answer->content.c_str());
+        }
+        break;
+      case jobs::PromptOutcome::State::kFailed:
+        ++failed_;
+        if (owner_ == o.item_path && shown_any_) std::fputs("\n", stdout);
+        std::fprintf(stderr, "reel ask: %s: %s\n", SafeUtf8(o.item_path).c_str(),
+                     SafeUtf8(o.message).c_str());
+        break;
+      case jobs::PromptOutcome::State::kWaiting:
+        ++waiting_;
+        break;
+    }
+    std::fflush(stdout);
+    if (owner_ == o.item_path) {
+      owner_.clear();
+      shown_any_ = false;
+      in_reasoning_ = false;
+    }
+  }
+
+  int answered() const { return answered_; }
+  int failed() const { return failed_; }
+  int waiting() const { return waiting_; }
+
+ private:
+  // Takes the terminal for `item` if free (printing its header); true if `item` has it.
+  bool Own(const std::string& item) {
+    if (owner_.empty()) {
+      owner_ = item;
+      shown_any_ = false;
+      Header(item);
+    }
+    return owner_ == item;
+  }
+  void Header(const std::string& item) {
+    if (several_) std::fprintf(stdout, "== %s ==\n", SafeUtf8(item).c_str());
+  }
+
+  const bool reasoning_;
+  const bool several_;
+  std::mutex mutex_;
+  std::string owner_;
+  bool shown_any_ = false;
+  bool in_reasoning_ = false;
+  int answered_ = 0, failed_ = 0, waiting_ = 0;
+};
+
+int RunAsk(const AskFlags& flags) {
+  if (flags.args.size() < (flags.chapters ? 1u : 2u)) {
+    std::fprintf(stderr, "reel ask: give one or more files and then the question%s\n",
+                 flags.chapters ? "" : " (or --chapters)");
+    return kExitUsage;
+  }
+  // With --chapters every argument is a file: the question is the built-in one.
+  const std::string question = flags.chapters ? "" : flags.args.back();
+  if (!flags.chapters && question.find_first_not_of(" \t\r\n") == std::string::npos) {
+    std::fprintf(stderr, "reel ask: the question is empty\n");
+    return kExitUsage;
+  }
+  std::vector<std::string> files(flags.args.begin(),
+                                 flags.chapters ? flags.args.end() : flags.args.end() - 1);
+  for (std::string& f : files) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) {
+      std::fprintf(stderr, "reel ask: %s: no such file%s\n", SafeUtf8(f).c_str(),
+                   f == files.back() && flags.args.size() == 2
+                       ? " (the question comes last, after the files)"
+                       : "");
+      return kExitUsage;
+    }
+    f = fs::absolute(f).lexically_normal().string();
+  }
+  const std::optional<std::string> endpoint =
+      flags.endpoint ? flags.endpoint : Env("REEL_MODEL_URL");
+  if (!endpoint) {
+    std::fprintf(stderr,
+                 "reel ask: no model server: pass --endpoint URL or set REEL_MODEL_URL (e.g. "
+                 "http://localhost:8000/v1; see the README for starting vLLM or SGLang)\n");
+    return kExitUsage;
+  }
+  std::string database = flags.db ? *flags.db : Env("REEL_DB").value_or(DefaultAskDatabase());
+
+  // The job: the defaults, then the settings given here (set after parsing, so a question or a
+  // file name holding "${...}" is taken as it is).
+  nlohmann::json spec = {{"name", "ask"},
+                         {"inputs", {"FILE"}},
+                         {"model",
+                          {{"stream", !flags.no_stream},
+                           {"max_output_tokens", flags.max_output_tokens},
+                           {"thinking_mode", flags.thinking},
+                           {"dialect", flags.dialect},
+                           {"concurrency", 4}}},
+                         {"prompts", {{{"id", "ask"}, {"question", "?"}}}}};
+  if (flags.chapters) spec["prompts"] = {{{"kind", "chapters"}}};
+  if (flags.fps) spec["sampling"] = {{"policy", "fps"}, {"fps", *flags.fps}};
+  jobs::ParseOptions parse_options;
+  parse_options.lookup_env = [](const std::string&) -> std::optional<std::string> {
+    return std::nullopt;
+  };
+  Result<jobs::JobSpec> job = jobs::ParseJobText(spec.dump(), "reel ask", "", parse_options);
+  if (!job.ok()) {
+    std::fprintf(stderr, "reel ask: %s\n", job.status().message().c_str());
+    return kExitUsage;
+  }
+  std::string url = *endpoint;
+  while (url.size() > 8 && url.back() == '/') url.pop_back();
+  if (!url.starts_with("http://") && !url.starts_with("https://")) {
+    std::fprintf(stderr, "reel ask: the endpoint must be an http:// or https:// URL, got '%s'\n",
+                 url.c_str());
+    return kExitUsage;
+  }
+  job->model.endpoint = url;
+  job->model.name = flags.model ? *flags.model : Env("REEL_MODEL").value_or(job->model.name);
+  job->model.api_key_env = Env("REEL_API_KEY") ? "REEL_API_KEY" : "";
+  if (!flags.chapters) job->prompts[0].question = question;
+  if (flags.json_schema) job->prompts[0].json_schema_file = *flags.json_schema;
+  if (flags.tokenizer) {
+    job->context.tokenizer = fs::absolute(*flags.tokenizer).string();
+  } else if (std::optional<std::string> t = Env("REEL_TOKENIZER")) {
+    job->context.tokenizer = *t;
+  }
+  job->storage.database = database;
+  job->inputs.clear();
+  for (const std::string& f : files) job->inputs.push_back({f, jobs::InputKind::kAuto, ""});
+
+  std::FILE* log = stderr;
+  std::FILE* null_log = nullptr;
+  if (!flags.verbose) {
+    null_log = std::fopen("/dev/null", "w");
+    if (null_log != nullptr) log = null_log;
+  }
+  jobs::ProgressReporter progress(jobs::ProgressStyle::kQuiet, log, flags.verbose);
+  AnswerPrinter printer(flags.reasoning, files.size() > 1 || fs::is_directory(files[0]));
+
+  StopSignalHandlers handlers;
+  g_stop_signal.store(0);
+  jobs::RunOptions options;
+  options.database = database;
+  options.progress = &progress;
+  options.stop_signal = &g_stop_signal;
+  options.wait_for_lock = true;
+  options.answer_observer = [&printer](const std::string& item, const std::string&) {
+    return std::unique_ptr<llm::ChatObserver>(new AnswerPrinter::Observer(&printer, item));
+  };
+  options.on_prompt = [&printer](const jobs::PromptOutcome& o) { printer.Outcome(o); };
+  jobs::RunOutcome outcome = jobs::RunJob(*job, options);
+  if (null_log != nullptr) std::fclose(null_log);
+
+  switch (outcome.result) {
+    case jobs::RunResult::kInterrupted:
+      std::fprintf(stderr, "reel ask: interrupted\n");
+      return outcome.stop_signal == SIGTERM ? kExitSigterm : kExitSigint;
+    case jobs::RunResult::kLockHeld:
+    case jobs::RunResult::kInvalidJob:
+    case jobs::RunResult::kError:
+      std::fprintf(stderr, "reel ask: %s\n", SafeUtf8(outcome.message).c_str());
+      return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
+    case jobs::RunResult::kSucceeded:
+    case jobs::RunResult::kSomeFailed:
+      break;
+  }
+  if (outcome.counters.items_failed > 0) {
+    std::fprintf(stderr, "reel ask: %lld files could not be read (`reel status --db %s`)\n",
+                 static_cast<long long>(outcome.counters.items_failed), database.c_str());
+  }
+  if (printer.answered() == 0 && printer.failed() == 0) {
+    std::fprintf(stderr, "reel ask: no answer: %s\n",
+                 outcome.message.empty() ? "nothing could be asked (see `reel status`)"
+                                         : SafeUtf8(outcome.message).c_str());
+    return kExitFailed;
+  }
+  return printer.failed() > 0 || outcome.counters.items_failed > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+void AddAskCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<AskFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "ask", "Ask a question about videos, images or documents and print the answer as it arrives");
+  cmd->footer(
+      "Examples:\n"
+      "  REEL_MODEL_URL=http://localhost:8000/v1 reel ask talk.mp4 \"What is the speaker's "
+      "main point?\"\n"
+      "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Which clip shows a dog?\"\n"
+      "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
+      "job 'ask', prompt 'ask' (or 'chapters'): `reel results`, `reel search` and `reel status` "
+      "read it. The "
+      "model\n"
+      "name comes from --model, else $REEL_MODEL, else MiniMax-M3; an API key from $REEL_API_KEY.\n"
+      "Exit status: 0 answered, 1 failed, 2 bad command line, 130/143 interrupted.");
+  cmd->add_option("FILE_AND_QUESTION", flags->args,
+                  "Files (or folders), then the question (no question with --chapters)")
+      ->required()
+      ->expected(1, -1);
+  cmd->add_flag("--chapters", flags->chapters,
+                "Divide each file into chapters (the built-in chapters prompt: a JSON list with "
+                "times, checked against the sampled frames; prompt id 'chapters')");
+  cmd->add_option("--endpoint", flags->endpoint,
+                  "The server's OpenAI-compatible base URL (default $REEL_MODEL_URL)");
+  cmd->add_option("--model", flags->model, "The model name the server serves");
+  cmd->add_option("--fps", flags->fps, "Frames per second sampled from videos (default 1)")
+      ->check(CLI::Range(0.0001, 1000.0));
+  cmd->add_option("--json-schema", flags->json_schema,
+                  "A JSON schema file: the answer is JSON following it (checked, and stored as "
+                  "JSON)");
+  cmd->add_option("--db", flags->db,
+                  "The database to record in (default $REEL_DB, else "
+                  "$XDG_DATA_HOME/reel/reel.db)");
+  cmd->add_option("--tokenizer", flags->tokenizer,
+                  "The model's tokenizer.json for exact counts (default $REEL_TOKENIZER; "
+                  "without one, counts are a safe estimate)");
+  cmd->add_option("--dialect", flags->dialect, "auto, vllm, sglang or openai")
+      ->check(CLI::IsMember({"auto", "vllm", "sglang", "openai"}));
+  cmd->add_option("--thinking", flags->thinking, "enabled, disabled or adaptive")
+      ->check(CLI::IsMember({"enabled", "disabled", "adaptive"}));
+  cmd->add_option("--max-output-tokens", flags->max_output_tokens, "The answer's token cap")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_flag("--reasoning", flags->reasoning, "Also print the model's reasoning (on stderr)");
+  cmd->add_flag("--no-stream", flags->no_stream, "Print the answer once it is complete");
+  cmd->add_flag("-v,--verbose", flags->verbose, "Show the run's progress and report on stderr");
+  cmd->callback([flags, &exit_code] { exit_code = RunAsk(*flags); });
+}
+
+}  // namespace reel::cli

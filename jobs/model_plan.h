@@ -1,0 +1,113 @@
+// What must be asked now about one item: the tasks of each prompt, read from and written to the
+// database, and the requests to send for them. The run's model stage, `reel export` and the
+// re-planning after an answer all use it, so a task's life is decided in one place.
+//
+// For one (item, prompt), with K the context's settings key (jobs/item_context.h):
+//   - no stored context for K (the context stage failed or has not run): nothing to ask;
+//   - a task of K whose last send was refused as too long: the context is built again with the
+//     server's difference as extra margin (RefitMargin), stored under RefitKey, and asked
+//     instead (once: a re-fitted context is never re-fitted);
+//   - one segment: one "ask" task; several (a split video): one "map" task per segment, then,
+//     once every map has an answer, a "reduce" task over the answers with their time ranges;
+//   - a task is sent when it is waiting, when it was left 'sent' (export only: the run requeues
+//     those at its start), or when it failed before this run and --retry-failed asks again
+//     (never a too-long one: the same body would be refused again).
+// The prompt is done when its final task (ask or reduce) has an answer, failed when a task it
+// needs failed and is not asked again.
+//
+// Threads: an ItemPlanner is used by one thread at a time (callers serialise per item); its
+// Store is the caller's.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "jobs/item_context.h"
+#include "jobs/job_spec.h"
+#include "jobs/model_setup.h"
+#include "llm/chapters.h"
+#include "llm/client/chat_request.h"
+#include "llm/context_builder.h"
+#include "storage/store.h"
+#include "storage/tasks.h"
+
+namespace reel::jobs {
+
+struct PlannedSend {
+  storage::TaskRecord task;
+  size_t prompt_index = 0;
+  llm::ChatRequest request;  // messages null unless bodies were built
+  // Sends with the same key share everything before the question (a cacheable prefix).
+  std::string prefix_key;
+  // Requests alike in token layout (kind, transport, frame size, step), for verify_tokens.
+  std::string shape;
+};
+
+enum class PromptState {
+  kNoContext,  // nothing stored to ask about
+  kPending,    // sends to make, or answers to wait for
+  kDone,       // the final answer is stored
+  kFailed,     // a task it needs failed and is not asked again
+};
+
+struct PromptPlan {
+  PromptState state = PromptState::kNoContext;
+  std::vector<PlannedSend> sends;
+  std::string message;                   // kFailed: why; a note otherwise ("" when none)
+  std::optional<int64_t> final_task_id;  // kDone: the task holding the answer
+};
+
+struct PlanOptions {
+  bool build_bodies = true;    // false: only record the tasks (no endpoint, nothing sent)
+  bool include_sent = false;   // tasks left 'sent' count as unanswered (export)
+  bool resend_failed = false;  // --retry-failed
+  std::string run_uid;         // sends made by this run are not repeated by it
+  const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
+};
+
+class ItemPlanner {
+ public:
+  // `media_path` is the item's file as the operating system names it.
+  ItemPlanner(const JobSpec& job, const ModelSetup& setup, int64_t item_id, std::string media_path);
+
+  Result<PromptPlan> Plan(storage::Store& store, size_t prompt_index, const PlanOptions& options);
+
+  int64_t item_id() const { return item_id_; }
+  const std::string& media_path() const { return media_path_; }
+  const std::string& item_path() const;  // as stored (after the first Plan)
+  // The item's sampled frame times and duration (after the first Plan), for checking answers.
+  llm::ChapterTimeline Timeline() const;
+
+ private:
+  Status Load(storage::Store& store);
+  // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
+  Result<const ItemContext*> ContextFor(size_t prompt_index, const std::string& key,
+                                        int64_t margin);
+  // `rows` of one settings key, with missing segments stored (a run killed mid-way).
+  Result<std::vector<storage::ContextRow>> CompleteRows(storage::Store& store, size_t prompt_index,
+                                                        const std::string& key, int64_t margin,
+                                                        std::vector<storage::ContextRow> rows);
+  Result<PlannedSend> MakeSend(const storage::TaskRecord& task, size_t prompt_index,
+                               const ItemContext& c, size_t segment);
+  Result<const ItemContext*> ReduceContext(storage::Store& store, size_t prompt_index,
+                                           const std::string& variant, int64_t margin,
+                                           const std::vector<storage::TaskRecord>& maps,
+                                           const std::vector<storage::ContextRow>& rows,
+                                           std::string* reduce_key);
+
+  const JobSpec& job_;
+  const ModelSetup& setup_;
+  const int64_t item_id_;
+  const std::string media_path_;
+  std::optional<storage::ItemRecord> item_;
+  std::optional<llm::ContextInput> input_;
+  std::map<std::string, ItemContext> contexts_;  // by settings key
+};
+
+}  // namespace reel::jobs

@@ -1,0 +1,475 @@
+#include "jobs/report/item_page.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "jobs/report/html.h"
+#include "llm/time_references.h"
+
+namespace reel::jobs::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxTextSegments = 500;  // document chunks shown on a page
+
+std::string Anchor(int64_t sample_index) { return "f" + std::to_string(sample_index); }
+
+// Pixel size of a thumbnail (long side 160, never scaled up), for the <img> attributes.
+std::pair<int, int> ThumbSize(int width, int height) {
+  constexpr int kLongSide = 160;
+  if (width <= 0 || height <= 0) return {kLongSide, kLongSide * 9 / 16};
+  int longest = std::max(width, height);
+  if (longest <= kLongSide) return {width, height};
+  double scale = static_cast<double>(kLongSide) / longest;
+  return {std::max(1, static_cast<int>(std::lround(width * scale))),
+          std::max(1, static_cast<int>(std::lround(height * scale)))};
+}
+
+bool IsTimedText(const storage::SegmentRecord& s) { return s.source != "document"; }
+
+std::string Humanize(std::string key) {
+  std::replace(key.begin(), key.end(), '_', ' ');
+  return key;
+}
+
+std::string Scalar(const std::string& key, const json& value) {
+  if (value.is_string()) return Html(value.get<std::string>());
+  if (value.is_number_float() && key.ends_with("seconds")) {
+    double s = value.get<double>();
+    return Html(Fixed(s, 3) + " s (" + MediaTime(s) + ")");
+  }
+  if (value.is_number_float()) return Html(Fixed(value.get<double>(), 3));
+  if (value.is_number_integer() && key.ends_with("bytes")) {
+    return Html(Count(value.get<int64_t>()) + " bytes");
+  }
+  if (value.is_number_integer()) return Html(Count(value.get<int64_t>()));
+  return Html(value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// Media facts (media_json) as nested definition lists; lists of objects (streams) as tables.
+void FactsHtml(const json& value, std::string& out, int depth) {
+  if (!value.is_object() || depth > 4) {
+    out += Scalar("", value);
+    return;
+  }
+  out += "<dl class=\"facts\">";
+  for (const auto& [key, v] : value.items()) {
+    out += "<dt>" + Html(Humanize(key)) + "</dt><dd>";
+    if (v.is_object()) {
+      FactsHtml(v, out, depth + 1);
+    } else if (v.is_array() && !v.empty() && v[0].is_object()) {
+      std::vector<std::string> keys;
+      for (const json& row : v) {
+        if (!row.is_object()) continue;
+        for (const auto& [k, unused] : row.items()) {
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+      }
+      out += "<table class=\"data\"><thead><tr>";
+      for (const std::string& k : keys) out += "<th>" + Html(Humanize(k)) + "</th>";
+      out += "</tr></thead><tbody>";
+      for (const json& row : v) {
+        out += "<tr>";
+        for (const std::string& k : keys) {
+          out += "<td>";
+          if (row.is_object() && row.contains(k)) out += Scalar(k, row[k]);
+          out += "</td>";
+        }
+        out += "</tr>";
+      }
+      out += "</tbody></table>";
+    } else if (v.is_array()) {
+      std::string items;
+      for (const json& e : v) items += (items.empty() ? "" : ", ") + Scalar(key, e);
+      out += items;
+    } else {
+      out += Scalar(key, v);
+    }
+    out += "</dd>";
+  }
+  out += "</dl>";
+}
+
+std::string Optional(const std::optional<int64_t>& v) { return v ? Count(*v) : "-"; }
+
+void Section(std::string& out, const char* id, const std::string& title) {
+  out += "<section id=\"" + std::string(id) + "\"><h2>" + Html(title) + "</h2>";
+}
+
+std::string Empty(const std::string& text) { return "<p class=\"empty\">" + Html(text) + "</p>"; }
+
+}  // namespace
+
+llm::ChapterTimeline ItemTimeline(const storage::ReportItem& item) {
+  llm::ChapterTimeline timeline;
+  // Frames in sample order are in time order (the sampler's contract), so an index into
+  // frame_times is an index into item.frames.
+  for (const storage::ReportFrame& f : item.frames) timeline.frame_times.push_back(f.time_seconds);
+  if (item.row.duration_seconds && *item.row.duration_seconds > 0) {
+    timeline.duration_seconds = item.row.duration_seconds;
+  }
+  return timeline;
+}
+
+std::optional<ItemChapters> FindChapters(const storage::ReportItem& item) {
+  const llm::ChapterTimeline timeline = ItemTimeline(item);
+  std::vector<const storage::ReportAnswer*> order;
+  for (const storage::ReportAnswer& a : item.answers) {
+    if (a.prompt_id == llm::kChaptersPromptId)
+      order.insert(order.begin(), &a);
+    else
+      order.push_back(&a);
+  }
+  for (const storage::ReportAnswer* a : order) {
+    // Only answers that look like JSON are tried: prose answers are never chapter lists.
+    std::string_view content = a->content;
+    if (content.find('{') == std::string_view::npos &&
+        content.find('[') == std::string_view::npos) {
+      continue;
+    }
+    Result<std::vector<llm::Chapter>> chapters = llm::ValidateChapters(content, timeline);
+    if (chapters.ok()) return ItemChapters{a->prompt_id, std::move(chapters).value()};
+  }
+  return std::nullopt;
+}
+
+std::string AnswerHtml(const std::string& content, const storage::ReportItem& item) {
+  const llm::ChapterTimeline timeline = ItemTimeline(item);
+  const std::vector<storage::ReportFrame>& frames = item.frames;
+  std::string out;
+  size_t at = 0;
+  for (const llm::TimeReference& ref : llm::FindTimeReferences(content)) {
+    out += Html(std::string_view(content).substr(at, ref.begin - at));
+    const std::string text = content.substr(ref.begin, ref.end - ref.begin);
+    std::optional<size_t> nearest =
+        llm::NearestFrame(ref.seconds, timeline.duration_seconds, timeline.frame_times);
+    std::string title = MediaTime(ref.seconds);
+    if (ref.end_seconds) title += " to " + MediaTime(*ref.end_seconds);
+    if (nearest) {
+      const int64_t index = frames[*nearest].sample_index;
+      title +=
+          ": frame " + std::to_string(index) + " at " + MediaTime(frames[*nearest].time_seconds);
+      out += "<a class=\"t\" href=\"#" + Anchor(index) + "\" data-seconds=\"" +
+             Fixed(ref.seconds, 3) + "\" title=\"" + Html(title) + "\">" + Html(text) + "</a>";
+    } else {
+      title += frames.empty() ? ": the item has no frames" : ": outside the item";
+      out += "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
+    }
+    at = ref.end;
+  }
+  out += Html(std::string_view(content).substr(at));
+  return out;
+}
+
+std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOptions& options) {
+  const storage::ReportItemRow& row = item.row;
+  const llm::ChapterTimeline timeline = ItemTimeline(item);
+  const std::optional<ItemChapters> chapters = FindChapters(item);
+  std::string out;
+  out.reserve(16384 + item.frames.size() * 400);
+  out +=
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>" +
+      Html(row.path) +
+      " - Reel</title><link rel=\"stylesheet\" href=\"../report.css\"></head>\n"
+      "<body class=\"item-page\">\n<nav class=\"top\"><a href=\"../index.html\">All items</a>"
+      " &middot; job " +
+      Html(row.job) + " &middot; item " + std::to_string(row.item_id) + "</nav>\n";
+  out += "<header><h1>" + Html(row.path) + "</h1><p class=\"summary\"><span class=\"status " +
+         Html(row.status) + "\">" + Html(row.status) + "</span> " + Html(row.kind);
+  if (row.duration_seconds) out += " &middot; " + Html(MediaTime(*row.duration_seconds));
+  out += " &middot; " + Count(row.frames) + " frames &middot; " + Count(row.segments) +
+         " text segments &middot; " + Count(static_cast<int64_t>(item.answers.size())) +
+         " answers</p>";
+  if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
+  out +=
+      "<p class=\"jump\"><a href=\"#media\">Media</a> <a href=\"#chapters\">Chapters</a> "
+      "<a href=\"#answers\">Answers</a> <a href=\"#frames\">Frames</a> "
+      "<a href=\"#text\">Text</a> <a href=\"#tokens\">Tokens and cost</a> "
+      "<a href=\"#failures\">Failures</a></p></header>\n";
+
+  // Media facts.
+  Section(out, "media", "Media");
+  out += "<dl class=\"facts\"><dt>kind</dt><dd>" + Html(row.kind) + "</dd><dt>status</dt><dd>" +
+         Html(row.status) + "</dd><dt>size</dt><dd>" + Count(item.size_bytes) +
+         " bytes</dd><dt>attempts</dt><dd>" + Count(item.attempts) + "</dd>";
+  if (item.content_hash) {
+    out += "<dt>SHA-256</dt><dd><code>" + Html(*item.content_hash) + "</code></dd>";
+  }
+  if (item.started_at) out += "<dt>started</dt><dd>" + Html(*item.started_at) + "</dd>";
+  if (item.finished_at) out += "<dt>finished</dt><dd>" + Html(*item.finished_at) + "</dd>";
+  out += "</dl>";
+  json facts = item.media_json ? json::parse(*item.media_json, nullptr, false) : json();
+  if (facts.is_object() && !facts.empty()) {
+    FactsHtml(facts, out, 0);
+  } else {
+    out += Empty("No media facts recorded.");
+  }
+  out += "</section>\n";
+
+  // Chapters.
+  Section(out, "chapters", "Chapters");
+  const double span = timeline.duration_seconds.value_or(
+      timeline.frame_times.empty() ? 0.0 : timeline.frame_times.back());
+  if (chapters) {
+    out += "<p class=\"note\">From the answer to <a href=\"#answer-" + Html(chapters->prompt_id) +
+           "\">" + Html(chapters->prompt_id) + "</a>.</p><ol class=\"chapters\">";
+    for (size_t i = 0; i < chapters->chapters.size(); ++i) {
+      const llm::Chapter& c = chapters->chapters[i];
+      out += "<li id=\"chapter-" + std::to_string(i + 1) + "\">";
+      std::string times =
+          llm::FormatClockTime(c.start_seconds) + "-" + llm::FormatClockTime(c.end_seconds);
+      if (c.start_frame) {
+        out += "<a class=\"t\" href=\"#" + Anchor(item.frames[*c.start_frame].sample_index) +
+               "\">" + Html(times) + "</a>";
+      } else {
+        out += "<span class=\"t\">" + Html(times) + "</span>";
+      }
+      out += " <strong>" + Html(c.title) + "</strong>";
+      if (!c.summary.empty())
+        out += "<br><span class=\"chapter-summary\">" + Html(c.summary) + "</span>";
+      out += "</li>";
+    }
+    out += "</ol>";
+  } else {
+    bool failed = false;
+    for (const storage::ReportAnswer& a : item.answers) {
+      if (a.prompt_id != llm::kChaptersPromptId) continue;
+      Result<std::vector<llm::Chapter>> check = llm::ValidateChapters(a.content, timeline);
+      if (!check.ok()) {
+        out += "<p class=\"error\">The answer to \"chapters\" is not a usable chapter list: " +
+               Html(check.status().message()) + ".</p>";
+        failed = true;
+      }
+    }
+    if (!failed) out += Empty("No chapters (no answer to a chapters prompt).");
+  }
+  out += "</section>\n";
+
+  // Answers.
+  Section(out, "answers", "Answers");
+  if (item.answers.empty()) {
+    out += Empty("No answers yet: no model has been asked about this item.");
+  }
+  for (const storage::ReportAnswer& a : item.answers) {
+    out += "<article class=\"answer\" id=\"answer-" + Html(a.prompt_id) + "\"><h3>" +
+           Html(a.prompt_id) + "</h3><p class=\"meta\">";
+    std::vector<std::string> meta;
+    if (a.model) meta.push_back(Html(*a.model));
+    if (a.finish_reason) {
+      meta.push_back(*a.finish_reason == "length"
+                         ? "<span class=\"warn\">cut at the output limit (length)</span>"
+                         : "finish " + Html(*a.finish_reason));
+    }
+    if (a.completion_tokens) meta.push_back(Count(*a.completion_tokens) + " output tokens");
+    if (a.latency_seconds) meta.push_back(Html(Duration(*a.latency_seconds)));
+    meta.push_back(Html(a.created_at));
+    if (a.earlier_answers > 0) meta.push_back(Count(a.earlier_answers) + " earlier answers");
+    for (size_t i = 0; i < meta.size(); ++i) out += (i ? " &middot; " : "") + meta[i];
+    out += "</p>";
+    if (chapters && chapters->prompt_id == a.prompt_id) {
+      // The chapter list is shown above and over the frames; the JSON only on request.
+      out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +
+             " chapters</a>, shown above and over the frames.</p><details><summary>The answer "
+             "as written</summary><div class=\"content\">" +
+             Html(a.content) + "</div></details>";
+    } else {
+      out += "<div class=\"content\">" + AnswerHtml(a.content, item) + "</div>";
+    }
+    if (a.reasoning && !a.reasoning->empty()) {
+      out += "<details><summary>Reasoning</summary><div class=\"content reasoning\">" +
+             AnswerHtml(*a.reasoning, item) + "</div></details>";
+    }
+    out += "</article>\n";
+  }
+  out += "</section>\n";
+
+  // Frames: a timeline of chapters over the contact sheet.
+  Section(out, "frames", "Frames");
+  if (item.frames.empty()) {
+    out += Empty("No frames.");
+  } else {
+    if (chapters && span > 0) {
+      out += "<div class=\"timeline\" role=\"list\">";
+      for (size_t i = 0; i < chapters->chapters.size(); ++i) {
+        const llm::Chapter& c = chapters->chapters[i];
+        double left = std::clamp(c.start_seconds / span, 0.0, 1.0) * 100;
+        double width = std::clamp((c.end_seconds - c.start_seconds) / span, 0.0, 1.0) * 100;
+        int64_t index = c.start_frame ? item.frames[*c.start_frame].sample_index : 0;
+        out += "<a role=\"listitem\" class=\"chapter c" + std::to_string(i % 6) + "\" href=\"#" +
+               Anchor(index) + "\" style=\"left:" + Fixed(left, 3) + "%;width:" + Fixed(width, 3) +
+               "%\" title=\"" +
+               Html(llm::FormatClockTime(c.start_seconds) + "-" +
+                    llm::FormatClockTime(c.end_seconds) + " " + c.title) +
+               "\">" + Html(c.title) + "</a>";
+      }
+      out += "</div>";
+    }
+    // Subtitle cues beside the frame shown when they start.
+    std::vector<std::vector<const storage::SegmentRecord*>> cues(item.frames.size());
+    for (const storage::SegmentRecord& s : item.segments) {
+      if (!IsTimedText(s)) continue;
+      size_t k = 0;
+      while (k + 1 < item.frames.size() && item.frames[k + 1].time_seconds <= s.start_seconds) ++k;
+      cues[k].push_back(&s);
+    }
+    std::vector<size_t> chapter_at(item.frames.size(), SIZE_MAX);
+    if (chapters) {
+      for (size_t i = 0; i < chapters->chapters.size(); ++i) {
+        const llm::Chapter& c = chapters->chapters[i];
+        if (c.start_frame && chapter_at[*c.start_frame] == SIZE_MAX) chapter_at[*c.start_frame] = i;
+      }
+    }
+    out += "<div class=\"sheet\">";
+    for (size_t k = 0; k < item.frames.size(); ++k) {
+      const storage::ReportFrame& f = item.frames[k];
+      if (chapter_at[k] != SIZE_MAX) {
+        const llm::Chapter& c = chapters->chapters[chapter_at[k]];
+        out += "<h3 class=\"chapter-start c" + std::to_string(chapter_at[k] % 6) + "\">" +
+               Html(llm::FormatClockTime(c.start_seconds)) + " " + Html(c.title) + "</h3>";
+      }
+      auto [w, h] = ThumbSize(f.width, f.height);
+      const std::string time = MediaTime(f.time_seconds);
+      out += "<figure class=\"frame\" id=\"" + Anchor(f.sample_index) + "\">";
+      if (f.thumbnail_hash) {
+        out += "<img src=\"../" + ThumbnailPath(*f.thumbnail_hash) + "\" width=\"" +
+               std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" alt=\"frame " +
+               std::to_string(f.sample_index) + " at " + time + "\" loading=\"lazy\">";
+      } else {
+        out += "<div class=\"nothumb\" style=\"width:" + std::to_string(w) +
+               "px;height:" + std::to_string(h) + "px\">no thumbnail</div>";
+      }
+      out += "<figcaption><a class=\"time\" href=\"#" + Anchor(f.sample_index) + "\">" + time +
+             "</a> <span class=\"index\">#" + std::to_string(f.sample_index) + "</span>";
+      for (const storage::SegmentRecord* s : cues[k]) {
+        out +=
+            "<span class=\"sub\" title=\"" +
+            Html(s->source + " " + MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds)) +
+            "\">" + Html(s->text) + "</span>";
+      }
+      out += "</figcaption></figure>";
+    }
+    out += "</div>";
+  }
+  out += "</section>\n";
+
+  // Text: document chunks, and timed text when there are no frames to put it beside.
+  Section(out, "text", "Text");
+  {
+    std::vector<const storage::SegmentRecord*> shown;
+    for (const storage::SegmentRecord& s : item.segments) {
+      if (!IsTimedText(s) || item.frames.empty()) shown.push_back(&s);
+    }
+    if (shown.empty()) {
+      out += Empty(item.segments.empty() ? "No text segments."
+                                         : "Subtitles are shown beside the frames.");
+    } else {
+      out +=
+          "<table class=\"data text\"><thead><tr><th>source</th><th>where</th><th>text</th>"
+          "</tr></thead><tbody>";
+      for (size_t i = 0; i < shown.size() && i < kMaxTextSegments; ++i) {
+        const storage::SegmentRecord& s = *shown[i];
+        std::string where = s.source == "document"
+                                ? "chunk " + std::to_string(static_cast<int64_t>(s.start_seconds))
+                                : MediaTime(s.start_seconds) + "-" + MediaTime(s.end_seconds);
+        out += "<tr><td>" + Html(s.source) + "</td><td>" + Html(where) +
+               "</td><td class=\"segment\">" + Html(s.text) + "</td></tr>";
+      }
+      out += "</tbody></table>";
+      if (shown.size() > kMaxTextSegments) {
+        out += "<p class=\"note\">" + Count(static_cast<int64_t>(shown.size() - kMaxTextSegments)) +
+               " more segments are in the database (table segments).</p>";
+      }
+    }
+  }
+  out += "</section>\n";
+
+  // Tokens and cost, per prompt: the context built, and the answer's usage.
+  Section(out, "tokens", "Tokens and cost");
+  {
+    std::set<std::string> prompts;
+    for (const storage::ReportContext& c : item.contexts) prompts.insert(c.prompt_id);
+    for (const storage::ReportAnswer& a : item.answers) prompts.insert(a.prompt_id);
+    if (prompts.empty()) {
+      out += Empty("No contexts or requests for this item yet.");
+    } else {
+      const storage::ReportColumns& col = options.columns;
+      out +=
+          "<table class=\"data tokens\"><thead><tr><th>prompt</th><th>text</th><th>image</th>"
+          "<th>video</th><th>audio</th><th>context total</th><th>prompt (server)</th>"
+          "<th>cached</th><th>output</th><th>latency</th><th>first token</th>"
+          "<th>attempts</th><th>cost</th></tr></thead><tbody>";
+      int64_t sums[9] = {};
+      double cost_sum = 0;
+      bool any_cost = false;
+      for (const std::string& prompt : prompts) {
+        const storage::ReportContext* c = nullptr;
+        const storage::ReportAnswer* a = nullptr;
+        for (const auto& x : item.contexts)
+          if (x.prompt_id == prompt) c = &x;
+        for (const auto& x : item.answers)
+          if (x.prompt_id == prompt) a = &x;
+        int64_t v[9] = {c ? c->text_tokens : 0,
+                        c ? c->image_tokens : 0,
+                        c ? c->video_tokens : 0,
+                        c ? c->audio_tokens : 0,
+                        c ? c->total_tokens : 0,
+                        a ? a->prompt_tokens.value_or(0) : 0,
+                        a ? a->cached_tokens.value_or(0) : 0,
+                        a ? a->completion_tokens.value_or(0) : 0,
+                        0};
+        for (int k = 0; k < 8; ++k) sums[k] += v[k];
+        out += "<tr><td>" + Html(prompt) + "</td>";
+        for (int k = 0; k < 5; ++k) out += "<td class=\"n\">" + (c ? Count(v[k]) : "-") + "</td>";
+        out += "<td class=\"n\">" + (a ? Optional(a->prompt_tokens) : "-") + "</td>";
+        out += "<td class=\"n\">" + (a ? Optional(a->cached_tokens) : "-") + "</td>";
+        out += "<td class=\"n\">" + (a ? Optional(a->completion_tokens) : "-") + "</td>";
+        out += "<td class=\"n\">" +
+               (a && a->latency_seconds ? Duration(*a->latency_seconds) : "-") + "</td>";
+        out += "<td class=\"n\">" + (a && a->ttft_seconds ? Duration(*a->ttft_seconds) : "-") +
+               "</td>";
+        out += "<td class=\"n\">" + (a ? Optional(a->attempts) : "-") + "</td>";
+        out += "<td class=\"n\">" + (a && a->cost ? Fixed(*a->cost, 4) : "-") + "</td></tr>";
+        if (a && a->cost) {
+          cost_sum += *a->cost;
+          any_cost = true;
+        }
+      }
+      out += "<tr class=\"total\"><td>total</td>";
+      for (int k = 0; k < 8; ++k) out += "<td class=\"n\">" + Count(sums[k]) + "</td>";
+      out += "<td></td><td></td><td></td><td class=\"n\">" + (any_cost ? Fixed(cost_sum, 4) : "-") +
+             "</td></tr></tbody></table>";
+      if (!col.request_cost) {
+        out +=
+            "<p class=\"note\">No cost recorded: this database has no request costs "
+            "(requests.cost comes with the model stage's price settings).</p>";
+      }
+    }
+  }
+  out += "</section>\n";
+
+  // Failures.
+  Section(out, "failures", "Failures");
+  if (!row.error && item.request_failures.empty()) {
+    out += Empty("No failures.");
+  } else {
+    out += "<ul class=\"failures\">";
+    if (row.error) out += "<li><strong>item</strong>: " + Html(*row.error) + "</li>";
+    for (const storage::ReportRequestFailure& f : item.request_failures) {
+      out += "<li" + std::string(f.answered_later ? " class=\"answered\"" : "") + "><strong>" +
+             Html(f.prompt_id) + "</strong> " + Html(f.time) + ": " + Html(f.error) +
+             (f.answered_later ? " <em>(answered by a later request)</em>" : "") + "</li>";
+    }
+    out += "</ul>";
+  }
+  out += "</section>\n<footer>Written by reel report from " + Html(options.database) + " at " +
+         Html(options.generated_at) + ".</footer>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace reel::jobs::report

@@ -1,0 +1,81 @@
+// The report's stylesheet (written as report.css beside the pages). No web fonts, no images.
+#pragma once
+
+namespace reel::jobs::report {
+
+inline constexpr const char* kReportCss = R"css(
+:root { --fg: #1a202c; --muted: #5a6472; --line: #e2e8f0; --accent: #2b6cb0; --bad: #c53030;
+        --ok: #2f855a; --warn: #b7791f; --hl: #fefcbf; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1200px; padding: 0 16px 32px; color: var(--fg);
+       font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+h1 { font-size: 22px; margin: 8px 0 4px; word-break: break-all; }
+h2 { font-size: 18px; margin: 24px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
+nav.top { padding: 10px 0; color: var(--muted); border-bottom: 1px solid var(--line); }
+.summary { color: var(--muted); margin: 0 0 8px; }
+.jump a { margin-right: 12px; }
+.empty, .note { color: var(--muted); font-style: italic; }
+.error { color: var(--bad); }
+.warn { color: var(--warn); }
+.status { font-weight: 600; }
+.status.done, .status.succeeded { color: var(--ok); }
+.status.failed, .status.interrupted { color: var(--bad); }
+.status.running, .status.pending { color: var(--warn); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 4px 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+table.data { border-collapse: collapse; margin: 6px 0 12px; }
+table.data th, table.data td { border-bottom: 1px solid var(--line); padding: 3px 8px;
+                               text-align: left; vertical-align: top; }
+table.data td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data tr.total td { font-weight: 600; }
+table.data caption { text-align: left; font-weight: 600; padding: 4px 0; }
+table.index td.thumb { width: 100px; }
+table.index td.path { word-break: break-all; }
+table.index .job, table.index .folder { color: var(--muted); font-size: 12px; }
+table.index td.path a { font-weight: 600; }
+td.problems span { display: block; }
+td.segment { white-space: pre-wrap; }
+.answer { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+.answer h3 { margin: 0 0 2px; }
+.answer .meta { color: var(--muted); font-size: 12px; margin: 0 0 6px; }
+.content { white-space: pre-wrap; overflow-wrap: anywhere; }
+.reasoning { color: var(--muted); }
+a.t { background: #ebf4ff; border-radius: 3px; padding: 0 2px; font-variant-numeric: tabular-nums; }
+span.t.outside { background: #fed7d7; border-radius: 3px; padding: 0 2px; }
+ol.chapters li { margin: 4px 0; }
+.chapter-summary { color: var(--muted); }
+.timeline { position: relative; height: 30px; margin: 8px 0 12px; background: #f7fafc;
+            border: 1px solid var(--line); border-radius: 4px; overflow: hidden; }
+.timeline a.chapter { position: absolute; top: 0; bottom: 0; padding: 6px 4px; color: #fff;
+                      font-size: 12px; white-space: nowrap; overflow: hidden;
+                      text-overflow: ellipsis; border-right: 1px solid #fff; }
+.c0 { background: #2b6cb0; } .c1 { background: #2f855a; } .c2 { background: #b7791f; }
+.c3 { background: #6b46c1; } .c4 { background: #c53030; } .c5 { background: #2c7a7b; }
+.sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(172px, 1fr)); gap: 10px; }
+.sheet h3.chapter-start { grid-column: 1 / -1; color: #fff; margin: 6px 0 0; padding: 4px 8px;
+                          border-radius: 4px; font-size: 13px; }
+figure.frame { margin: 0; padding: 4px; border: 1px solid var(--line); border-radius: 4px;
+               scroll-margin-top: 40vh; }
+figure.frame:target { background: var(--hl); border-color: var(--warn);
+                      box-shadow: 0 0 0 3px var(--warn); }
+figure.frame img, .nothumb { display: block; max-width: 100%; height: auto; background: #edf2f7; }
+.nothumb { color: var(--muted); font-size: 11px; display: flex; align-items: center;
+           justify-content: center; }
+figcaption { font-size: 12px; }
+figcaption .index { color: var(--muted); }
+figcaption .sub { display: block; font-style: italic; color: #2d3748; margin-top: 2px; }
+.figures { display: flex; flex-wrap: wrap; gap: 24px; }
+figure.plot { margin: 8px 0; }
+nav.pager { margin: 8px 0; }
+nav.pager .current { font-weight: 700; }
+ul.failures li.answered { color: var(--muted); }
+footer { margin-top: 32px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line);
+         padding-top: 8px; }
+@media print { .sheet { grid-template-columns: repeat(5, 1fr); } nav { display: none; } }
+)css";
+
+}  // namespace reel::jobs::report

@@ -1,0 +1,69 @@
+// The context stage: after an item is committed (or found up to date), builds and stores the
+// context of each prompt whose context is missing or was built from other settings.
+#include <mutex>
+
+#include "jobs/item_context.h"
+#include "jobs/stages/stages.h"
+
+namespace reel::jobs {
+namespace {
+
+class ContextStage : public StoredItemStage {
+ public:
+  const char* name() const override { return "context"; }
+
+  Status Run(storage::Store& store, int64_t item_id, int64_t run_id,
+             ItemWork& work) const override {
+    const JobSpec& job = *work.job;
+    if (job.prompts.empty()) return Status::Ok();
+    REEL_ASSIGN_OR_RETURN(std::shared_ptr<const ContextSetup> setup, Setup(job));
+    REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
+    if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");
+    std::optional<llm::ContextInput> input;
+    std::string failures;
+    for (const PromptSpec& prompt : job.prompts) {
+      std::string key = ContextSettingsKey(job, prompt, *setup, *item);
+      REEL_ASSIGN_OR_RETURN(bool stored, store.HasContexts(item_id, prompt.id, key));
+      if (stored) continue;
+      if (!input) {
+        REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
+        input = std::move(loaded);
+      }
+      Result<llm::Context> context = llm::BuildContext(
+          *input, ContextOptionsFor(job, prompt, *input), setup->chat_template, *setup->counter);
+      if (!context.ok()) {
+        failures += (failures.empty() ? "" : "; ") + std::string("prompt '") + prompt.id +
+                    "': " + context.status().message();
+        continue;
+      }
+      REEL_RETURN_IF_ERROR(StoreContext(store, item_id, prompt, *context, *input, key).status());
+    }
+    (void)run_id;
+    if (!failures.empty()) {
+      return LimitExceeded(work.input.path + ": no context: " + failures);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // The job's template and tokenizer, loaded once for the run (a runner uses one job).
+  Result<std::shared_ptr<const ContextSetup>> Setup(const JobSpec& job) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (job_ != &job || !setup_) {
+      Result<std::shared_ptr<const ContextSetup>> loaded = LoadContextSetup(job);
+      if (!loaded.ok()) return loaded.status();
+      setup_ = *loaded;
+      job_ = &job;
+    }
+    return setup_;
+  }
+  mutable std::mutex mutex_;
+  mutable const JobSpec* job_ = nullptr;
+  mutable std::shared_ptr<const ContextSetup> setup_;
+};
+
+}  // namespace
+
+std::unique_ptr<StoredItemStage> MakeContextStage() { return std::make_unique<ContextStage>(); }
+
+}  // namespace reel::jobs

@@ -1,0 +1,392 @@
+#include "llm/internal/bpe_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <queue>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/internal/byte_level.h"
+#include "llm/internal/json_util.h"
+#include "llm/internal/utf8.h"
+
+namespace reel::llm::internal {
+namespace {
+
+using nlohmann::json;
+
+std::atomic<uint64_t> g_next_owner{1};
+
+// Per-thread caches of recently tokenized pieces, for the few most recently used models.
+struct ThreadCaches {
+  struct Entry {
+    uint64_t owner;
+    PieceCache caches[2];
+  };
+  std::vector<std::unique_ptr<Entry>> entries;  // most recently used first
+
+  PieceCache& Get(uint64_t owner, bool byte_level) {
+    if (!entries.empty() && entries[0]->owner == owner) return entries[0]->caches[byte_level];
+    for (size_t i = 1; i < entries.size(); ++i) {
+      if (entries[i]->owner == owner) {
+        std::rotate(entries.begin(), entries.begin() + static_cast<long>(i),
+                    entries.begin() + static_cast<long>(i) + 1);
+        return entries[0]->caches[byte_level];
+      }
+    }
+    if (entries.size() >= 4) entries.pop_back();
+    auto e = std::make_unique<Entry>();
+    e->owner = owner;
+    entries.insert(entries.begin(), std::move(e));
+    return entries[0]->caches[byte_level];
+  }
+};
+
+ThreadCaches& Caches() {
+  static thread_local ThreadCaches caches;
+  return caches;
+}
+
+}  // namespace
+
+BpeModel::~BpeModel() = default;
+
+Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const VocabAndMerges& tables) {
+  const std::string what = "model BPE";
+  std::unique_ptr<BpeModel> m(new BpeModel());
+  m->cache_owner_ = g_next_owner.fetch_add(1);
+  if (auto d = config.find("dropout"); d != config.end() && !d->is_null()) {
+    if (!d->is_number() || d->get<double>() != 0.0) {
+      return Unsupported(what + ": dropout is random; Reel cannot reproduce it");
+    }
+  }
+  auto optional_string = [&](const char* key, std::string& out, bool& present) -> Status {
+    present = false;
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return Status::Ok();
+    if (!it->is_string()) return Unsupported(what + ": \"" + key + "\" must be a string");
+    out = it->get<std::string>();
+    present = true;
+    return Status::Ok();
+  };
+  bool present;
+  REEL_RETURN_IF_ERROR(optional_string("unk_token", m->unk_token_, m->has_unk_token_));
+  REEL_RETURN_IF_ERROR(optional_string("continuing_subword_prefix", m->prefix_, present));
+  REEL_RETURN_IF_ERROR(optional_string("end_of_word_suffix", m->suffix_, present));
+  REEL_ASSIGN_OR_RETURN(m->fuse_unk_, GetOptionalBool(config, "fuse_unk", false, what));
+  REEL_ASSIGN_OR_RETURN(m->byte_fallback_, GetOptionalBool(config, "byte_fallback", false, what));
+  REEL_ASSIGN_OR_RETURN(m->ignore_merges_, GetOptionalBool(config, "ignore_merges", false, what));
+
+  if (!tables.has_vocab) return Unsupported(what + ": \"vocab\" must be an object of token -> id");
+  m->vocab_.Reserve(tables.vocab.size());
+  uint32_t max_id = 0;
+  for (const auto& [token, id] : tables.vocab) {
+    if (id > (1u << 26)) {
+      return Unsupported(what + ": the id of \"" + token + "\" is not a valid token id");
+    }
+    m->vocab_.Put(token, id);
+    max_id = std::max(max_id, id);
+  }
+  m->id_to_entry_.assign(m->vocab_.size() == 0 ? 0 : max_id + 1, -1);
+  for (size_t e = 0; e < m->vocab_.size(); ++e) {
+    m->id_to_entry_[m->vocab_.Value(e)] = static_cast<int64_t>(e);
+  }
+  if (m->has_unk_token_) {
+    const uint32_t* unk = m->vocab_.Find(m->unk_token_);
+    if (unk == nullptr) {
+      return Unsupported(what + ": unk_token \"" + m->unk_token_ + "\" is not in the vocabulary");
+    }
+    m->unk_id_ = *unk;
+  }
+
+  if (!tables.has_merges) return Unsupported(what + ": \"merges\" must be a list");
+  m->merges_.Reserve(tables.merges.size());
+  const size_t prefix_len = m->prefix_.size();
+  uint32_t rank = 0;
+  std::string a, b, merged;
+  for (const auto& entry : tables.merges) {
+    if (tables.legacy_merges) {
+      const std::string& line = entry.first;
+      if (line.rfind("#version", 0) == 0) continue;
+      size_t space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+        return Unsupported(what + ": merge " + std::to_string(rank + 1) + " (\"" + line +
+                           "\") is not two tokens separated by one space");
+      }
+      a.assign(line, 0, space);
+      b.assign(line, space + 1);
+    } else {
+      a = entry.first;
+      b = entry.second;
+    }
+    const uint32_t* ia = m->vocab_.Find(a);
+    const uint32_t* ib = m->vocab_.Find(b);
+    if (ia == nullptr || ib == nullptr) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) + " uses a token (\"" +
+                         (ia == nullptr ? a : b) + "\") that is not in the vocabulary");
+    }
+    if (b.size() < prefix_len) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) +
+                         " is shorter than the continuing_subword_prefix");
+    }
+    merged.assign(a);
+    merged.append(b, prefix_len, std::string::npos);
+    const uint32_t* im = m->vocab_.Find(merged);
+    if (im == nullptr) {
+      return Unsupported(what + ": merge " + std::to_string(rank + 1) + " makes \"" + merged +
+                         "\", which is not in the vocabulary");
+    }
+    if (*ia > MergeTable::kMaxId || *ib > MergeTable::kMaxId || rank > MergeTable::kMaxRank) {
+      return Unsupported(what + ": more than 2,097,150 token ids or 4,194,303 merges");
+    }
+    m->merges_.Put(*ia, *ib, rank, *im);
+    ++rank;
+  }
+  m->merge_count_ = rank;
+
+  m->simple_bytes_ = m->prefix_.empty() && m->suffix_.empty();
+  for (int byte = 0; byte < 256; ++byte) {
+    const uint32_t* id = m->vocab_.Find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
+    m->byte_ids_[static_cast<size_t>(byte)] = id == nullptr ? -1 : *id;
+    if (id == nullptr) m->simple_bytes_ = false;
+  }
+  if (m->simple_bytes_) {
+    m->byte_pairs_.resize(1 << 16);
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        m->byte_pairs_[(a << 8) | b] = m->merges_.Rank(static_cast<uint32_t>(m->byte_ids_[a]),
+                                                       static_cast<uint32_t>(m->byte_ids_[b]));
+      }
+    }
+  }
+  if (m->ignore_merges_) {
+    // Whole-piece lookups of byte-level pieces go through the bytes the tokens stand for.
+    m->byte_vocab_.Reserve(m->vocab_.size());
+    for (size_t e = 0; e < m->vocab_.size(); ++e) {
+      std::string_view token = m->vocab_.Key(e);
+      std::string bytes;
+      size_t i = 0;
+      bool ok = true;
+      while (i < token.size()) {
+        int byte = CharToByte(NextCodePoint(token, i));
+        if (byte < 0) {
+          ok = false;
+          break;
+        }
+        bytes.push_back(static_cast<char>(byte));
+      }
+      if (ok && m->byte_vocab_.Find(bytes) == nullptr)
+        m->byte_vocab_.Put(bytes, m->vocab_.Value(e));
+    }
+  }
+  return m;
+}
+
+std::optional<uint32_t> BpeModel::TokenToId(std::string_view token) const {
+  const uint32_t* id = vocab_.Find(token);
+  if (id == nullptr) return std::nullopt;
+  return *id;
+}
+
+std::optional<std::string_view> BpeModel::IdToToken(uint32_t id) const {
+  if (id >= id_to_entry_.size() || id_to_entry_[id] < 0) return std::nullopt;
+  return vocab_.Key(static_cast<size_t>(id_to_entry_[id]));
+}
+
+PieceCache& BpeModel::ThreadCache(bool byte_level) const {
+  return Caches().Get(cache_owner_, byte_level);
+}
+
+void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const {
+  if (text.empty()) return;
+  Tokenize(text, byte_level, ThreadCache(byte_level), HashBytes(text), out);
+}
+
+void BpeModel::Tokenize(std::string_view text, bool byte_level, PieceCache& cache, uint64_t hash,
+                        std::vector<uint32_t>& out) const {
+  if (text.empty()) return;
+  if (text.size() > kMaxCachedPieceBytes) {
+    TokenizeUncached(text, byte_level, out);
+    return;
+  }
+  if (cache.Find(text, hash, out)) return;
+  size_t before = out.size();
+  TokenizeUncached(text, byte_level, out);
+  cache.Insert(text, hash, out.data() + before, out.size() - before);
+}
+
+void BpeModel::TokenizeUncached(std::string_view text, bool byte_level,
+                                std::vector<uint32_t>& out) const {
+  if (ignore_merges_) {
+    const uint32_t* id = (byte_level ? byte_vocab_ : vocab_).Find(text);
+    if (id != nullptr) {
+      out.push_back(*id);
+      return;
+    }
+  }
+  static thread_local std::vector<uint32_t> ids;
+  ids.clear();
+  if (byte_level && simple_bytes_) {
+    for (unsigned char b : text) ids.push_back(static_cast<uint32_t>(byte_ids_[b]));
+    MergeAll(ids, reinterpret_cast<const unsigned char*>(text.data()));
+    out.insert(out.end(), ids.begin(), ids.end());
+    return;
+  } else if (byte_level) {
+    std::string mapped;
+    AppendByteLevel(text, mapped);
+    InitialSymbols(mapped, ids);
+  } else {
+    InitialSymbols(text, ids);
+  }
+  MergeAll(ids);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+void BpeModel::InitialSymbols(std::string_view text, std::vector<uint32_t>& ids) const {
+  bool has_pending_unk = false;
+  uint32_t pending_unk = 0;
+  std::string s;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    NextCodePoint(text, i);
+    bool first = start == 0;
+    bool last = i == text.size();
+    s.clear();
+    if (!first) s.append(prefix_);
+    s.append(text.substr(start, i - start));
+    if (last) s.append(suffix_);
+    if (const uint32_t* id = vocab_.Find(s)) {
+      if (has_pending_unk) {
+        ids.push_back(pending_unk);
+        has_pending_unk = false;
+      }
+      ids.push_back(*id);
+      continue;
+    }
+    if (byte_fallback_) {
+      std::vector<uint32_t> bytes;
+      bool all = true;
+      for (unsigned char b : s) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        const uint32_t* bt = vocab_.Find(std::string_view(name));
+        if (bt == nullptr) {
+          all = false;
+          break;
+        }
+        bytes.push_back(*bt);
+      }
+      if (all) {
+        ids.insert(ids.end(), bytes.begin(), bytes.end());
+        continue;  // (a pending unk stays pending, as in the library)
+      }
+    }
+    if (unk_id_) {
+      if (has_pending_unk && !fuse_unk_) ids.push_back(pending_unk);
+      has_pending_unk = true;
+      pending_unk = *unk_id_;
+    }
+    // Without an unk token the character is dropped, as in the library.
+  }
+  if (has_pending_unk) ids.push_back(pending_unk);
+}
+
+void BpeModel::MergeAll(std::vector<uint32_t>& ids, const unsigned char* bytes) const {
+  const size_t n = ids.size();
+  if (n < 2) return;
+  if (n <= 64) {
+    // Small pieces: rescan the ranks of neighbouring pairs; lowest rank, leftmost first.
+    uint32_t ranks[64];
+    size_t len = n;
+    if (bytes != nullptr) {
+      for (size_t i = 0; i + 1 < len; ++i) {
+        ranks[i] = byte_pairs_[(static_cast<size_t>(bytes[i]) << 8) | bytes[i + 1]];
+      }
+    } else {
+      for (size_t i = 0; i + 1 < len; ++i) merges_.Prefetch(ids[i], ids[i + 1]);
+      for (size_t i = 0; i + 1 < len; ++i) ranks[i] = merges_.Rank(ids[i], ids[i + 1]);
+    }
+    for (size_t i = 0; i + 1 < len; ++i) merges_.PrefetchMerged(ranks[i]);
+    while (true) {
+      // The lowest (rank, position), without branches: ranks in the high half of the key.
+      uint64_t min_key = ~0ull;
+      for (size_t i = 0; i + 1 < len; ++i) {
+        uint64_t key = (static_cast<uint64_t>(ranks[i]) << 32) | i;
+        min_key = key < min_key ? key : min_key;
+      }
+      uint32_t best = static_cast<uint32_t>(min_key >> 32);
+      size_t at = static_cast<size_t>(min_key & 0xFFFFFFFFu);
+      if (best == MergeTable::kNone) break;
+      ids[at] = merges_.Merged(best);
+      --len;
+      for (size_t i = at + 1; i < len; ++i) ids[i] = ids[i + 1];
+      for (size_t i = at + 1; i + 1 < len; ++i) ranks[i] = ranks[i + 1];
+      if (at > 0) merges_.Prefetch(ids[at - 1], ids[at]);
+      if (at + 1 < len) merges_.Prefetch(ids[at], ids[at + 1]);
+      if (at > 0) {
+        ranks[at - 1] = merges_.Rank(ids[at - 1], ids[at]);
+        merges_.PrefetchMerged(ranks[at - 1]);
+      }
+      if (at + 1 < len) {
+        ranks[at] = merges_.Rank(ids[at], ids[at + 1]);
+        merges_.PrefetchMerged(ranks[at]);
+      }
+    }
+    ids.resize(len);
+    return;
+  }
+  // Long pieces: the library's algorithm, a heap of candidate merges checked when popped.
+  struct Node {
+    uint32_t id;
+    int32_t prev, next;
+    bool alive;
+  };
+  std::vector<Node> nodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    nodes[i] = {ids[i], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1,
+                true};
+  }
+  struct Candidate {
+    uint32_t rank;
+    uint32_t pos;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : pos > o.pos;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    uint32_t r = merges_.Rank(ids[i], ids[i + 1]);
+    if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(i)});
+  }
+  while (!queue.empty()) {
+    Candidate top = queue.top();
+    queue.pop();
+    Node& left = nodes[top.pos];
+    if (!left.alive || left.next < 0) continue;
+    Node& right = nodes[static_cast<size_t>(left.next)];
+    // A stale entry: the pair at this position changed since it was queued. (Equal ranks mean
+    // the same merge: a rank belongs to one pair.)
+    if (merges_.Rank(left.id, right.id) != top.rank) continue;
+    left.id = merges_.Merged(top.rank);
+    right.alive = false;
+    left.next = right.next;
+    if (right.next >= 0)
+      nodes[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
+    if (left.prev >= 0) {
+      uint32_t r = merges_.Rank(nodes[static_cast<size_t>(left.prev)].id, left.id);
+      if (r != MergeTable::kNone) queue.push({r, static_cast<uint32_t>(left.prev)});
+    }
+    if (left.next >= 0) {
+      uint32_t r = merges_.Rank(left.id, nodes[static_cast<size_t>(left.next)].id);
+      if (r != MergeTable::kNone) queue.push({r, top.pos});
+    }
+  }
+  ids.clear();
+  for (const Node& node : nodes) {
+    if (node.alive) ids.push_back(node.id);
+  }
+}
+
+}  // namespace reel::llm::internal

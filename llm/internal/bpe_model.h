@@ -1,0 +1,88 @@
+// The BPE model of a tokenizer.json ("model": {"type": "BPE", ...}): vocabulary, merges in the
+// string ("a b") or pair (["a", "b"]) form, continuing_subword_prefix, end_of_word_suffix,
+// unk_token with fuse_unk, byte_fallback and ignore_merges, with the Hugging Face library's
+// exact results (merges applied lowest rank first, leftmost first among equal ranks).
+//
+// Byte-level pieces (see Split::byte_level) are tokenized on their raw bytes: the vocabulary is
+// also indexed by the bytes its tokens stand for, so nothing is mapped on the hot path.
+// A per-thread cache maps recent pieces to their ids.
+//
+// Thread safety: const methods may run concurrently.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/status.h"
+#include "llm/internal/hash_tables.h"
+#include "llm/internal/tokenizer_json.h"
+
+namespace reel::llm::internal {
+
+class BpeModel {
+ public:
+  // `config` is the model object; its vocabulary and merges come in `tables` (read by
+  // ParseTokenizerJson or ReadVocabAndMerges).
+  static Result<std::unique_ptr<BpeModel>> Make(const nlohmann::json& config,
+                                                const VocabAndMerges& tables);
+  ~BpeModel();
+
+  // Appends the ids of one piece. With `byte_level`, the piece's text is the ByteLevel mapping
+  // of `text`.
+  void Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
+
+  std::optional<uint32_t> TokenToId(std::string_view token) const;
+  // The token string of an id, or nullopt.
+  std::optional<std::string_view> IdToToken(uint32_t id) const;
+  // The number of vocabulary entries (the library's get_vocab_size).
+  size_t VocabSize() const { return vocab_.size(); }
+  size_t MergeCount() const { return merge_count_; }
+
+  // The cache of this model for the calling thread (pieces that are / are not byte-level).
+  PieceCache& ThreadCache(bool byte_level) const;
+  // Tokenize with the cache already looked up; `hash` is HashBytes(text).
+  void Tokenize(std::string_view text, bool byte_level, PieceCache& cache, uint64_t hash,
+                std::vector<uint32_t>& out) const;
+  // The longest piece the cache holds; longer ones are tokenized every time.
+  static constexpr size_t kMaxCachedPieceBytes = 256;
+
+ private:
+  BpeModel() = default;
+  struct Symbol {
+    uint32_t id;
+    uint32_t length;  // bytes of the piece it covers (for the unk/byte-fallback order only)
+  };
+  void TokenizeUncached(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
+  // The library's merge_word on the characters of `text` (already mapped if byte-level).
+  void InitialSymbols(std::string_view text, std::vector<uint32_t>& ids) const;
+  // Applies the merges. `bytes`, when given, are the bytes the initial ids stand for (the
+  // simple byte-level case), so the first ranks come from byte_pairs_.
+  void MergeAll(std::vector<uint32_t>& ids, const unsigned char* bytes = nullptr) const;
+
+  StringIdMap vocab_;
+  StringIdMap byte_vocab_;            // tokens made only of ByteLevel characters, by their bytes
+  std::vector<int64_t> id_to_entry_;  // vocab_ entry of each id, or -1
+  mutable std::string id_token_scratch_;
+  MergeTable merges_;
+  size_t merge_count_ = 0;
+  std::array<int64_t, 256> byte_ids_{};  // id of the ByteLevel character of each byte, or -1
+  bool simple_bytes_ = false;            // byte-level pieces can start from byte_ids_ directly
+  // The merge rank of the pair of the ids of two bytes, when simple_bytes_: the first lookups
+  // of every piece hit this 256 KB table instead of the large merge table.
+  std::vector<uint32_t> byte_pairs_;
+  std::optional<uint32_t> unk_id_;
+  std::string unk_token_;
+  bool has_unk_token_ = false;
+  std::string prefix_, suffix_;
+  bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
+  uint64_t cache_owner_ = 0;  // identifies this model in the per-thread caches
+};
+
+}  // namespace reel::llm::internal

@@ -1,0 +1,197 @@
+// ReportReader: what `reel report` shows, read from a results database opened read-only.
+//
+// Items for the index (a page at a time), everything about one item (facts, frames, text segments,
+// the newest answer per prompt, contexts, failures), thumbnails, and per-run figures for the batch
+// report (requests by outcome, tokens, rates, the slowest and most expensive items, and the events
+// a throughput plot is drawn from).
+//
+// Columns the model stage is expected to add are read when the file has them and left unset
+// otherwise (ReportColumns says which): requests.ttft_seconds (REAL, time to first token of a
+// streamed answer), requests.attempts (INTEGER, HTTP attempts including retries), requests.cost
+// (REAL, the estimated cost of the request from the job's prices). A file of schema version 1
+// (before answer time references) reads the same.
+//
+// Errors: kNotFound for a missing file or item; kUnsupported for a newer schema; kIoError /
+// kCorruptData from the file. Ownership and threads: owns its read-only connection; use one per
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "storage/database.h"
+#include "storage/records.h"
+
+namespace reel::storage {
+
+// Optional columns found in the file.
+struct ReportColumns {
+  bool request_ttft = false;      // requests.ttft_seconds
+  bool request_attempts = false;  // requests.attempts
+  bool request_cost = false;      // requests.cost
+};
+
+// One line of the index.
+struct ReportItemRow {
+  int64_t item_id = 0;
+  std::string job;
+  std::string path;
+  std::string kind;
+  std::string status;
+  std::optional<std::string> error;
+  std::optional<double> duration_seconds;
+  int64_t frames = 0;
+  int64_t segments = 0;
+  int64_t answers = 0;          // prompts with an answer
+  int64_t failed_requests = 0;  // failed requests with no later answer to their prompt
+  int64_t prompt_tokens = 0;    // over every answer
+  int64_t completion_tokens = 0;
+  std::optional<double> cost;                 // with requests.cost
+  std::optional<std::string> thumbnail_hash;  // a frame from the middle of the item
+  std::string updated_at;
+};
+
+struct ReportFrame {
+  int64_t frame_id = 0;
+  int64_t sample_index = 0;
+  double time_seconds = 0;
+  int width = 0;
+  int height = 0;
+  std::optional<std::string> thumbnail_hash;
+  std::optional<int64_t> thumbnail_bytes;  // the blob's size, when it is in the file
+};
+
+// The newest answer to one prompt of an item.
+struct ReportAnswer {
+  int64_t response_id = 0;
+  int64_t request_id = 0;
+  std::string prompt_id;
+  std::optional<std::string> model;
+  std::string content;
+  std::optional<std::string> reasoning;
+  std::optional<std::string> finish_reason;
+  std::optional<int64_t> prompt_tokens;
+  std::optional<int64_t> completion_tokens;
+  std::optional<int64_t> cached_tokens;
+  std::optional<double> latency_seconds;
+  std::optional<double> ttft_seconds;  // requests.ttft_seconds
+  std::optional<int64_t> attempts;     // requests.attempts
+  std::optional<double> cost;          // requests.cost
+  std::string created_at;
+  int64_t earlier_answers = 0;  // older answers to the same prompt
+};
+
+// What was put in front of the model for one prompt (the newest context).
+struct ReportContext {
+  std::string prompt_id;
+  int64_t text_tokens = 0;
+  int64_t image_tokens = 0;
+  int64_t video_tokens = 0;
+  int64_t audio_tokens = 0;
+  int64_t total_tokens = 0;
+  std::string created_at;
+};
+
+struct ReportRequestFailure {
+  std::string prompt_id;
+  std::string error;
+  std::string time;
+  bool answered_later = false;  // a later request for the prompt succeeded
+};
+
+struct ReportItem {
+  ReportItemRow row;
+  std::optional<std::string> content_hash;
+  int64_t size_bytes = 0;
+  int64_t attempts = 0;
+  std::optional<std::string> media_json;
+  std::optional<std::string> started_at;
+  std::optional<std::string> finished_at;
+  std::vector<ReportFrame> frames;                     // in sample order
+  std::vector<SegmentRecord> segments;                 // in time order
+  std::vector<ReportAnswer> answers;                   // by prompt id
+  std::vector<ReportContext> contexts;                 // by prompt id
+  std::vector<ReportRequestFailure> request_failures;  // oldest first
+};
+
+// An item's share of a run, for the slowest / most expensive lists.
+struct ReportRunItem {
+  int64_t item_id = 0;
+  std::string path;
+  std::optional<double> seconds;  // processing, started_at to finished_at
+  double request_seconds = 0;     // sum of its requests' latency in the run
+  int64_t tokens = 0;             // prompt + completion tokens of its answers in the run
+  std::optional<double> cost;
+};
+
+// Something that finished during a run, for the throughput plot.
+struct ReportRunEvent {
+  double at_seconds = 0;  // since the run started
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t items = 0;   // 1 for an item that finished
+  int64_t frames = 0;  // that item's frames
+};
+
+struct ReportRun {
+  RunRecord run;
+  std::string job;
+  // Started to finished, or to the last request or item that finished if later (still running,
+  // or answers recorded after the run).
+  std::optional<double> wall_seconds;
+  int64_t requests_sent = 0;  // still 'sent': in flight, or lost with a crash
+  int64_t requests_succeeded = 0;
+  int64_t requests_failed = 0;
+  int64_t reasked = 0;  // failed requests followed by another request for the same prompt
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+  std::vector<double> latencies;              // seconds, of finished requests
+  std::vector<double> ttfts;                  // with requests.ttft_seconds
+  std::optional<int64_t> retries;             // with requests.attempts: sum of attempts - 1
+  std::optional<double> cost;                 // with requests.cost
+  std::vector<ReportRunItem> slowest;         // by processing time
+  std::vector<ReportRunItem> most_expensive;  // by cost, else by tokens
+  std::vector<ReportRunEvent> events;         // in time order
+};
+
+class ReportReader {
+ public:
+  static Result<ReportReader> Open(const std::string& path);
+
+  const ReportColumns& columns() const { return columns_; }
+
+  // Reads from here to EndSnapshot() (or the reader's end) see one state of the file (one read
+  // transaction), so a report written while a run is adding rows is consistent, and each query
+  // does not take and release the file's read lock on its own.
+  Status BeginSnapshot();
+  Status EndSnapshot();
+  const std::string& path() const { return db_.path(); }
+
+  // Items of `job` (all jobs if unset), ordered by job and path.
+  Result<int64_t> CountItems(const std::optional<std::string>& job);
+  Result<std::vector<ReportItemRow>> ListItems(const std::optional<std::string>& job,
+                                               int64_t offset, int64_t limit);
+  // Counts by status ("pending", "running", "done", "failed").
+  Result<std::vector<std::pair<std::string, int64_t>>> CountByStatus(
+      const std::optional<std::string>& job);
+  // An item by id, or by path as the job names it (then `job` narrows it down); nullopt if none.
+  // kInvalidArgument when a path matches items of several jobs and no job is given.
+  Result<std::optional<int64_t>> FindItem(const std::optional<std::string>& job,
+                                          const std::string& id_or_path);
+  Result<ReportItem> ReadItem(int64_t item_id);
+  Result<std::optional<std::string>> ReadBlob(const std::string& hash);
+  // The newest runs first, `top` items in each list.
+  Result<std::vector<ReportRun>> ReadRuns(const std::optional<std::string>& job, int max_runs,
+                                          int top = 10);
+
+ private:
+  ReportReader(Database db, ReportColumns columns) : db_(std::move(db)), columns_(columns) {}
+  Database db_;
+  ReportColumns columns_;
+};
+
+}  // namespace reel::storage

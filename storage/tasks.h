@@ -1,0 +1,201 @@
+// Tasks: the questions the model must answer, and their sends (docs/database.md, `tasks`).
+//
+// A task is one request's worth of work: one (item, prompt) context, one segment of a split
+// video ("map"), or the question asked again over the segments' answers ("reduce"). It is keyed
+// by a stable custom_id (the OpenAI Batch line's id) and its state is stored before anything is
+// sent:
+//
+//   EnsureTask (waiting) -> StartSend (task sent, a 'sent' requests row) ->
+//     FinishSend (request succeeded + response + task succeeded, one transaction)
+//   | FailSend  (request failed; task failed, or back to waiting when the send was cancelled)
+//
+// A crash between StartSend and FinishSend leaves the task 'sent': RequeueInterrupted (called by
+// the next run, which holds the database's lock) marks such requests failed ("interrupted") and
+// their tasks waiting, so they are sent again; an answer is never stored twice (one response per
+// request, one succeeded request per task).
+//
+// Threads: like Store, one TaskStore per connection, used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "storage/database.h"
+#include "storage/records.h"
+
+namespace reel::storage {
+
+enum class TaskStep { kAsk, kMap, kReduce };
+enum class TaskStatus { kWaiting, kSent, kSucceeded, kFailed };
+
+const char* TaskStepName(TaskStep step);        // "ask", "map", "reduce"
+const char* TaskStatusName(TaskStatus status);  // "waiting", "sent", "succeeded", "failed"
+
+struct TaskRecord {
+  int64_t id = 0;         // output
+  std::string custom_id;  // stable and unique
+  int64_t item_id = 0;
+  std::string prompt_id;
+  std::optional<int64_t> context_id;
+  TaskStep step = TaskStep::kAsk;
+  int64_t segment_index = 0;
+  int64_t segment_count = 1;
+  std::optional<double> start_seconds;
+  std::optional<double> end_seconds;
+  std::optional<int64_t> local_prompt_tokens;
+  std::optional<std::string> json_schema;       // the schema the answer must follow (compact JSON)
+  TaskStatus status = TaskStatus::kWaiting;     // output
+  std::optional<int64_t> server_count_tokens;   // output (SetServerCount)
+  std::optional<int64_t> request_id;            // output: the latest send
+  std::optional<std::string> last_outcome;      // output: that send's outcome
+  std::optional<int64_t> last_too_long_tokens;  // output: the server's count, if too long
+  std::optional<int64_t> last_too_long_output;  // output: the output it was asked for
+  std::optional<int64_t> last_too_long_window;  // output: the server's context length
+  std::optional<std::string> last_run_uid;      // output: the run that made that send
+};
+
+// What one send is, recorded before it goes out.
+struct SendRecord {
+  std::optional<int64_t> run_id;
+  std::optional<std::string> model;
+  std::string via = "online";  // "online" or "batch"
+  std::optional<int64_t> local_prompt_tokens;
+};
+
+// How a send ended (both ways).
+struct SendOutcome {
+  std::string outcome = "ok";  // llm::ChatOutcomeName
+  std::string error;           // "" when ok
+  std::optional<int> http_status;
+  std::optional<int64_t> attempts;
+  std::vector<std::string> retry_reasons;
+  std::optional<double> latency_seconds;
+  std::optional<double> total_seconds;
+  std::optional<double> ttft_seconds;
+  std::optional<int64_t> request_bytes;
+  std::optional<std::string> server_request_id;
+  std::optional<int64_t> too_long_prompt_tokens;
+  std::optional<int64_t> too_long_output_tokens;
+  std::optional<int64_t> too_long_context_length;
+  std::optional<double> cost;  // from the job's prices
+};
+
+// The answer of a succeeded send (responses row).
+struct AnswerRecord {
+  std::string content;
+  std::optional<std::string> reasoning;
+  std::optional<std::string> finish_reason;
+  std::optional<int64_t> prompt_tokens;
+  std::optional<int64_t> completion_tokens;
+  std::optional<int64_t> cached_tokens;
+  std::optional<int64_t> reasoning_tokens;
+  std::optional<std::string> json_answer;   // compact JSON, checked against the prompt's schema
+  bool truncated = false;                   // finish_reason "length"
+  std::optional<std::string> response_uid;  // the body's id
+};
+
+// A stored context row, as the model stage reads it back.
+struct ContextRow {
+  int64_t id = 0;
+  std::string context_hash;
+  int64_t segment_index = 0;
+  int64_t segment_count = 1;
+  int64_t total_tokens = 0;
+  std::optional<double> start_seconds;  // the manifest's time_range_s
+  std::optional<double> end_seconds;
+};
+
+// Sums over sends, for run reports.
+struct SendTotals {
+  int64_t sends = 0;
+  int64_t succeeded = 0;
+  int64_t failed = 0;
+  int64_t cancelled = 0;  // sends stopped by the run stopping (the task waits again)
+  int64_t retries = 0;    // HTTP retries inside sends (attempts - 1)
+  int64_t resent = 0;     // sends of a task that had been sent before
+  int64_t too_long = 0;
+  int64_t truncated = 0;      // answers cut by max_completion_tokens
+  int64_t prompt_tokens = 0;  // the server's usage, succeeded sends
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+  int64_t reasoning_tokens = 0;
+  int64_t local_prompt_tokens = 0;     // Reel's counts of the same (succeeded sends with usage)
+  int64_t compared = 0;                // succeeded sends with both counts
+  int64_t compared_server_tokens = 0;  // the server's counts of those
+  int64_t max_abs_token_difference = 0;
+  double latency_sum = 0;
+  double first_sent_unix = 0;  // wall clock span of the sends (seconds since the epoch)
+  double last_finished_unix = 0;
+  std::vector<double> ttft_seconds;  // streaming sends that saw a first token
+  std::vector<double> latencies;
+  int64_t tokenize_compared = 0;        // tasks with a /tokenize count
+  int64_t tokenize_difference_sum = 0;  // server - local, summed
+  int64_t tokenize_max_abs_difference = 0;
+};
+
+struct TaskCounts {
+  int64_t waiting = 0;
+  int64_t sent = 0;
+  int64_t succeeded = 0;
+  int64_t failed = 0;
+};
+
+class TaskStore {
+ public:
+  explicit TaskStore(Database& db) : db_(db) {}
+
+  // Inserts the task as waiting unless its custom_id exists; returns the stored row either way.
+  Result<TaskRecord> EnsureTask(const TaskRecord& task);
+  Result<std::optional<TaskRecord>> FindTask(const std::string& custom_id);
+  Result<std::optional<TaskRecord>> GetTask(int64_t task_id);
+  // The item's tasks, in id order.
+  Result<std::vector<TaskRecord>> ListTasks(int64_t item_id);
+  // Items (of `job_id`, or all) that have tasks in `status`, ascending.
+  Result<std::vector<int64_t>> ItemsWithTasks(std::optional<int64_t> job_id, TaskStatus status);
+  Result<TaskCounts> CountTasks(std::optional<int64_t> job_id);
+  // The job's items that are done: (id, path as stored), by id.
+  Result<std::vector<std::pair<int64_t, std::string>>> DoneItems(int64_t job_id);
+
+  // Task -> sent, a 'sent' requests row; returns the request id. kInvalidArgument if the task
+  // already succeeded (never ask twice).
+  Result<int64_t> StartSend(int64_t task_id, const SendRecord& send);
+  // The send succeeded: request succeeded, the answer stored, task succeeded.
+  Status FinishSend(int64_t request_id, const SendOutcome& outcome, const AnswerRecord& answer);
+  // The send failed: request failed; the task failed, or waiting again when `requeue` (the run
+  // stopped it; it was never answered).
+  Status FailSend(int64_t request_id, const SendOutcome& outcome, bool requeue);
+
+  // Requests left 'sent' by a process that ended: failed ("interrupted ..."), tasks waiting.
+  // Only for a caller holding the run lock. Returns how many.
+  Result<int64_t> RequeueInterrupted();
+  // Failed tasks of `item_id` back to waiting (--retry-failed). Returns how many.
+  Result<int64_t> RequeueFailed(int64_t item_id);
+
+  Status SetServerCount(int64_t task_id, int64_t count);
+
+  // Whether a batch result with this server id was imported for the task already.
+  Result<bool> HasBatchSend(int64_t task_id, const std::string& server_request_id);
+
+  // Contexts of (item, prompt) built from `settings_key`, in segment order.
+  Result<std::vector<ContextRow>> ListContexts(int64_t item_id, const std::string& prompt_id,
+                                               const std::string& settings_key);
+  // The succeeded answer of a task, if any.
+  Result<std::optional<AnswerRecord>> GetAnswer(int64_t task_id);
+
+  // Totals over sends of run `run_id` (or, with nullopt, every send of `job_id`).
+  Result<SendTotals> Totals(std::optional<int64_t> run_id, std::optional<int64_t> job_id);
+
+  // runs.report_json.
+  Status SetRunReport(int64_t run_id, const std::string& report_json);
+  // The newest run (of the job, if given) with a report: (run id, report JSON).
+  Result<std::optional<std::pair<int64_t, std::string>>> LatestRunReport(
+      std::optional<int64_t> job_id);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace reel::storage

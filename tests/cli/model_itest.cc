@@ -1,0 +1,649 @@
+// The model stage end to end: `reel run` against the fake OpenAI-compatible server
+// (tests/support/fake_openai_server.py) with two videos with subtitles (one long enough to be
+// split and asked map-reduce), a document and an image, two prompts (one with a JSON schema);
+// killed with -9 at many points and run again; exported as an OpenAI Batch file, answered by the
+// fake in batch mode and imported; faults injected; `reel ask`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tests/cli/cli_test_util.h"
+#include "tests/support/fake_model_server.h"
+
+namespace reel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kReasoning[] = "Let me look at the frames first.";
+
+std::string Clip(int seconds) {
+  return GeneratedMedia("model_clip_" + std::to_string(seconds) + ".mp4",
+                        "-f lavfi -i testsrc2=size=320x180:rate=25:duration=" +
+                            std::to_string(seconds) + " -c:v libx264 -pix_fmt yuv420p");
+}
+
+std::string Still() {
+  return GeneratedMedia("model_still.png",
+                        "-f lavfi -i testsrc2=size=320x240:rate=1:duration=1 -frames:v 1");
+}
+
+// The job: short.mp4 (3 s, asked whole), long.mp4 (12 s, split in segments), notes.md, still.png;
+// prompts "describe" and "facts" (JSON schema). `model_extra` is appended to the model section.
+std::string MakeJobDir(const std::string& name,
+                       const std::string& model_extra = "  concurrency: 3\n",
+                       const std::string& context_extra = "") {
+  const std::string dir = ScratchDir(name);
+  fs::create_directories(dir + "/media");
+  fs::copy_file(Clip(3), dir + "/media/short.mp4");
+  fs::copy_file(Clip(12), dir + "/media/long.mp4");
+  fs::copy_file(Still(), dir + "/media/still.png");
+  WriteText(dir + "/media/short.srt", "1\n00:00:00,500 --> 00:00:02,000\nA short line.\n");
+  WriteText(dir + "/media/long.srt",
+            "1\n00:00:01,000 --> 00:00:03,000\nThe first line.\n\n2\n00:00:08,000 --> "
+            "00:00:10,000\nThe second line.\n");
+  WriteText(dir + "/media/notes.md", "# Notes\n\nThe clips are test patterns.\n");
+  WriteText(dir + "/job.yaml",
+            "name: e2e\n"
+            "inputs:\n"
+            "  - media/*.mp4\n"
+            "  - path: media/notes.md\n"
+            "    kind: document\n"
+            "  - media/still.png\n"
+            "sampling: {policy: fps, fps: 1}\n"
+            "context:\n"
+            "  token_budget: 1400\n"
+            "  fit_steps: [split]\n" +
+                context_extra +
+                "model:\n"
+                "  endpoint: ${EP:-}\n"
+                "  max_output_tokens: 128\n" +
+                model_extra +
+                "prompts:\n"
+                "  - id: describe\n"
+                "    question: Describe what happens.\n"
+                "  - id: facts\n"
+                "    question: List the facts.\n"
+                "    json_schema: {type: object, properties: {facts: {type: array, items: "
+                "{type: string}}, count: {type: integer}}, required: [facts, count]}\n");
+  return dir;
+}
+
+std::string WithEndpoint(const FakeModelServer& server) {
+  return "EP=" + ShellQuote(server.endpoint()) + " ";
+}
+
+// `reel ARGS` in `dir` with environment assignments `env` ("NAME=value ...").
+CommandResult ReelEnv(const std::string& env, const std::string& args, const std::string& dir) {
+  return RunCommand("cd " + ShellQuote(dir) + " && " + env + " " + ShellQuote(ReelPath()) + " " +
+                    args);
+}
+
+// The chat requests the fake received.
+std::vector<json> ChatLog(FakeModelServer& server) {
+  std::vector<json> out;
+  for (const json& e : json::parse(server.Log())) {
+    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
+  }
+  return out;
+}
+
+// Every row the complete job must have: 12 tasks (short, notes, still: one ask per prompt; long:
+// two segments per prompt and a reduce per prompt), each answered exactly once.
+void ExpectCompleteRows(const std::string& db, const std::string& mode) {
+  SCOPED_TRACE(db);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks"), 12);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status != 'succeeded'"), 0);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t WHERE (SELECT count(*) FROM requests r "
+                     "JOIN responses p ON p.request_id = r.id WHERE r.task_id = t.id) != 1"),
+            0);
+  // The split: the long video's segments cover it in order, then a reduce per prompt.
+  json maps = QueryJson(db,
+                        "SELECT t.prompt_id, t.segment_index, t.segment_count, t.start_seconds, "
+                        "t.end_seconds FROM tasks t JOIN items i ON i.id = t.item_id WHERE "
+                        "i.path LIKE '%long.mp4' AND t.step = 'map' ORDER BY 1, 2");
+  ASSERT_EQ(maps.size(), 4u) << maps.dump();
+  for (const json& m : maps) EXPECT_EQ(m["segment_count"], 2);
+  EXPECT_DOUBLE_EQ(maps[0]["start_seconds"].get<double>(), 0.0);
+  EXPECT_LT(maps[0]["end_seconds"].get<double>(), maps[1]["start_seconds"].get<double>());
+  EXPECT_GT(maps[1]["end_seconds"].get<double>(), 11.0);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t JOIN items i ON i.id = t.item_id WHERE "
+                     "i.path LIKE '%long.mp4' AND t.step = 'reduce'"),
+            2);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE step = 'ask'"), 6);
+  // The final answers: one per item and prompt.
+  json latest = QueryJson(db,
+                          "SELECT path, prompt_id, step, content, reasoning, json_answer, "
+                          "prompt_tokens, completion_tokens FROM latest_answers ORDER BY 1, 2");
+  ASSERT_EQ(latest.size(), 8u) << latest.dump();
+  for (const json& a : latest) {
+    SCOPED_TRACE(a.dump());
+    const bool is_long = a["path"].get<std::string>().ends_with("long.mp4");
+    EXPECT_EQ(a["step"], is_long ? "reduce" : "ask");
+    EXPECT_EQ(a["reasoning"], kReasoning);
+    EXPECT_EQ(a["content"].get<std::string>().find("mm:think"), std::string::npos);
+    EXPECT_GT(a["prompt_tokens"].get<int64_t>(), 0);
+    EXPECT_GT(a["completion_tokens"].get<int64_t>(), 0);
+    if (a["prompt_id"] == "facts") {
+      json answer = json::parse(a["json_answer"].get<std::string>());
+      EXPECT_TRUE(answer["facts"].is_array());
+      EXPECT_TRUE(answer["count"].is_number_integer());
+    } else {
+      EXPECT_TRUE(a["json_answer"].is_null());
+      EXPECT_EQ(a["content"].get<std::string>().rfind("Answer to: ", 0), 0u);
+      if (is_long) {
+        EXPECT_NE(a["content"].get<std::string>().find("The video was too long"),
+                  std::string::npos);
+      }
+    }
+  }
+  // SQLite's JSON functions read the structured answers.
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts' AND "
+                     "json_type(json_answer, '$.facts') = 'array'"),
+            4);
+  // Every context segment the tasks name is stored, with its tokens.
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t LEFT JOIN contexts c ON c.id = "
+                     "t.context_id WHERE c.id IS NULL OR c.total_tokens <= 0"),
+            0);
+  (void)mode;
+}
+
+class ModelRunTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
+  FakeModelServer server({.mode = GetParam()});
+  ASSERT_TRUE(server.started());
+  // vLLM: the server's /tokenize count of the first request of each shape is recorded; SGLang:
+  // answers are streamed (the stored result is the same; the time to first token is kept).
+  const bool stream = GetParam() == "sglang";
+  const std::string dir = MakeJobDir("model_e2e_" + GetParam(),
+                                     std::string("  concurrency: 3\n  verify_tokens: true\n") +
+                                         (stream ? "  stream: true\n" : ""));
+  const std::string db = dir + "/e2e.db";
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("model: 12 requests (12 ok, 0 failed"), std::string::npos) << run.err;
+  ExpectCompleteRows(db, GetParam());
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM requests WHERE via = 'online' AND outcome = 'ok' "
+                     "AND attempts = 1 AND status = 'succeeded'"),
+            12);
+  // The server saw well-formed requests only, each naming its task.
+  std::vector<json> chats = ChatLog(server);
+  ASSERT_EQ(chats.size(), 12u);
+  std::set<std::string> custom_ids;
+  for (const json& row : QueryJson(db, "SELECT custom_id FROM tasks")) {
+    custom_ids.insert(row["custom_id"].get<std::string>());
+  }
+  for (const json& c : chats) {
+    EXPECT_TRUE(c["shape_errors"].empty()) << c["shape_errors"].dump();
+    const std::string id = c["headers"].value("x-request-id", "");
+    EXPECT_TRUE(custom_ids.count(id.substr(0, id.rfind('-')))) << id;
+  }
+  // verify_tokens: one /tokenize call per shape (video ask, video segment, reduce, document,
+  // image), its count kept with the task and compared in the report.
+  const int64_t checked = QueryInt(db, "SELECT count(*) FROM tasks WHERE server_count_tokens > 0");
+  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(static_cast<int64_t>(json::parse(server.Log()).size()) - 1 - 12, checked)
+      << "GET /v1/models, the chats, and one /tokenize per shape";
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests WHERE ttft_seconds IS NOT NULL"),
+            stream ? 12 : 0);
+  // The run report is kept for `reel status`.
+  json report = json::parse(
+      QueryJson(db, "SELECT report_json FROM runs")[0]["report_json"].get<std::string>());
+  EXPECT_EQ(report["requests"], 12);
+  EXPECT_EQ(report["ok"], 12);
+  EXPECT_GT(report["prompt_tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(report["tasks"]["answered"], 12);
+  EXPECT_EQ(report["tokenize_compared"], 5);
+  EXPECT_EQ(report["ttft_mean_s"].is_number(), stream);
+  EXPECT_EQ(report["token_compared"], 12);
+  CommandResult status = Reel("status --db " + ShellQuote(db));
+  EXPECT_NE(status.out.find("Questions to the model: 12 answered, 0 failed, 0 waiting"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("model: 12 requests (12 ok"), std::string::npos) << status.out;
+
+  // A second run asks nothing: every answer is stored.
+  CommandResult again = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ChatLog(server).size(), 12u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, ModelRunTest, ::testing::Values("vllm", "sglang"));
+
+// Prompts about one context: the first alone, the rest once it has returned (so the server can
+// reuse its prefix cache); here the first prompt's requests take 0.4 s each.
+TEST(ModelOrderTest, TheFirstPromptAboutAContextGoesOutAlone) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  server.Script(R"([{"kind": "slow", "seconds": 0.4, "times": 100, "match": "Describe what"}])");
+  const std::string dir = MakeJobDir("model_order");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Group the requests by everything before the question (the same frames and text).
+  std::map<std::string, std::vector<std::pair<double, std::string>>> groups;
+  for (const json& c : ChatLog(server)) {
+    json content = c["body"]["messages"].back()["content"];
+    const std::string question = content.back()["text"];
+    content.erase(content.size() - 1);
+    if (question.find("too long") != std::string::npos) continue;  // reduces: not shared
+    groups[content.dump()].emplace_back(c["time"].get<double>(), question);
+  }
+  ASSERT_EQ(groups.size(), 5u);  // short, long x 2 segments, notes, still
+  for (auto& [prefix, requests] : groups) {
+    ASSERT_EQ(requests.size(), 2u);
+    std::sort(requests.begin(), requests.end());
+    EXPECT_EQ(requests[0].second, "Describe what happens.");
+    EXPECT_GE(requests[1].first - requests[0].first, 0.39) << "sent before the first returned";
+  }
+  // ... and the server reused the prefix: the second of each pair found it cached.
+  EXPECT_EQ(QueryInt(dir + "/e2e.db",
+                     "SELECT count(*) FROM answers WHERE prompt_id = 'facts' AND step != "
+                     "'reduce' AND cached_tokens > 0"),
+            4);  // the notes' prompt is shorter than one 128-token block
+}
+
+// kill -9 at many points of runs that ask the model, then a run to the end: every answer is
+// present exactly once, nothing is left half-sent, and only what had no stored answer was asked
+// again.
+TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
+  FakeModelServer server({.extra_args = {"--prefill-tokens-per-second", "20000"}});
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_crash");
+  const std::string db = dir + "/e2e.db";
+  const std::string env = "EP=" + server.endpoint();
+
+  // Calibrate one whole run in a separate database.
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult calibration =
+      ReelEnv(WithEndpoint(server), "run job.yaml --db calibration.db", dir);
+  ASSERT_EQ(calibration.exit_code, 0) << calibration.err;
+  const double full_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  server.Reset();
+
+  setenv("EP", server.endpoint().c_str(), 1);
+  std::mt19937 rng(20240611);
+  // Early enough that each killed run leaves work for the next (in-flight requests are lost).
+  std::uniform_real_distribution<double> when(0.05, 0.4);
+  const int kKills = 12;
+  int killed = 0;
+  for (int k = 0; k < kKills; ++k) {
+    const std::string log = dir + "/kill" + std::to_string(k) + ".log";
+    ReelProcess run({"run", dir + "/job.yaml", "--db", db}, log);
+    ASSERT_GT(run.pid(), 0);
+    const auto delay = std::chrono::milliseconds(static_cast<int>(when(rng) * full_ms));
+    std::this_thread::sleep_for(delay);
+    if (run.Running()) {
+      run.Signal(SIGKILL);
+      ++killed;
+    }
+    run.Wait();
+  }
+  unsetenv("EP");
+  EXPECT_GE(killed, kKills / 2) << "most runs should have been killed mid-way";
+  CommandResult last = ReelEnv(WithEndpoint(server), "run job.yaml --db " + ShellQuote(db), dir);
+  ASSERT_EQ(last.exit_code, 0) << last.err;
+  ExpectCompleteRows(db, "vllm");
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses"), 12);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests WHERE status = 'sent'"), 0);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM requests WHERE status = 'failed' AND outcome NOT "
+                     "IN ('interrupted', 'cancelled')"),
+            0);
+  // Asked again only what had no stored answer: at most the requests in flight at each kill.
+  const int64_t sends = static_cast<int64_t>(ChatLog(server).size());
+  EXPECT_LE(sends, 12 + killed * 3);
+  EXPECT_EQ(QueryJson(db, "PRAGMA integrity_check")[0].begin()->get<std::string>(), "ok");
+}
+
+// The same job without an endpoint: everything prepared, waiting for a model; written as a
+// Batch file, answered by the fake in batch mode (as `vllm run-batch`), imported (twice: the
+// second changes nothing), and again for the reduce step: the same rows as the online run.
+TEST(ModelBatchTest, ExportThenImportGivesTheSameRowsAsTheOnlineRun) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string online_dir = MakeJobDir("model_batch_online");
+  ASSERT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", online_dir).exit_code, 0);
+
+  const std::string dir = MakeJobDir("model_batch");
+  const std::string db = dir + "/e2e.db";
+  CommandResult prepare = Reel("run job.yaml", dir);
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.err;
+  EXPECT_NE(prepare.err.find("10 waiting for a model"), std::string::npos) << prepare.err;
+  EXPECT_NE(prepare.err.find("reel export"), std::string::npos) << prepare.err;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 10);
+
+  int rounds = 0;
+  for (; rounds < 4; ++rounds) {
+    const std::string in = dir + "/in" + std::to_string(rounds) + ".jsonl";
+    const std::string out = dir + "/out" + std::to_string(rounds) + ".jsonl";
+    CommandResult exported =
+        Reel("export --db " + ShellQuote(db) + " --format openai-batch " + ShellQuote(in), dir);
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    if (ReadText(in).empty()) break;
+    // custom_id: unique within the file, and stable: exporting again writes the same lines.
+    std::set<std::string> ids;
+    size_t lines = 0;
+    for (std::istringstream s(ReadText(in)); !s.eof();) {
+      std::string line;
+      std::getline(s, line);
+      if (line.empty()) continue;
+      ++lines;
+      ids.insert(json::parse(line)["custom_id"].get<std::string>());
+    }
+    EXPECT_EQ(ids.size(), lines);
+    ASSERT_EQ(
+        Reel("export --db " + ShellQuote(db) + " --format openai-batch again.jsonl", dir).exit_code,
+        0);
+    EXPECT_EQ(ReadText(dir + "/again.jsonl"), ReadText(in));
+    ASSERT_EQ(FakeModelServer::RunBatch({}, in, out), 0);
+    CommandResult imported = Reel("import --db " + ShellQuote(db) + " " + ShellQuote(out), dir);
+    ASSERT_EQ(imported.exit_code, 0) << imported.err;
+    EXPECT_NE(imported.err.find(std::to_string(lines) + " answers stored"), std::string::npos)
+        << imported.err;
+    CommandResult twice = Reel("import --db " + ShellQuote(db) + " " + ShellQuote(out), dir);
+    ASSERT_EQ(twice.exit_code, 0) << twice.err;
+    EXPECT_NE(twice.err.find("0 answers stored, 0 failures stored, " + std::to_string(lines) +
+                             " imported before"),
+              std::string::npos)
+        << twice.err;
+  }
+  EXPECT_EQ(rounds, 2) << "the segments, then the reduce over their answers";
+  ExpectCompleteRows(db, "vllm");
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests WHERE via = 'batch'"), 12);
+
+  const std::string rows =
+      "SELECT replace(path, rtrim(path, replace(path, '/', '')), '') AS file, prompt_id, step, "
+      "segment_index, content, reasoning, finish_reason, prompt_tokens, completion_tokens, "
+      "json_answer FROM answers ORDER BY 1, 2, 3, 4";
+  EXPECT_EQ(QueryJson(db, rows).dump(1), QueryJson(online_dir + "/e2e.db", rows).dump(1));
+}
+
+// Errors in a results file are stored too; a too-long one makes the next export a re-fitted
+// request (a new custom_id) instead of the same one again.
+TEST(ModelBatchTest, ImportedErrorsAreStoredAndTooLongIsRefitted) {
+  const std::string dir = MakeJobDir("model_batch_errors");
+  const std::string db = dir + "/e2e.db";
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  ASSERT_EQ(Reel("export --db e2e.db --format openai-batch in.jsonl", dir).exit_code, 0);
+  std::vector<json> lines;
+  for (std::istringstream s(ReadText(dir + "/in.jsonl")); !s.eof();) {
+    std::string line;
+    std::getline(s, line);
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  ASSERT_EQ(lines.size(), 10u);
+  // The notes' "describe": refused as too long (vLLM's wording); the still's: a server error
+  // as vllm run-batch writes it; one line nobody asked for; one that is not JSON.
+  std::string notes_describe, still_describe;
+  for (const json& l : lines) {
+    const std::string body = l["body"].dump();
+    if (body.find("The clips are test patterns") != std::string::npos &&
+        body.find("Describe what") != std::string::npos) {
+      notes_describe = l["custom_id"];
+    }
+    if (body.find("image_url") != std::string::npos &&
+        body.find("Describe what") != std::string::npos &&
+        body.find("video") == std::string::npos && body.find("Frame at") == std::string::npos) {
+      still_describe = l["custom_id"];
+    }
+  }
+  ASSERT_FALSE(notes_describe.empty());
+  json too_long = {
+      {"id", "batch-1"},
+      {"custom_id", notes_describe},
+      {"response",
+       {{"status_code", 400},
+        {"request_id", "r1"},
+        {"body",
+         {{"error",
+           {{"message",
+             "You passed 300 input tokens and requested 128 output tokens. However, the "
+             "model's context length is only 1400 tokens, resulting in a maximum input length "
+             "of 1272 tokens. Please reduce the length of the input prompt."},
+            {"type", "BadRequestError"},
+            {"code", 400}}}}}}},
+      {"error", nullptr}};
+  WriteText(dir + "/out.jsonl", too_long.dump() + "\n" +
+                                    R"({"id": "batch-2", "custom_id": "reel-nobody", )"
+                                    R"("response": null, "error": "no such request"})" +
+                                    "\nnot json\n");
+  CommandResult imported = Reel("import --db e2e.db out.jsonl", dir);
+  EXPECT_EQ(imported.exit_code, 3) << imported.err;
+  EXPECT_NE(imported.err.find("0 answers stored, 1 failures stored, 0 imported before, 1 unknown, "
+                              "1 unreadable"),
+            std::string::npos)
+      << imported.err;
+  json failed = QueryJson(db,
+                          "SELECT t.status, r.outcome, r.too_long_prompt_tokens, "
+                          "r.too_long_context_length, r.via FROM tasks t JOIN requests r ON "
+                          "r.id = t.request_id WHERE t.custom_id = '" +
+                              notes_describe + "'");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["status"], "failed");
+  EXPECT_EQ(failed[0]["outcome"], "prompt too long");
+  EXPECT_EQ(failed[0]["too_long_prompt_tokens"], 300);
+  EXPECT_EQ(failed[0]["too_long_context_length"], 1400);
+  EXPECT_EQ(failed[0]["via"], "batch");
+  // Importing it again changes nothing.
+  CommandResult twice = Reel("import --db e2e.db out.jsonl", dir);
+  EXPECT_NE(twice.err.find("0 failures stored, 1 imported before"), std::string::npos) << twice.err;
+  // The next export re-fits that question: 10 lines, the notes' describe under a new id.
+  ASSERT_EQ(Reel("export --db e2e.db --format openai-batch in2.jsonl", dir).exit_code, 0);
+  const std::string in2 = ReadText(dir + "/in2.jsonl");
+  EXPECT_EQ(std::count(in2.begin(), in2.end(), '\n'), 10);
+  EXPECT_EQ(in2.find(notes_describe), std::string::npos);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t JOIN items i ON i.id = t.item_id WHERE "
+                     "i.path LIKE '%notes.md' AND t.prompt_id = 'describe'"),
+            2);
+}
+
+// Faults: retried (429 with retry-after, a cut connection, 503), recorded (malformed JSON,
+// empty choices, a 500 that outlasts the retries), re-fitted (too-long in both shapes), and
+// asked again with --retry-failed.
+TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
+  FakeModelServer server({.mode = "sglang"});
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_faults", "  concurrency: 1\n");
+  const std::string db = dir + "/e2e.db";
+  // Matched on each item's text, in the order the items' requests go out.
+  server.Script(R"([
+    {"kind": "status", "status": 429, "headers": {"retry-after": "0.1"}, "match": "test patterns"},
+    {"kind": "too_long", "shape": "vllm", "prompt_tokens": 200, "limit": 1400, "match": "test patterns"},
+    {"kind": "cut", "match": "A short line"},
+    {"kind": "status", "status": 503, "match": "A short line"},
+    {"kind": "too_long", "shape": "sglang", "prompt_tokens": 1500, "match": "The first line"}
+  ])");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // Retried: the notes (429), the short clip (cut, 503).
+  EXPECT_EQ(QueryInt(db, "SELECT sum(attempts - 1) FROM requests"), 3);
+  EXPECT_NE(
+      QueryJson(db, "SELECT retry_reasons FROM requests WHERE retry_reasons LIKE '%429%'").size(),
+      0u);
+  // Re-fitted: two too-long refusals, each followed by an answered re-fit.
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM requests WHERE outcome = 'prompt too long' AND "
+                     "too_long_prompt_tokens IN (200, 1500)"),
+            2);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t JOIN requests r ON r.id = t.request_id "
+                     "WHERE r.outcome = 'prompt too long' AND t.status = 'failed'"),
+            2);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures WHERE stage = 'request'"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 8);
+
+  // Recorded: an empty choice list and malformed JSON fail their question (never a crash).
+  const std::string dir2 = MakeJobDir("model_faults_2", "  concurrency: 1\n  retries: 1\n");
+  const std::string db2 = dir2 + "/e2e.db";
+  server.Reset();
+  server.Script(R"([
+    {"kind": "empty_choices", "match": "test patterns", "times": 1},
+    {"kind": "malformed", "match": "A short line", "times": 1},
+    {"kind": "status", "status": 500, "match": "image_url", "times": 2}
+  ])");
+  CommandResult faulty = ReelEnv(WithEndpoint(server), "run job.yaml", dir2);
+  EXPECT_EQ(faulty.exit_code, 1) << faulty.err;
+  EXPECT_NE(faulty.err.find("questions failed"), std::string::npos) << faulty.err;
+  json outcomes = QueryJson(db2,
+                            "SELECT outcome, count(*) AS n FROM requests WHERE status = 'failed' "
+                            "GROUP BY outcome ORDER BY outcome");
+  EXPECT_EQ(outcomes.dump(), json::parse(R"([{"outcome": "empty choices", "n": 1},
+      {"outcome": "malformed response", "n": 1}, {"outcome": "server error", "n": 1}])")
+                                 .dump());
+  EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 3);
+  // A plain rerun does not ask failed questions again; --retry-failed does.
+  const size_t before = ChatLog(server).size();
+  EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 1);
+  EXPECT_EQ(ChatLog(server).size(), before);
+  CommandResult retried = ReelEnv(WithEndpoint(server), "run job.yaml --retry-failed", dir2);
+  EXPECT_EQ(retried.exit_code, 0) << retried.err;
+  EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 0);
+  EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM latest_answers"), 8);
+}
+
+// No endpoint: prepared and waiting; with one, everything is asked; a changed prompt asks only
+// that prompt again.
+TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_changes");
+  const std::string db = dir + "/e2e.db";
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 10);
+  ASSERT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir).exit_code, 0);
+  EXPECT_EQ(ChatLog(server).size(), 12u);
+  std::string job = ReadText(dir + "/job.yaml");
+  const std::string old_question = "question: List the facts.";
+  job.replace(job.find(old_question), old_question.size(), "question: List every fact.");
+  WriteText(dir + "/job.yaml", job);
+  server.Reset();
+  CommandResult changed = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  std::vector<json> chats = ChatLog(server);
+  EXPECT_EQ(chats.size(), 6u);  // short, notes, still; the long video's 2 segments and reduce
+  for (const json& c : chats) EXPECT_EQ(c.dump().find("Describe what"), std::string::npos);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts'"), 4);
+}
+
+// The API key is sent in the Authorization header and written nowhere: not in the database, the
+// log, an export, or an error message (the fake echoes it in a 401 once).
+TEST(ModelKeyTest, TheKeyIsNeverWritten) {
+  const std::string key = "sk-test-4f1d2a7c9e0b";
+  FakeModelServer server({.api_key = key});
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_key", "  api_key_env: REEL_TEST_KEY\n  retries: 0\n");
+  server.Script(R"([{"kind": "echo_key", "match": "test patterns", "times": 1}])");
+  CommandResult run =
+      ReelEnv("REEL_TEST_KEY=" + key + " " + WithEndpoint(server), "run job.yaml -v", dir);
+  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 fails one question
+  EXPECT_EQ(QueryInt(dir + "/e2e.db",
+                     "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
+                     "AND error LIKE '%[redacted]%'"),
+            1);
+  for (const json& c : ChatLog(server)) EXPECT_TRUE(c["auth_problems"].empty());
+  ASSERT_EQ(
+      Reel("export --db e2e.db --format openai-batch out.jsonl --retry-failed", dir).exit_code, 0);
+  EXPECT_EQ(run.err.find(key), std::string::npos);
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    EXPECT_EQ(ReadText(entry.path().string()).find(key), std::string::npos) << entry.path();
+  }
+}
+
+// reel ask: the answer streams to stdout and is recorded in the default database.
+TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_ask");
+  const std::string env = "XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= ";
+  CommandResult ask =
+      ReelEnv(env, "ask media/short.mp4 'What is shown?' --endpoint " + server.endpoint(), dir);
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_EQ(ask.out, "Answer to: What is shown?\n");
+  const std::string db = dir + "/data/reel/reel.db";
+  ASSERT_TRUE(fs::exists(db));
+  std::vector<json> chats = ChatLog(server);
+  ASSERT_EQ(chats.size(), 1u);
+  EXPECT_EQ(chats[0]["body"]["stream"], true);
+  EXPECT_EQ(QueryJson(db, "SELECT content FROM latest_answers")[0]["content"],
+            "Answer to: What is shown?");
+  // Reporting commands find the database too (no ./reel.db here).
+  CommandResult results = ReelEnv(env, "results", dir);
+  EXPECT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_NE(results.out.find("What is shown?"), std::string::npos) << results.out;
+  // Two files: one header each; REEL_MODEL_URL instead of --endpoint; a JSON schema.
+  WriteText(dir + "/schema.json", R"({"type": "object", "properties": {"n": {"type": "integer"}},
+                                       "required": ["n"]})");
+  CommandResult two = ReelEnv(env + "REEL_MODEL_URL=" + server.endpoint(),
+                              "ask media/notes.md media/still.png 'How many?' --json-schema "
+                              "schema.json",
+                              dir);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("== " + dir + "/media/notes.md =="), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("== " + dir + "/media/still.png =="), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("{\"n\": 1}"), std::string::npos) << two.out;
+  // Without a server: a clear message.
+  CommandResult none = ReelEnv(env + "REEL_MODEL_URL=", "ask media/notes.md 'Why?'", dir);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("REEL_MODEL_URL"), std::string::npos);
+}
+
+// The chapters prompt kind: an answer that fails its check (overlapping chapters) is asked again
+// once in the same conversation; the checked chapters are stored as JSON, snapped to frames.
+TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_chapters");
+  const json bad = {{"chapters",
+                     {{{"start", "00:00"}, {"end", "00:02"}, {"title", "A"}, {"summary", ""}},
+                      {{"start", "00:01"}, {"end", "00:03"}, {"title", "B"}, {"summary", ""}}}}};
+  const json good = {{"chapters",
+                      {{{"start", "00:00"}, {"end", "00:01"}, {"title", "A"}, {"summary", "a"}},
+                       {{"start", "00:01"}, {"end", "00:03"}, {"title", "B"}, {"summary", "b"}}}}};
+  server.Script(json::array({{{"kind", "content"}, {"content", bad.dump()}},
+                             {{"kind", "content"}, {"content", good.dump()}}})
+                    .dump());
+  const std::string env = "XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= ";
+  CommandResult ask =
+      ReelEnv(env, "ask --chapters media/short.mp4 --endpoint " + server.endpoint(), dir);
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_NE(ask.err.find("[asking again: "), std::string::npos) << ask.err;
+  const std::string db = dir + "/data/reel/reel.db";
+  json rows = QueryJson(db,
+                        "SELECT r.attempts, r.retry_reasons, a.json_answer FROM latest_answers a "
+                        "JOIN requests r ON r.id = (SELECT request_id FROM responses WHERE id = "
+                        "a.response_id) WHERE a.prompt_id = 'chapters'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["attempts"], 2);
+  EXPECT_NE(rows[0]["retry_reasons"].get<std::string>().find("overlaps"), std::string::npos);
+  json chapters = json::parse(rows[0]["json_answer"].get<std::string>());
+  ASSERT_EQ(chapters.size(), 2u);
+  EXPECT_EQ(chapters[1]["title"], "B");
+  EXPECT_EQ(chapters[1]["start_frame"], 1);  // the frame at 1 s
+  std::vector<json> chats = ChatLog(server);
+  ASSERT_EQ(chats.size(), 2u);
+  const json& messages = chats[1]["body"]["messages"];
+  EXPECT_EQ(messages[messages.size() - 2]["role"], "assistant");
+  EXPECT_EQ(messages[messages.size() - 2]["content"], bad.dump());
+  EXPECT_EQ(messages.back()["role"], "user");
+  EXPECT_NE(messages.back()["content"].get<std::string>().find("overlaps"), std::string::npos);
+  EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "chapters");
+}
+
+}  // namespace
+}  // namespace reel::testing
