@@ -38,7 +38,7 @@ namespace {
 constexpr int kMr = 14;  // rows of the register tile
 constexpr int kNr = 32;  // columns of the register tile = panel width
 // Measured on Zen 5 (bench/bf16_gemm_bench, one thread, 2870x5120x1280): kKc 256 -> 512 and
-// kNcPanels 32 -> 128 took the kernel from ~173 to ~195 GFLOP/s (fewer passes over C and fewer
+// kNcPanels 32 -> 128 took the kernel from ~172 to ~184 GFLOP/s (fewer passes over C and fewer
 // packings of A); kKc 128 or 192 were slower.
 constexpr int kKc = 512;        // k per block: one panel's block is 64 KB (L2)
 constexpr int kMc = kMr * 16;   // rows per packed A block: 224 x 512 x 4 = 448 KB (L2)
