@@ -1,7 +1,19 @@
 #include "pipeline/internal/frame_converter.h"
 
+#include <cstring>
+
 namespace reel::pipeline::internal {
 namespace {
+
+// A decoder can leave any number in an enum field of a damaged stream (colorspace 32 was seen by
+// the frames_json fuzz target): read the field's bytes as an int, never as the enum.
+template <typename Enum>
+int RawValue(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int raw = 0;
+  std::memcpy(&raw, &field, sizeof raw);
+  return raw;
+}
 
 bool IsFullRange(const AVFrame* frame) {
   switch (frame->format) {
@@ -12,14 +24,14 @@ bool IsFullRange(const AVFrame* frame) {
     case AV_PIX_FMT_YUVJ411P:
       return true;
     default:
-      return frame->color_range == AVCOL_RANGE_JPEG;
+      return RawValue(frame->color_range) == AVCOL_RANGE_JPEG;
   }
 }
 
 // The YUV->RGB matrix. Untagged video follows the usual player guess: BT.709 for HD sizes,
 // BT.601 below.
 int Matrix(const AVFrame* frame) {
-  switch (frame->colorspace) {
+  switch (RawValue(frame->colorspace)) {
     case AVCOL_SPC_BT709:
       return SWS_CS_ITU709;
     case AVCOL_SPC_FCC:
