@@ -6,6 +6,7 @@
 #include <random>
 
 #include "storage/internal/answer_times.h"
+#include "storage/internal/random_uid.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/sha256.h"
@@ -92,26 +93,6 @@ ItemStatus ParseItemStatus(const std::string& s) {
   if (s == "done") return ItemStatus::kDone;
   if (s == "failed") return ItemStatus::kFailed;
   return ItemStatus::kPending;
-}
-
-// 128 random bits as hex: unique across hosts without coordination, so merges can key on it.
-// Reseeded after fork(), so a parent and child never share a sequence.
-std::string RandomUid() {
-  static thread_local pid_t seeded_for = 0;
-  static thread_local std::mt19937_64 rng;
-  if (seeded_for != getpid()) {
-    seeded_for = getpid();
-    std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(seeded_for)};
-    rng.seed(seed);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string uid;
-  for (int word = 0; word < 2; ++word) {
-    uint64_t bits = rng();
-    for (int i = 0; i < 16; ++i, bits >>= 4) uid.push_back(kHex[bits & 15]);
-  }
-  return uid;
 }
 
 std::string HostName() {
@@ -408,7 +389,7 @@ Result<RunRecord> Store::BeginRun(const RunRecord& run) {
                          "INSERT INTO runs(uid, job_id, spec_hash, host, pid, shard_index, "
                          "shard_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING " +
                              std::string(kRunColumns)));
-  stmt.Bind(1, RandomUid())
+  stmt.Bind(1, internal::RandomUid())
       .Bind(2, run.job_id)
       .Bind(3, run.spec_hash)
       .Bind(4, run.host.empty() ? HostName() : run.host)
@@ -858,7 +839,7 @@ Result<int64_t> Store::BeginRequest(const RequestRecord& request) {
       Statement::Prepare(db,
                          "INSERT INTO requests(uid, item_id, context_id, run_id, prompt_id, "
                          "model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  stmt.Bind(1, RandomUid())
+  stmt.Bind(1, internal::RandomUid())
       .Bind(2, request.item_id)
       .Bind(3, request.context_id)
       .Bind(4, request.run_id)
@@ -921,7 +902,7 @@ Status Store::LogEvent(const EventRecord& event) {
       Statement stmt, Statement::Prepare(db,
                                          "INSERT INTO events(uid, run_id, item_id, level, message) "
                                          "VALUES (?1, ?2, ?3, ?4, ?5)"));
-  stmt.Bind(1, RandomUid())
+  stmt.Bind(1, internal::RandomUid())
       .Bind(2, event.run_id)
       .Bind(3, event.item_id)
       .Bind(4, EventLevelName(event.level))

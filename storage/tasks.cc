@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "storage/internal/random_uid.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 
@@ -14,25 +15,6 @@ namespace {
 
 using internal::Statement;
 using internal::Transaction;
-
-// Random 128-bit hex, as the other history rows' uids (store.cc).
-std::string NewUid() {
-  static thread_local pid_t seeded_for = 0;
-  static thread_local std::mt19937_64 rng;
-  if (seeded_for != getpid()) {
-    seeded_for = getpid();
-    std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(seeded_for)};
-    rng.seed(seed);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string uid;
-  for (int word = 0; word < 2; ++word) {
-    uint64_t bits = rng();
-    for (int i = 0; i < 16; ++i, bits >>= 4) uid.push_back(kHex[bits & 15]);
-  }
-  return uid;
-}
 
 std::string Now() { return internal::kNowSql; }
 
@@ -343,7 +325,7 @@ Result<int64_t> TaskStore::StartSend(int64_t task_id, const SendRecord& send) {
                          "INSERT INTO requests(uid, item_id, context_id, run_id, prompt_id, model, "
                          "task_id, via, local_prompt_tokens) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
-  insert.Bind(1, NewUid())
+  insert.Bind(1, internal::RandomUid())
       .Bind(2, item_id)
       .Bind(3, context_id)
       .Bind(4, send.run_id)
