@@ -40,7 +40,7 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
   if (!job_record) {
     return NotFound(options.database + " holds no job named '" + job.name + "'; run it first");
   }
-  REEL_ASSIGN_OR_RETURN(ModelSetup setup, LoadModelSetup(job));
+  REEL_ASSIGN_OR_RETURN(ModelSetup setup, LoadModelSetup(job, options.database));
   storage::TaskStore tasks(store.database());
   REEL_ASSIGN_OR_RETURN(auto items, tasks.DoneItems(job_record->id));
 

@@ -49,9 +49,11 @@ Status WriteJpeg(const std::string& path, pipeline::Image image, int width, int 
 
 }  // namespace
 
-std::string FrameCacheDir(const JobSpec& job) {
-  if (!job.storage.frame_cache.empty())
+std::string FrameCacheDir(const JobSpec& job, const std::string& database) {
+  if (!job.storage.frame_cache.empty()) {
     return ResolveJobPath(job.base_dir, job.storage.frame_cache);
+  }
+  if (!database.empty()) return database + ".frames";
   return ResolveJobPath(job.base_dir, job.storage.database) + ".frames";
 }
 

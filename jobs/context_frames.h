@@ -29,8 +29,10 @@
 
 namespace reel::jobs {
 
-// The job's frame cache: storage.frame_cache, or "<database>.frames" beside the database.
-std::string FrameCacheDir(const JobSpec& job);
+// The frame cache of a job writing `database` (the database the command opened, e.g. `--db`'s
+// file; "" = the job's storage.database): the job's storage.frame_cache when set, else
+// "<database>.frames" beside that database.
+std::string FrameCacheDir(const JobSpec& job, const std::string& database);
 
 struct ContextFramesReport {
   int cached = 0;   // frames found in the cache

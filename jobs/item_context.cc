@@ -239,7 +239,8 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
 }
 
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
-                                            size_t segment, ContextFramesReport* frames) {
+                                            size_t segment, const std::string& frame_cache,
+                                            ContextFramesReport* frames) {
   if (segment >= c.context.segments.size()) {
     return InvalidArgument(c.item.path + ": the context has " +
                            std::to_string(c.context.segments.size()) + " segment(s), no segment " +
@@ -248,8 +249,8 @@ Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContex
   std::vector<size_t> needed = llm::FramesNeeded(c.context, segment);
   std::vector<std::string> files;
   if (!needed.empty()) {
-    REEL_ASSIGN_OR_RETURN(files, ContextFrameFiles(job, c.item, c.input, c.context, needed,
-                                                   FrameCacheDir(job), frames));
+    REEL_ASSIGN_OR_RETURN(
+        files, ContextFrameFiles(job, c.item, c.input, c.context, needed, frame_cache, frames));
   }
   std::string url;
   if (c.context.transport == llm::Transport::kFile) {

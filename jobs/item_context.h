@@ -74,10 +74,11 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
                                      const PromptSpec& prompt);
 
 // The chat request of segment `segment` of `c`: the messages (llm/request_body.h) with the frames
-// from the job's frame cache (decoded from the item's file, in one pass, when missing; see
-// jobs/context_frames.h), the job's model settings and the prompt kind's JSON schema (chapters).
-// The file transport sends the item's absolute path as a file:// URL.
+// from the frame cache `frame_cache` (FrameCacheDir; decoded from the item's file, in one pass,
+// when missing; see jobs/context_frames.h), the job's model settings and the prompt kind's JSON
+// schema (chapters). The file transport sends the item's absolute path as a file:// URL.
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
-                                            size_t segment, ContextFramesReport* frames = nullptr);
+                                            size_t segment, const std::string& frame_cache,
+                                            ContextFramesReport* frames = nullptr);
 
 }  // namespace reel::jobs

@@ -178,7 +178,7 @@ Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_
   send.prompt_index = prompt_index;
   // The messages with the frames from the job's frame cache, the model settings, the prompt
   // kind's schema (jobs/item_context.h); then this job's own schema and streaming.
-  REEL_ASSIGN_OR_RETURN(send.request, ContextChatRequest(job_, c, segment));
+  REEL_ASSIGN_OR_RETURN(send.request, ContextChatRequest(job_, c, segment, setup_.frame_cache));
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
   if (!schema.empty() && schema != send.request.json_schema) {
     send.request.json_schema = schema;
@@ -348,7 +348,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
       std::sort(frames.begin(), frames.end());
       frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
       REEL_RETURN_IF_ERROR(
-          ContextFrameFiles(job_, *item_, *input_, c->context, frames, FrameCacheDir(job_))
+          ContextFrameFiles(job_, *item_, *input_, c->context, frames, setup_.frame_cache)
               .status());
     }
     for (size_t s : to_send) {

@@ -468,7 +468,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   std::unique_ptr<ModelRun> model;
   std::string model_problem;  // the server could not be reached: questions wait
   if (!job.prompts.empty()) {
-    Result<ModelSetup> setup = LoadModelSetup(job);
+    Result<ModelSetup> setup = LoadModelSetup(job, options.database);
     if (!setup.ok()) return fail_run(setup.status().message());
     auto model_setup = std::make_shared<const ModelSetup>(std::move(setup).value());
     storage::TaskStore tasks(store->database());

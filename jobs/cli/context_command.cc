@@ -230,8 +230,8 @@ int RunContext(const ContextFlags& flags) {
       if (stored_ids.ok()) stored = !stored_ids->empty();
       if (flags.request) {
         jobs::ContextFramesReport frames;
-        Result<llm::ChatRequest> request =
-            jobs::ContextChatRequest(*job, *c, flags.segment, &frames);
+        Result<llm::ChatRequest> request = jobs::ContextChatRequest(
+            *job, *c, flags.segment, jobs::FrameCacheDir(*job, database), &frames);
         Result<std::unique_ptr<llm::BodySource>> body =
             request.ok() ? llm::BuildChatBody(**dialect, job->model.name, *request)
                          : Result<std::unique_ptr<llm::BodySource>>(request.status());

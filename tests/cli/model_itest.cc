@@ -645,5 +645,31 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "chapters");
 }
 
+// The frames a run sends are cached beside the database it writes: with --db, beside that one
+// (not beside the job file's storage.database); `reel context --db` reads the same cache.
+TEST(FrameCacheTest, BesideTheDatabaseGivenWithDb) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_frame_cache");
+  fs::create_directories(dir + "/other");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml --db other/run.db", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ChatLog(server).size(), 12u);
+  size_t cached = 0;
+  if (fs::is_directory(dir + "/other/run.db.frames")) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir + "/other/run.db.frames")) {
+      cached += entry.is_regular_file() ? 1 : 0;
+    }
+  }
+  // short.mp4: 4 frames (0, 1, 2 s and the last), long.mp4: 13, still.png: 1.
+  EXPECT_EQ(cached, 18u);
+  EXPECT_FALSE(fs::exists(dir + "/e2e.db.frames")) << "the job's own database was not used";
+  CommandResult request =
+      Reel("context job.yaml short.mp4 --prompt describe --request r.json --db other/run.db", dir);
+  ASSERT_EQ(request.exit_code, 0) << request.err;
+  EXPECT_NE(request.err.find("4 from the cache, 0 decoded"), std::string::npos) << request.err;
+  EXPECT_FALSE(fs::exists(dir + "/e2e.db.frames"));
+}
+
 }  // namespace
 }  // namespace reel::testing

@@ -268,12 +268,14 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->input.frames.size(), 7u);  // 0..5 s and the last frame
   ContextFramesReport first;
-  auto request = ContextChatRequest(*job, *c, 0, &first);
+  const std::string cache = FrameCacheDir(*job, dir + "/f.db");
+  EXPECT_EQ(cache, dir + "/f.db.frames");
+  auto request = ContextChatRequest(*job, *c, 0, cache, &first);
   ASSERT_TRUE(request.ok()) << request.status().ToString();
   EXPECT_EQ(first.decoded, 7);
   EXPECT_EQ(first.passes, 1);
   std::vector<size_t> all = {0, 1, 2, 3, 4, 5, 6};
-  auto files = ContextFrameFiles(*job, c->item, c->input, c->context, all, FrameCacheDir(*job));
+  auto files = ContextFrameFiles(*job, c->item, c->input, c->context, all, cache);
   ASSERT_TRUE(files.ok());
   for (size_t f = 0; f < all.size(); ++f) {
     auto image = pipeline::ReadImageFile((*files)[f]);
@@ -288,7 +290,7 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
         << f;
   }
   ContextFramesReport second;
-  ASSERT_TRUE(ContextChatRequest(*job, *c, 0, &second).ok());
+  ASSERT_TRUE(ContextChatRequest(*job, *c, 0, cache, &second).ok());
   EXPECT_EQ(second.cached, 7);
   EXPECT_EQ(second.decoded, 0);
   EXPECT_EQ(second.passes, 0);
@@ -298,8 +300,7 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
   c->context.frame_height = 168;
   c->context.frame_max_pixels = 308 * 168;
   ContextFramesReport smaller;
-  auto small =
-      ContextFrameFiles(*job, c->item, c->input, c->context, {0, 6}, FrameCacheDir(*job), &smaller);
+  auto small = ContextFrameFiles(*job, c->item, c->input, c->context, {0, 6}, cache, &smaller);
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ(smaller.decoded, 2);
   auto image = pipeline::ReadImageFile((*small)[6]);
