@@ -201,7 +201,7 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
                                           const std::string& settings_key) {
-  std::vector<int64_t> ids;
+  std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];
     storage::ContextRecord r;
@@ -216,10 +216,9 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
     r.transport = llm::TransportName(context.transport);
     r.segment_index = static_cast<int64_t>(s);
     r.segment_count = static_cast<int64_t>(context.segments.size());
-    REEL_ASSIGN_OR_RETURN(int64_t id, store.PutContext(r));
-    ids.push_back(id);
+    rows.push_back(std::move(r));
   }
-  return ids;
+  return store.PutContexts(rows);  // one transaction: all segments or none
 }
 
 Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,

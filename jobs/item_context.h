@@ -49,7 +49,8 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
 std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
                                const ContextSetup& setup, const storage::ItemRecord& item);
 
-// Stores each segment of `context` as a contexts row; returns the ids.
+// Stores each segment of `context` as a contexts row, all in one transaction (a crash leaves the
+// whole context stored or none of it); returns the ids.
 Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,

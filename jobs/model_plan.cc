@@ -204,8 +204,9 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,
                         tasks.ListContexts(item_id_, prompt.id, base_key));
   if (rows.empty()) return plan;  // kNoContext
-  // A run killed while the context stage stored a split context's segments one by one leaves
-  // some of them: store the rest (the same rows: contexts are keyed by their manifest's hash).
+  // A split context is stored in one transaction; a database written by an older Reel (which
+  // stored the segments one by one) can hold some of them after a kill: store the rest (the same
+  // rows: contexts are keyed by their manifest's hash).
   REEL_ASSIGN_OR_RETURN(rows, CompleteRows(store, prompt_index, base_key, 0, std::move(rows)));
   REEL_ASSIGN_OR_RETURN(std::vector<TaskRecord> stored, tasks.ListTasks(item_id_));
   std::map<std::string, TaskRecord> by_id;

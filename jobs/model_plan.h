@@ -89,7 +89,7 @@ class ItemPlanner {
   // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
   Result<const ItemContext*> ContextFor(size_t prompt_index, const std::string& key,
                                         int64_t margin);
-  // `rows` of one settings key, with missing segments stored (a run killed mid-way).
+  // `rows` of one settings key, with missing segments stored (an older Reel killed mid-way).
   Result<std::vector<storage::ContextRow>> CompleteRows(storage::Store& store, size_t prompt_index,
                                                         const std::string& key, int64_t margin,
                                                         std::vector<storage::ContextRow> rows);

@@ -763,9 +763,10 @@ Result<std::vector<std::pair<std::string, int64_t>>> Store::FeatureModels() {
   return models;
 }
 
-Result<int64_t> Store::PutContext(const ContextRecord& context) {
-  sqlite3* db = db_.handle();
-  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+namespace {
+
+// Inserts (or finds) one contexts row inside the caller's transaction; returns its id.
+Result<int64_t> InsertContext(sqlite3* db, const ContextRecord& context) {
   std::string hash = Sha256Hex(context.manifest_json);
   REEL_ASSIGN_OR_RETURN(
       Statement insert,
@@ -799,9 +800,27 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
   REEL_ASSIGN_OR_RETURN(
       bool row, find.Bind(1, context.item_id).Bind(2, context.prompt_id).Bind(3, hash).Step());
   if (!row) return Internal("context vanished after insert");
-  int64_t id = find.ColumnInt(0);
+  return find.ColumnInt(0);
+}
+
+}  // namespace
+
+Result<int64_t> Store::PutContext(const ContextRecord& context) {
+  REEL_ASSIGN_OR_RETURN(std::vector<int64_t> ids, PutContexts({context}));
+  return ids.front();
+}
+
+Result<std::vector<int64_t>> Store::PutContexts(const std::vector<ContextRecord>& segments) {
+  sqlite3* db = db_.handle();
+  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  std::vector<int64_t> ids;
+  ids.reserve(segments.size());
+  for (const ContextRecord& segment : segments) {
+    REEL_ASSIGN_OR_RETURN(int64_t id, InsertContext(db, segment));
+    ids.push_back(id);
+  }
   REEL_RETURN_IF_ERROR(txn.Commit());
-  return id;
+  return ids;
 }
 
 Result<bool> Store::HasContexts(int64_t item_id, const std::string& prompt_id,

@@ -121,6 +121,9 @@ class Store {
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);
+  // Every segment of one context (a split video's), in one transaction: a crash leaves all of
+  // them stored or none. Returns their ids, in the order given.
+  Result<std::vector<int64_t>> PutContexts(const std::vector<ContextRecord>& segments);
   // Whether contexts of (item, prompt) built from `settings_key` are stored.
   Result<bool> HasContexts(int64_t item_id, const std::string& prompt_id,
                            const std::string& settings_key);

@@ -4,10 +4,16 @@
 // counted by hand. The tokenizer has one token per byte and M3's special tokens as added tokens,
 // so a layout's count is its bytes, plus one per special token, plus the placeholders.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -238,6 +244,63 @@ TEST_F(HourContextTest, ATokenizerWithoutTheTemplatesTokensIsRefused) {
   Status s = MakeContextStage()->Run(*store_, item_id_, 0, work);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("of different models"), std::string::npos) << s.message();
+}
+
+// A split context is stored whole or not at all: a process killed with -9 while it stores the
+// segments of split contexts (113 segments each: 3,600 frames, 32 per video) leaves only
+// complete ones, each with every segment.
+TEST_F(HourContextTest, KilledWhileStoringASplitContextLeavesNoHalfContext) {
+  JobSpec job = Job("  transport: video\n  server_num_frames: 32\n  fit_strategy: split\n");
+  auto setup = LoadContextSetup(job);
+  ASSERT_TRUE(setup.ok()) << setup.status().ToString();
+  auto built = BuildItemContext(*store_, job, **setup, item_id_, job.prompts[0]);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const size_t segments = built->context.segments.size();
+  ASSERT_GT(segments, 100u);
+  const std::string db = dir_ + "/hour.db";
+  std::mt19937 random(7);
+  for (int round = 0; round < 6; ++round) {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // stores contexts of new prompts until it is killed
+      close(ready[0]);
+      auto store = storage::Store::Open(db);
+      if (!store.ok()) _exit(1);
+      PromptSpec prompt = job.prompts[0];
+      for (int i = 0;; ++i) {
+        prompt.id = "r" + std::to_string(round) + "-" + std::to_string(i);
+        if (!StoreContext(*store, item_id_, prompt, built->context, built->input, "key").ok()) {
+          _exit(2);
+        }
+        if (i == 0 && write(ready[1], "x", 1) != 1) _exit(3);
+      }
+    }
+    close(ready[1]);
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1) << "the child stored its first context";
+    close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 30000));
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child failed by itself: " << status;
+  }
+  auto groups = storage::Query(db,
+                               "SELECT prompt_id, count(*), min(segment_index), "
+                               "max(segment_index), min(segment_count), max(segment_count) "
+                               "FROM contexts GROUP BY prompt_id, settings_key");
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  ASSERT_GE(groups->rows.size(), 6u);
+  for (const auto& row : groups->rows) {
+    SCOPED_TRACE(std::get<std::string>(row[0]));
+    EXPECT_EQ(std::get<int64_t>(row[1]), static_cast<int64_t>(segments));
+    EXPECT_EQ(std::get<int64_t>(row[2]), 0);
+    EXPECT_EQ(std::get<int64_t>(row[3]), static_cast<int64_t>(segments) - 1);
+    EXPECT_EQ(std::get<int64_t>(row[4]), static_cast<int64_t>(segments));
+    EXPECT_EQ(std::get<int64_t>(row[5]), static_cast<int64_t>(segments));
+  }
 }
 
 // The frames a request sends are decoded again from the file: they must be the frames the run
