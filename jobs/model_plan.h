@@ -71,6 +71,15 @@ struct PlanOptions {
   const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
 };
 
+// What planning cost: contexts built (each a full fit and exact count of the item) or taken as
+// the context stage built them, and the passes over items' files that decoded request frames.
+struct PlannerCounters {
+  int64_t contexts_built = 0;
+  int64_t contexts_reused = 0;  // given to Adopt and used
+  int64_t frame_passes = 0;
+  int64_t frames_decoded = 0;
+};
+
 class ItemPlanner {
  public:
   // `media_path` is the item's file as the operating system names it.
@@ -83,6 +92,11 @@ class ItemPlanner {
   const std::string& item_path() const;  // as stored (after the first Plan)
   // The item's sampled frame times and duration (after the first Plan), for checking answers.
   llm::ChapterTimeline Timeline() const;
+  // The counters since the last call.
+  PlannerCounters TakeCounters();
+  // Contexts of this item the context stage built in this run (with the job's current settings,
+  // from the same stored rows): used, by settings key, instead of building them again.
+  void Adopt(std::vector<std::shared_ptr<const ItemContext>> built);
 
  private:
   Status Load(storage::Store& store);
@@ -107,7 +121,9 @@ class ItemPlanner {
   const std::string media_path_;
   std::optional<storage::ItemRecord> item_;
   std::optional<llm::ContextInput> input_;
-  std::map<std::string, ItemContext> contexts_;  // by settings key
+  std::map<std::string, std::shared_ptr<const ItemContext>> contexts_;  // by settings key
+  std::map<std::string, std::shared_ptr<const ItemContext>> adopted_;   // not used yet
+  PlannerCounters counters_;
 };
 
 }  // namespace reel::jobs

@@ -163,6 +163,16 @@ struct ModelRun::Impl {
     return p;
   }
 
+  // Adds what the planner's last calls cost to the run's counters.
+  void Tally(ItemPlanner& planner) {
+    const PlannerCounters c = planner.TakeCounters();
+    std::lock_guard<std::mutex> lock(mutex);
+    counters.contexts_built += c.contexts_built;
+    counters.contexts_reused += c.contexts_reused;
+    counters.frame_passes += c.frame_passes;
+    counters.frames_decoded += c.frames_decoded;
+  }
+
   void Warn(const std::string& message) {
     if (options.progress != nullptr) options.progress->Warning(SafeUtf8(message));
   }
@@ -233,11 +243,13 @@ struct ModelRun::Impl {
     work_cv.notify_all();
   }
 
-  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path) {
+  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path,
+                 std::vector<std::shared_ptr<const ItemContext>> built) {
     auto job = std::make_shared<ItemJob>();
     job->item_id = item_id;
     job->media_path = media_path;
     job->planner = std::make_unique<ItemPlanner>(this->job, *setup, item_id, media_path);
+    if (client != nullptr) job->planner->Adopt(std::move(built));  // else nothing is built
     if (client != nullptr) {
       std::unique_lock<std::mutex> lock(mutex);
       room_cv.wait(lock, [&] { return active_items < max_active() || cancel.load(); });
@@ -268,6 +280,7 @@ struct ModelRun::Impl {
         }
         for (PlannedSend& s : plan->sends) initial.push_back(std::move(s));
       }
+      Tally(*job->planner);
       if (!initial.empty()) EnqueueLocked(job, std::move(initial), /*group_by_prefix=*/true);
     }
     bool finished = false;
@@ -423,6 +436,7 @@ struct ModelRun::Impl {
           Report(o);
         } else {
           Result<PromptPlan> plan = job.planner->Plan(store, p, BaseOptions(&job.scheduled));
+          Tally(*job.planner);
           if (!plan.ok()) {
             PromptOutcome o;
             o.item_path = job.planner->item_path();
@@ -537,8 +551,9 @@ std::unique_ptr<ModelRun> ModelRun::PrepareOnly(const JobSpec& job,
   return std::unique_ptr<ModelRun>(new ModelRun(std::move(impl)));
 }
 
-Status ModelRun::AddItem(storage::Store& store, int64_t item_id, const std::string& media_path) {
-  return impl_->AddItem(store, item_id, media_path);
+Status ModelRun::AddItem(storage::Store& store, int64_t item_id, const std::string& media_path,
+                         std::vector<std::shared_ptr<const ItemContext>> built) {
+  return impl_->AddItem(store, item_id, media_path, std::move(built));
 }
 
 void ModelRun::Finish(const std::function<bool()>& stop_requested,

@@ -124,7 +124,9 @@ std::string RunReport::ToJson() const {
              {{"waiting", tasks.waiting},
               {"sent", tasks.sent},
               {"answered", tasks.succeeded},
-              {"failed", tasks.failed}}}};
+              {"failed", tasks.failed}}},
+            {"contexts", {{"built", contexts_built}, {"reused", contexts_reused}}},
+            {"frames", {{"decoded", frames_decoded}, {"passes", frame_passes}}}};
   return j.dump();
 }
 
@@ -166,6 +168,14 @@ std::optional<RunReport> RunReport::FromJson(const std::string& text) {
     r.tasks.sent = t.value("sent", int64_t{0});
     r.tasks.succeeded = t.value("answered", int64_t{0});
     r.tasks.failed = t.value("failed", int64_t{0});
+  }
+  if (j.contains("contexts") && j["contexts"].is_object()) {
+    r.contexts_built = j["contexts"].value("built", int64_t{0});
+    r.contexts_reused = j["contexts"].value("reused", int64_t{0});
+  }
+  if (j.contains("frames") && j["frames"].is_object()) {
+    r.frames_decoded = j["frames"].value("decoded", int64_t{0});
+    r.frame_passes = j["frames"].value("passes", int64_t{0});
   }
   return r;
 }
@@ -219,6 +229,12 @@ std::vector<std::string> RunReport::Lines() const {
     if (cost_gpu)
       s += std::string(cost_tokens ? "," : "") + " " + Fixed(*cost_gpu, 4) + " by GPU time";
     lines.push_back(s);
+  }
+  if (contexts_built > 0 || contexts_reused > 0 || frames_decoded > 0) {
+    lines.push_back("requests prepared: " + std::to_string(contexts_built) + " contexts built, " +
+                    std::to_string(contexts_reused) + " as the context stage built them; " +
+                    std::to_string(frames_decoded) + " frames decoded in " +
+                    std::to_string(frame_passes) + " passes");
   }
   lines.push_back("questions: " + std::to_string(tasks.succeeded) + " answered, " +
                   std::to_string(tasks.failed) + " failed, " +

@@ -536,6 +536,10 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     Result<storage::TaskCounts> counts = tasks.CountTasks(*job_id);
     if (totals.ok() && counts.ok()) {
       RunReport report = MakeRunReport(*totals, job.model, *counts);
+      report.contexts_built = outcome.model.contexts_built;
+      report.contexts_reused = outcome.model.contexts_reused;
+      report.frame_passes = outcome.model.frame_passes;
+      report.frames_decoded = outcome.model.frames_decoded;
       Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
       (void)kept;
       for (const std::string& line : report.Lines()) progress.Info(line);

@@ -37,6 +37,9 @@ class ContextStage : public StoredItemStage {
         continue;
       }
       REEL_RETURN_IF_ERROR(StoreContext(store, item_id, prompt, *context, *input, key).status());
+      // The model stage sends this build (jobs/model_plan.h: ItemPlanner::Adopt).
+      work.contexts.push_back(std::make_shared<const ItemContext>(
+          ItemContext{*item, prompt, *input, std::move(context).value(), key}));
     }
     (void)run_id;
     if (!failures.empty()) {

@@ -671,5 +671,63 @@ TEST(FrameCacheTest, BesideTheDatabaseGivenWithDb) {
   EXPECT_FALSE(fs::exists(dir + "/e2e.db.frames"));
 }
 
+// Each context is built once per run and each file's request frames are decoded in one pass: the
+// model stage sends the contexts the context stage built in the same run (it builds only what
+// that stage did not: the reduces, or contexts stored by an earlier run), and frames come from
+// the cache after the first pass. The run report counts both.
+TEST(ModelContextTest, EachContextIsBuiltOnceAndEachFileDecodedOnce) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_context_once");
+  const std::string db = dir + "/e2e.db";
+  auto last_report = [&db] {
+    return json::parse(
+        QueryJson(db, "SELECT report_json FROM runs ORDER BY id DESC LIMIT 1")[0]["report_json"]
+            .get<std::string>());
+  };
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectCompleteRows(db, "vllm");
+  json report = last_report();
+  // 4 items x 2 prompts built by the context stage and sent as built; the 2 reduces of the long
+  // video are built by the model stage (only it has the segments' answers).
+  EXPECT_EQ(report["contexts"]["reused"], 8) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 2) << report.dump();
+  // short.mp4, long.mp4 and still.png: one pass each, 4 + 13 + 1 frames.
+  EXPECT_EQ(report["frames"]["passes"], 3) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 18) << report.dump();
+  EXPECT_NE(run.err.find("requests prepared: 2 contexts built, 8 as the context stage built "
+                         "them; 18 frames decoded in 3 passes"),
+            std::string::npos)
+      << run.err;
+
+  // A changed question: its 4 contexts are built again (once), the frames come from the cache.
+  std::string text = ReadText(dir + "/job.yaml");
+  const std::string old_question = "question: List the facts.";
+  text.replace(text.find(old_question), old_question.size(), "question: List every fact.");
+  WriteText(dir + "/job.yaml", text);
+  CommandResult changed = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  report = last_report();
+  EXPECT_EQ(report["contexts"]["reused"], 4) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 1) << report.dump();
+  EXPECT_EQ(report["frames"]["passes"], 0) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 0) << report.dump();
+
+  // Contexts stored by a run without an endpoint are built once by the run that sends them.
+  const std::string dir2 = MakeJobDir("model_context_later");
+  const std::string db2 = dir2 + "/e2e.db";
+  ASSERT_EQ(Reel("run job.yaml", dir2).exit_code, 0);
+  server.Reset();
+  ASSERT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 0);
+  report = json::parse(
+      QueryJson(db2, "SELECT report_json FROM runs ORDER BY id DESC LIMIT 1")[0]["report_json"]
+          .get<std::string>());
+  EXPECT_EQ(report["contexts"]["reused"], 0) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 10) << report.dump();
+  EXPECT_EQ(report["frames"]["passes"], 3) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 18) << report.dump();
+}
+
 }  // namespace
 }  // namespace reel::testing
