@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "base/file_util.h"
 #include "base/utf8.h"
@@ -197,10 +198,15 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   return storage::Sha256Hex(key.dump());
 }
 
-Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
+Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::ItemRecord& item,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
-                                          const std::string& settings_key) {
+                                          const std::string& settings_key,
+                                          const std::string& base_key) {
+  const int64_t item_id = item.id;
+  const bool cached_frames =
+      context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
+      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage);
   std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];
@@ -216,9 +222,36 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
     r.transport = llm::TransportName(context.transport);
     r.segment_index = static_cast<int64_t>(s);
     r.segment_count = static_cast<int64_t>(context.segments.size());
+    r.base_key = base_key.empty() ? settings_key : base_key;
+    if (cached_frames) r.frame_source = FrameSource(item);
     rows.push_back(std::move(r));
   }
   return store.PutContexts(rows);  // one transaction: all segments or none
+}
+
+Result<storage::RetiredContexts> RetireOldContexts(
+    storage::Store& store, int64_t item_id,
+    const std::vector<std::pair<std::string, std::string>>& current,
+    const std::string& frame_cache) {
+  REEL_ASSIGN_OR_RETURN(storage::RetiredContexts retired, store.RetireContexts(item_id, current));
+  if (retired.retired.empty()) return retired;
+  // Deleted after the commit: a crash in between leaves files nothing names (harmless; the cache
+  // is safe to delete), never a row whose files are gone.
+  std::set<std::string> keep;
+  for (const auto& [source, manifest] : retired.kept_frames) {
+    for (std::string& f : ManifestFrameFiles(frame_cache, source, manifest)) {
+      keep.insert(std::move(f));
+    }
+  }
+  for (const storage::RetiredContext& r : retired.retired) {
+    if (!r.frame_source) continue;
+    for (const std::string& f : ManifestFrameFiles(frame_cache, *r.frame_source, r.manifest_json)) {
+      if (keep.count(f) > 0) continue;
+      std::error_code ec;
+      std::filesystem::remove(f, ec);  // absent (never sent): nothing to do
+    }
+  }
+  return retired;
 }
 
 Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,

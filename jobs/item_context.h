@@ -5,7 +5,8 @@
 //
 // A context's settings key is the SHA-256 of everything it is built from (the item's content and
 // settings hashes, the prompt, the context settings, the template, the tokenizer file's hash), so
-// a run rebuilds only contexts whose prompt or settings changed.
+// a run rebuilds only contexts whose prompt or settings changed; the rows of other keys are then
+// retired (RetireOldContexts; docs/database.md, "Superseded contexts").
 #pragma once
 
 #include <cstdint>
@@ -49,12 +50,24 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
 std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
                                const ContextSetup& setup, const storage::ItemRecord& item);
 
-// Stores each segment of `context` as a contexts row, all in one transaction (a crash leaves the
-// whole context stored or none of it); returns the ids.
-Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
+// Stores each segment of `context` (built from `item`) as a contexts row, all in one transaction
+// (a crash leaves the whole context stored or none of it); returns the ids. `base_key`: the
+// settings key of the job's context it derives from (a re-fit, a reduce); "" = `settings_key`.
+// The rows name their frame source (jobs/context_frames.h), for deleting their cached frames
+// when they are superseded.
+Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::ItemRecord& item,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
-                                          const std::string& settings_key);
+                                          const std::string& settings_key,
+                                          const std::string& base_key = "");
+
+// Deletes the contexts of `item` the job no longer builds (`current`: each prompt's settings key
+// now) and the frame files in `frame_cache` that only they sent; rows a task or request refers
+// to are kept, marked superseded (storage::Store::RetireContexts). Errors: the database's.
+Result<storage::RetiredContexts> RetireOldContexts(
+    storage::Store& store, int64_t item_id,
+    const std::vector<std::pair<std::string, std::string>>& current,
+    const std::string& frame_cache);
 
 // llm::ThinkingMode of the job's model setting.
 llm::ThinkingMode ThinkingOf(const JobSpec& job);

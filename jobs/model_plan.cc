@@ -94,6 +94,10 @@ Status ItemPlanner::Load(storage::Store& store) {
   return Status::Ok();
 }
 
+std::string ItemPlanner::BaseKey(size_t prompt_index) const {
+  return ContextSettingsKey(job_, job_.prompts[prompt_index], *setup_.context, *item_);
+}
+
 Result<const ItemContext*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
                                                    int64_t margin) {
   auto it = contexts_.find(key);
@@ -132,7 +136,8 @@ Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
   REEL_ASSIGN_OR_RETURN(const ItemContext* built, ContextFor(prompt_index, key, margin));
   const llm::Context* context = &built->context;
   const PromptSpec& prompt = job_.prompts[prompt_index];
-  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *context, *input_, key).status());
+  REEL_RETURN_IF_ERROR(
+      StoreContext(store, *item_, prompt, *context, *input_, key, BaseKey(prompt_index)).status());
   storage::TaskStore tasks(store.database());
   REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, key));
   // Rows of another build under the same key (none expected) are left out.
@@ -188,7 +193,8 @@ Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, siz
       llm::BuildContext(in, options, setup_.context->chat_template, *setup_.context->counter);
   ++counters_.contexts_built;
   if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
-  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *built, in, *reduce_key).status());
+  REEL_RETURN_IF_ERROR(
+      StoreContext(store, *item_, prompt, *built, in, *reduce_key, BaseKey(prompt_index)).status());
   auto c = std::make_shared<const ItemContext>(
       ItemContext{*item_, prompt, std::move(in), std::move(built).value(), *reduce_key});
   return contexts_.emplace(*reduce_key, std::move(c)).first->second.get();
@@ -272,7 +278,8 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
         return plan;
       }
       REEL_RETURN_IF_ERROR(
-          StoreContext(store, item_id_, prompt, (*refit)->context, *input_, variant).status());
+          StoreContext(store, *item_, prompt, (*refit)->context, *input_, variant, base_key)
+              .status());
       REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
       plan.message = "re-fitted with " + std::to_string(margin) +
                      " tokens more margin after the server found it too long";

@@ -100,6 +100,9 @@ class ItemPlanner {
 
  private:
   Status Load(storage::Store& store);
+  // The settings key of the prompt's context as the job builds it now (the base of re-fits and
+  // reduces).
+  std::string BaseKey(size_t prompt_index) const;
   // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
   Result<const ItemContext*> ContextFor(size_t prompt_index, const std::string& key,
                                         int64_t margin);

@@ -88,6 +88,8 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(columns.request_ttft, HasColumn(db.handle(), "requests", "ttft_seconds"));
   REEL_ASSIGN_OR_RETURN(columns.request_attempts, HasColumn(db.handle(), "requests", "attempts"));
   REEL_ASSIGN_OR_RETURN(columns.request_cost, HasColumn(db.handle(), "requests", "cost"));
+  REEL_ASSIGN_OR_RETURN(columns.context_superseded,
+                        HasColumn(db.handle(), "contexts", "superseded_at"));
   return ReportReader(std::move(db), columns);
 }
 
@@ -273,13 +275,16 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
   {
     REEL_ASSIGN_OR_RETURN(
         Statement stmt,
-        Statement::Prepare(db,
-                           "SELECT c.prompt_id, c.text_tokens, c.image_tokens, c.video_tokens, "
-                           "c.audio_tokens, c.total_tokens, c.created_at FROM contexts c "
-                           "WHERE c.item_id = ?1 AND c.id = (SELECT c2.id FROM contexts c2 "
-                           " WHERE c2.item_id = c.item_id AND c2.prompt_id = c.prompt_id "
-                           " ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1) "
-                           "ORDER BY c.prompt_id"));
+        Statement::Prepare(
+            db, std::string("SELECT c.prompt_id, c.text_tokens, c.image_tokens, "
+                            "c.video_tokens, c.audio_tokens, c.total_tokens, "
+                            "c.created_at FROM contexts c "
+                            "WHERE c.item_id = ?1 AND c.id = (SELECT c2.id FROM "
+                            "contexts c2 WHERE c2.item_id = c.item_id AND "
+                            "c2.prompt_id = c.prompt_id ") +
+                    (columns_.context_superseded ? " AND c2.superseded_at IS NULL " : "") +
+                    " ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1) "
+                    "ORDER BY c.prompt_id"));
     stmt.Bind(1, item_id);
     while (true) {
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -29,9 +29,10 @@ namespace reel::storage {
 
 // Optional columns found in the file.
 struct ReportColumns {
-  bool request_ttft = false;      // requests.ttft_seconds
-  bool request_attempts = false;  // requests.attempts
-  bool request_cost = false;      // requests.cost
+  bool request_ttft = false;        // requests.ttft_seconds
+  bool request_attempts = false;    // requests.attempts
+  bool request_cost = false;        // requests.cost
+  bool context_superseded = false;  // contexts.superseded_at
 };
 
 // One line of the index.

@@ -1,5 +1,7 @@
 // The context stage: after an item is committed (or found up to date), builds and stores the
-// context of each prompt whose context is missing or was built from other settings.
+// context of each prompt whose context is missing or was built from other settings, hands the
+// builds to the model stage (ItemWork::contexts), and retires the contexts the job no longer
+// builds.
 #include <mutex>
 
 #include "jobs/item_context.h"
@@ -10,6 +12,7 @@ namespace {
 
 class ContextStage : public StoredItemStage {
  public:
+  explicit ContextStage(std::string frame_cache) : frame_cache_(std::move(frame_cache)) {}
   const char* name() const override { return "context"; }
 
   Status Run(storage::Store& store, int64_t item_id, int64_t run_id,
@@ -21,8 +24,10 @@ class ContextStage : public StoredItemStage {
     if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");
     std::optional<llm::ContextInput> input;
     std::string failures;
+    std::vector<std::pair<std::string, std::string>> current;  // (prompt id, settings key)
     for (const PromptSpec& prompt : job.prompts) {
       std::string key = ContextSettingsKey(job, prompt, *setup, *item);
+      current.emplace_back(prompt.id, key);
       REEL_ASSIGN_OR_RETURN(bool stored, store.HasContexts(item_id, prompt.id, key));
       if (stored) continue;
       if (!input) {
@@ -36,12 +41,14 @@ class ContextStage : public StoredItemStage {
                     "': " + context.status().message();
         continue;
       }
-      REEL_RETURN_IF_ERROR(StoreContext(store, item_id, prompt, *context, *input, key).status());
+      REEL_RETURN_IF_ERROR(StoreContext(store, *item, prompt, *context, *input, key).status());
       // The model stage sends this build (jobs/model_plan.h: ItemPlanner::Adopt).
       work.contexts.push_back(std::make_shared<const ItemContext>(
           ItemContext{*item, prompt, *input, std::move(context).value(), key}));
     }
     (void)run_id;
+    // The contexts the job no longer builds (a changed prompt, setting or item), and their frames.
+    REEL_RETURN_IF_ERROR(RetireOldContexts(store, item_id, current, frame_cache_).status());
     if (!failures.empty()) {
       return LimitExceeded(work.input.path + ": no context: " + failures);
     }
@@ -60,6 +67,7 @@ class ContextStage : public StoredItemStage {
     }
     return setup_;
   }
+  const std::string frame_cache_;
   mutable std::mutex mutex_;
   mutable const JobSpec* job_ = nullptr;
   mutable std::shared_ptr<const ContextSetup> setup_;
@@ -67,6 +75,8 @@ class ContextStage : public StoredItemStage {
 
 }  // namespace
 
-std::unique_ptr<StoredItemStage> MakeContextStage() { return std::make_unique<ContextStage>(); }
+std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache) {
+  return std::make_unique<ContextStage>(std::move(frame_cache));
+}
 
 }  // namespace reel::jobs

@@ -538,6 +538,25 @@ TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
   EXPECT_EQ(chats.size(), 6u);  // short, notes, still; the long video's 2 segments and reduce
   for (const json& c : chats) EXPECT_EQ(c.dump().find("Describe what"), std::string::npos);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts'"), 4);
+  // The old question's contexts are kept for the answers that name them, marked superseded:
+  // short, notes, still, and the long video's 2 segments and reduce.
+  const std::string superseded =
+      "SELECT count(*) FROM contexts c WHERE c.superseded_at IS NOT NULL AND c.prompt_id = "
+      "'facts' AND EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id AND t.status = "
+      "'succeeded')";
+  EXPECT_EQ(QueryInt(db, superseded), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 12);
+  // Back to the old question: nothing is asked, its contexts are current again.
+  job.replace(job.find("question: List every fact."), 26, old_question);
+  WriteText(dir + "/job.yaml", job);
+  server.Reset();
+  CommandResult back = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(ChatLog(server).size(), 0u);
+  EXPECT_EQ(QueryInt(db, superseded), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 18);
 }
 
 // The API key is sent in the Authorization header and written nowhere: not in the database, the

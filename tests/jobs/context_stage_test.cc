@@ -135,7 +135,7 @@ class HourContextTest : public ::testing::Test {
     ItemWork work;
     work.job = &job;
     work.input.path = dir_ + "/hour.mp4";
-    auto stage = MakeContextStage();
+    auto stage = MakeContextStage(dir_ + "/hour.db.frames");
     Status s = stage->Run(*store_, item_id_, 0, work);
     EXPECT_TRUE(s.ok()) << s.ToString();
     auto setup = LoadContextSetup(job);
@@ -241,7 +241,7 @@ TEST_F(HourContextTest, ATokenizerWithoutTheTemplatesTokensIsRefused) {
   ItemWork work;
   work.job = &job;
   work.input.path = dir_ + "/hour.mp4";
-  Status s = MakeContextStage()->Run(*store_, item_id_, 0, work);
+  Status s = MakeContextStage(dir_ + "/hour.db.frames")->Run(*store_, item_id_, 0, work);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("of different models"), std::string::npos) << s.message();
 }
@@ -271,7 +271,7 @@ TEST_F(HourContextTest, KilledWhileStoringASplitContextLeavesNoHalfContext) {
       PromptSpec prompt = job.prompts[0];
       for (int i = 0;; ++i) {
         prompt.id = "r" + std::to_string(round) + "-" + std::to_string(i);
-        if (!StoreContext(*store, item_id_, prompt, built->context, built->input, "key").ok()) {
+        if (!StoreContext(*store, built->item, prompt, built->context, built->input, "key").ok()) {
           _exit(2);
         }
         if (i == 0 && write(ready[1], "x", 1) != 1) _exit(3);
