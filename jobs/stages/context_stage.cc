@@ -18,7 +18,9 @@ class ContextStage : public StoredItemStage {
   Status Run(storage::Store& store, int64_t item_id, int64_t run_id,
              ItemWork& work) const override {
     const JobSpec& job = *work.job;
-    if (job.prompts.empty()) return Status::Ok();
+    if (job.prompts.empty()) {  // every stored context is one the job no longer builds
+      return RetireOldContexts(store, item_id, {}, frame_cache_).status();
+    }
     REEL_ASSIGN_OR_RETURN(std::shared_ptr<const ContextSetup> setup, Setup(job));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
     if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");

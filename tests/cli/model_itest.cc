@@ -372,6 +372,40 @@ TEST(ModelBatchTest, ExportThenImportGivesTheSameRowsAsTheOnlineRun) {
   EXPECT_EQ(QueryJson(db, rows).dump(1), QueryJson(online_dir + "/e2e.db", rows).dump(1));
 }
 
+// `reel export` (and `reel import`) read relative paths of the job (here a prompt's JSON schema
+// file, and the media) from the job file's directory, as `reel run` does, wherever they are run
+// from and whether the job comes from its file or from the database.
+TEST(ModelBatchTest, ExportFromAnotherDirectoryReadsPathsFromTheJobsDirectory) {
+  const std::string dir = MakeJobDir("model_batch_elsewhere");
+  std::string job = ReadText(dir + "/job.yaml");
+  const size_t schema_at = job.find("json_schema: {");
+  ASSERT_NE(schema_at, std::string::npos);
+  const size_t schema_end = job.find('\n', schema_at);
+  job.replace(schema_at, schema_end - schema_at, "json_schema: facts.schema.json");
+  WriteText(dir + "/job.yaml", job);
+  WriteText(
+      dir + "/facts.schema.json",
+      R"({"type": "object", "properties": {"facts": {"type": "array", "items": )"
+      R"({"type": "string"}}, "count": {"type": "integer"}}, "required": ["facts", "count"]})");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  CommandResult here = Reel("export --db e2e.db --format openai-batch here.jsonl", dir);
+  ASSERT_EQ(here.exit_code, 0) << here.err;
+  ASSERT_FALSE(ReadText(dir + "/here.jsonl").empty());
+
+  const std::string elsewhere = ScratchDir("model_batch_elsewhere_cwd");
+  for (const std::string& how :
+       {"--db " + ShellQuote(dir + "/e2e.db"), "--db " + ShellQuote(dir + "/e2e.db") + " --job e2e",
+        "--job " + ShellQuote(dir + "/job.yaml")}) {
+    SCOPED_TRACE(how);
+    fs::remove(elsewhere + "/there.jsonl");
+    CommandResult there = Reel("export " + how + " --format openai-batch there.jsonl", elsewhere);
+    ASSERT_EQ(there.exit_code, 0) << there.err;
+    EXPECT_EQ(there.err.find("warning"), std::string::npos) << there.err;
+    EXPECT_EQ(ReadText(elsewhere + "/there.jsonl"), ReadText(dir + "/here.jsonl"));
+  }
+  EXPECT_FALSE(fs::exists(elsewhere + "/e2e.db.frames"));
+}
+
 // Errors in a results file are stored too; a too-long one makes the next export a re-fitted
 // request (a new custom_id) instead of the same one again.
 TEST(ModelBatchTest, ImportedErrorsAreStoredAndTooLongIsRefitted) {
