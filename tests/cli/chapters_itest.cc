@@ -18,10 +18,11 @@ namespace {
 
 using nlohmann::json;
 
-#define REEL_MODEL_JOB_DB(m)                                 \
-  const ModelJobDb& m = SharedModelJobDb(ReelPath());        \
-  ASSERT_EQ(m.error, "") << "the model job's database";      \
-  ASSERT_EQ(m.run_exit_code, 1) << "3 questions fail" << "\n" \
+#define REEL_MODEL_JOB_DB(m)                            \
+  const ModelJobDb& m = SharedModelJobDb(ReelPath());   \
+  ASSERT_EQ(m.error, "") << "the model job's database"; \
+  ASSERT_EQ(m.run_exit_code, 1) << "3 questions fail"   \
+                                << "\n"                 \
                                 << m.run_err
 
 std::string Sql(const std::string& s) { return "'" + s + "'"; }
@@ -363,8 +364,9 @@ TEST(ModelJobTimeReferencesTest, EveryTimeInTheAnswersLinksToTheNearestStoredFra
   }
   // The answers as the model wrote them (a time of day and the answers that failed their check
   // left no references).
-  EXPECT_EQ(QueryJson(m.db, "SELECT content FROM latest_answers WHERE prompt_id = 'describe' AND "
-                            "path LIKE '%/a.mp4'")[0]["content"],
+  EXPECT_EQ(QueryJson(m.db,
+                      "SELECT content FROM latest_answers WHERE prompt_id = 'describe' AND "
+                      "path LIKE '%/a.mp4'")[0]["content"],
             kDescribeA);
   EXPECT_EQ(QueryInt(m.db, "SELECT count(*) FROM answer_times WHERE text LIKE '10:30%'"), 0);
 
@@ -373,8 +375,7 @@ TEST(ModelJobTimeReferencesTest, EveryTimeInTheAnswersLinksToTheNearestStoredFra
            {"left", "00:03 -> frame 1 (0:00:02.500)"},
            {"fades", "75 seconds -> frame 30 (0:01:15.000)"},
            {"'nothing happens'", "2:00 -> outside the item"}}) {
-    CommandResult search =
-        Reel("search --db out.db " + words + " --answers --format json", m.dir);
+    CommandResult search = Reel("search --db out.db " + words + " --answers --format json", m.dir);
     ASSERT_EQ(search.exit_code, 0) << search.err;
     json hits = json::parse(search.out);
     ASSERT_EQ(hits.size(), 1u) << search.out;

@@ -49,8 +49,8 @@ ReportDb Open(const std::string& test) {
   return r;
 }
 
-#define REEL_OPEN_REPORT_DB(r, name)                    \
-  ReportDb r = Open(name);                              \
+#define REEL_OPEN_REPORT_DB(r, name)                       \
+  ReportDb r = Open(name);                                 \
   ASSERT_EQ(r.m->error, "") << "the model job's database"; \
   ASSERT_EQ(r.m->run_exit_code, 1) << r.m->run_err
 
@@ -179,11 +179,12 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
                         "JOIN responses p ON p.request_id = q.id WHERE q.item_id = " +
                             a_id);
   ASSERT_EQ(sums.size(), 1u);
-  EXPECT_NE(a.find("<td class=\"n\">" + Thousands(sums[0]["prompt"]) + "</td><td class=\"n\">" +
-                   Thousands(sums[0]["cached"]) + "</td><td class=\"n\">" +
-                   Thousands(sums[0]["output"]) + "</td><td></td><td></td><td></td><td class=\"n\">" +
-                   Fixed(sums[0]["cost"].get<double>(), 4) + "</td></tr>"),
-            std::string::npos)
+  EXPECT_NE(
+      a.find("<td class=\"n\">" + Thousands(sums[0]["prompt"]) + "</td><td class=\"n\">" +
+             Thousands(sums[0]["cached"]) + "</td><td class=\"n\">" + Thousands(sums[0]["output"]) +
+             "</td><td></td><td></td><td></td><td class=\"n\">" +
+             Fixed(sums[0]["cost"].get<double>(), 4) + "</td></tr>"),
+      std::string::npos)
       << sums.dump();
   EXPECT_NE(a.find("No failures."), std::string::npos);
 
@@ -283,8 +284,7 @@ TEST(ReportCommandTest, TheBatchReportsFiguresAreTheDatabases) {
   ASSERT_EQ(batch.exit_code, 0) << batch.err;
   const std::string& out = batch.out;
   EXPECT_NE(out.find("Run 1 of reportjob: failed"), std::string::npos) << out;
-  EXPECT_NE(out.find("items     4 seen, 4 done, 0 skipped, 0 failed; 45 frames"),
-            std::string::npos)
+  EXPECT_NE(out.find("items     4 seen, 4 done, 0 skipped, 0 failed; 45 frames"), std::string::npos)
       << out;
   // Requests by outcome: 3 questions failed their chapters check; 1 HTTP retry (a 503), 4
   // answers asked again after a failed check (3 failed again, 1 was then good).
@@ -298,10 +298,10 @@ TEST(ReportCommandTest, TheBatchReportsFiguresAreTheDatabases) {
                      "sum(p.completion_tokens) AS output FROM responses p")[0];
   const int64_t prompt = t["prompt"], cached = t["cached"], output = t["output"];
   ASSERT_GT(cached, 0) << "the fake server's prefix cache: prompts about one context share it";
-  EXPECT_NE(out.find("tokens    " + Thousands(prompt) + " prompt (" + Thousands(cached) +
-                     " cached, " + Fixed(100.0 * cached / prompt, 1) + "%), " + Thousands(output) +
-                     " output; "),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("tokens    " + Thousands(prompt) + " prompt (" + Thousands(cached) + " cached, " +
+               Fixed(100.0 * cached / prompt, 1) + "%), " + Thousands(output) + " output; "),
+      std::string::npos)
       << out;
   // Tokens per second over the run's wall time (started to the last thing that finished).
   const std::string started =

@@ -162,9 +162,9 @@ std::string Build(const fs::path& dir, const std::string& reel_binary) {
   FakeModelServer server;
   if (!server.started()) return "the fake model server did not start";
   server.Script(Script().dump());
-  CommandResult run = RunCommand("cd " + ShellQuote(dir.string()) +
-                                 " && EP=" + ShellQuote(server.endpoint()) + " " +
-                                 ShellQuote(reel_binary) + " run job.yaml");
+  CommandResult run =
+      RunCommand("cd " + ShellQuote(dir.string()) + " && EP=" + ShellQuote(server.endpoint()) +
+                 " " + ShellQuote(reel_binary) + " run job.yaml");
   WriteFile(dir / "run.err", run.err);
   WriteFile(dir / "run.exit", std::to_string(run.exit_code));
   WriteFile(dir / "server_log.json", server.Log());

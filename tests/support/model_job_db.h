@@ -26,9 +26,9 @@
 namespace reel::testing {
 
 struct ModelJobDb {
-  std::string error;     // why the database could not be made ("" when it was)
-  std::string dir;       // the job folder: job.yaml, media/, out.db
-  std::string db;        // dir + "/out.db"
+  std::string error;  // why the database could not be made ("" when it was)
+  std::string dir;    // the job folder: job.yaml, media/, out.db
+  std::string db;     // dir + "/out.db"
   int run_exit_code = -1;
   std::string run_err;     // `reel run`'s standard error
   std::string server_log;  // every request the fake server received (its JSON log)
