@@ -1,8 +1,10 @@
 // The context stage: after an item is committed (or found up to date), builds and stores the
-// context of each prompt whose context is missing or was built from other settings.
+// context of each prompt whose context is missing or was built from other settings (prompts that
+// do not apply to the item, jobs/prompt_kinds.h, get none: nothing is asked about them).
 #include <mutex>
 
 #include "jobs/item_context.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {
@@ -29,6 +31,7 @@ class ContextStage : public StoredItemStage {
         REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
         input = std::move(loaded);
       }
+      if (!PromptAppliesTo(prompt, *input)) continue;  // e.g. chapters of a document
       Result<llm::Context> context = llm::BuildContext(
           *input, ContextOptionsFor(job, prompt, *input), setup->chat_template, *setup->counter);
       if (!context.ok()) {
