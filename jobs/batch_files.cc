@@ -175,8 +175,8 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
       REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, answer));
       ++result.answered;
     } else if (chat.ok()) {
-      outcome.outcome = "invalid answer";
-      outcome.error = "the answer failed its check: " + check_failure;
+      outcome.outcome = std::string(kInvalidAnswerOutcome);
+      outcome.error = std::string(kAnswerCheckFailed) + check_failure;
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
       ++result.failed;
     } else {

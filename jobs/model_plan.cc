@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "jobs/context_frames.h"
+#include "jobs/prompt_kinds.h"
 #include "llm/request_body.h"
 #include "storage/sha256.h"
 
@@ -230,9 +231,12 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
                                      const PlanOptions& options) {
   REEL_RETURN_IF_ERROR(Load(store));
   const PromptSpec& prompt = job_.prompts.at(prompt_index);
+  PromptPlan plan;
+  // A prompt that does not apply to the item (chapters of a document) is never asked, even where
+  // an older run stored a context for it.
+  if (!PromptAppliesTo(prompt, *input_)) return plan;  // kNoContext
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
   storage::TaskStore tasks(store.database());
-  PromptPlan plan;
 
   const std::string base_key = ContextSettingsKey(job_, prompt, *setup_.context, *item_);
   REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,

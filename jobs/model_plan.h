@@ -3,6 +3,8 @@
 // re-planning after an answer all use it, so a task's life is decided in one place.
 //
 // For one (item, prompt), with K the context's settings key (jobs/item_context.h):
+//   - a prompt that does not apply to the item (jobs/prompt_kinds.h: chapters of a document or a
+//     still image): nothing to ask;
 //   - no stored context for K (the context stage failed or has not run): nothing to ask;
 //   - a task of K whose last send was refused as too long: the context is built again with the
 //     server's difference as extra margin (RefitMargin), stored under RefitKey, and asked

@@ -347,8 +347,27 @@ struct ModelRun::Impl {
     }
     result = client->Chat(send.request, &cancel, observer.get());
     // The prompt's kind checks the answer (jobs/prompt_kinds.h); a failed check is answered once
-    // more in the same conversation, then the failure stands.
+    // more in the same conversation, then the failure stands. For such a kind the check judges
+    // the answer, not the client's schema validation: an answer that is not JSON is a failed
+    // check (asked again with its reason), and one the check accepts is kept.
     const PromptSpec& prompt = job.prompts[send.prompt_index];
+    auto checked_by_kind = [&prompt](llm::ChatResult& r) {
+      if (AnswerCheckedByKind(prompt) && r.outcome == llm::ChatOutcome::kSchemaMismatch) {
+        r.outcome = llm::ChatOutcome::kOk;
+        r.error.clear();
+        r.json_answer.clear();
+      }
+    };
+    checked_by_kind(result);
+    // What the request cost: every answer the server gave, the ones that failed the check too.
+    std::optional<double> spent;
+    auto add_cost = [&](const llm::ChatResult& r) {
+      if (!r.ok()) return;
+      if (std::optional<double> c = AnswerCost(job.model, AnswerOf(r))) {
+        spent = spent.value_or(0) + *c;
+      }
+    };
+    add_cost(result);
     std::optional<std::string> checked_json;
     std::string check_failure;
     if (result.ok()) {
@@ -367,11 +386,13 @@ struct ModelRun::Impl {
                 "},{\"role\":\"user\",\"content\":" + JsonString(PromptRetryFor(prompt, reason)) +
                 "}");
         llm::ChatResult second = client->Chat(follow, &cancel, observer.get());
+        checked_by_kind(second);
+        add_cost(second);
         second.attempts += result.attempts;
         second.retry_reasons.insert(second.retry_reasons.begin(), result.retry_reasons.begin(),
                                     result.retry_reasons.end());
         second.retry_reasons.insert(second.retry_reasons.begin() + result.retry_reasons.size(),
-                                    "answer check: " + reason);
+                                    std::string(storage::kAnswerCheckRetry) + reason);
         second.total_s += result.total_s;
         result = std::move(second);
         if (!result.ok()) break;
@@ -390,13 +411,15 @@ struct ModelRun::Impl {
     if (result.ok() && check_failure.empty()) {
       storage::AnswerRecord answer = AnswerOf(result);
       if (checked_json) answer.json_answer = *checked_json;
-      outcome.cost = AnswerCost(job.model, answer);
+      outcome.cost = spent;
       stored = tasks.FinishSend(*request_id, outcome, answer);
     } else if (result.ok()) {
-      outcome.outcome = "invalid answer";
-      outcome.error = "the answer failed its check: " + check_failure;
+      outcome.outcome = std::string(kInvalidAnswerOutcome);
+      outcome.error = std::string(kAnswerCheckFailed) + check_failure;
+      outcome.cost = spent;
       stored = tasks.FailSend(*request_id, outcome, /*requeue=*/false);
     } else {
+      outcome.cost = spent;  // an answer that failed its check, then a failed re-ask
       stored = tasks.FailSend(*request_id, outcome,
                               /*requeue=*/result.outcome == llm::ChatOutcome::kCancelled);
     }

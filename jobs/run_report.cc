@@ -43,6 +43,7 @@ RunReport MakeRunReport(const storage::SendTotals& t, const ModelSpec& model,
   r.failed = t.failed;
   r.cancelled = t.cancelled;
   r.retried = t.retries;
+  r.rechecked = t.rechecked;
   r.resent = t.resent;
   r.too_long = t.too_long;
   r.truncated = t.truncated;
@@ -98,6 +99,7 @@ std::string RunReport::ToJson() const {
             {"failed", failed},
             {"cancelled", cancelled},
             {"retried", retried},
+            {"rechecked", rechecked},
             {"resent", resent},
             {"too_long", too_long},
             {"truncated", truncated},
@@ -140,6 +142,7 @@ std::optional<RunReport> RunReport::FromJson(const std::string& text) {
   r.failed = i("failed");
   r.cancelled = i("cancelled");
   r.retried = i("retried");
+  r.rechecked = i("rechecked");
   r.resent = i("resent");
   r.too_long = i("too_long");
   r.truncated = i("truncated");
@@ -186,6 +189,8 @@ std::vector<std::string> RunReport::Lines() const {
     lines.push_back(
         "model: " + std::to_string(requests) + " requests (" + std::to_string(ok) + " ok, " +
         std::to_string(failed) + " failed, " + std::to_string(retried) + " retried, " +
+        (rechecked ? std::to_string(rechecked) + " asked again after a failed answer check, "
+                   : "") +
         std::to_string(resent) + " sent again" +
         (cancelled ? ", " + std::to_string(cancelled) + " stopped" : "") +
         (too_long ? ", " + std::to_string(too_long) + " too long" : "") +

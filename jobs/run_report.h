@@ -19,6 +19,7 @@ struct RunReport {
   int64_t failed = 0;
   int64_t cancelled = 0;  // stopped with the run; asked again by the next
   int64_t retried = 0;    // HTTP retries inside requests
+  int64_t rechecked = 0;  // answers that failed their prompt kind's check, asked again
   int64_t resent = 0;     // requests of a question that had been sent before
   int64_t too_long = 0;
   int64_t truncated = 0;  // answers cut by max_output_tokens

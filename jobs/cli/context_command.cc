@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/item_context.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/runner.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
@@ -222,6 +223,14 @@ int RunContext(const ContextFlags& flags) {
         std::fprintf(stderr, "reel context: prompt '%s': %s\n", prompt->id.c_str(),
                      c.status().message().c_str());
         exit_code = kExitFailed;
+        continue;
+      }
+      if (!jobs::PromptAppliesTo(*prompt, c->input)) {
+        std::fprintf(stderr,
+                     "reel context: %s: prompt '%s' is not asked about this item (a %s prompt "
+                     "needs a video's timeline)\n",
+                     c->item.path.c_str(), prompt->id.c_str(), jobs::PromptKindName(prompt->kind));
+        if (flags.request) exit_code = kExitFailed;  // no request to write
         continue;
       }
       Result<std::vector<int64_t>> stored_ids =

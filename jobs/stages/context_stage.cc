@@ -1,10 +1,12 @@
 // The context stage: after an item is committed (or found up to date), builds and stores the
-// context of each prompt whose context is missing or was built from other settings, hands the
+// context of each prompt whose context is missing or was built from other settings (prompts that
+// do not apply to the item, jobs/prompt_kinds.h, get none: nothing is asked about them), hands the
 // builds to the model stage (ItemWork::contexts), and retires the contexts the job no longer
 // builds.
 #include <mutex>
 
 #include "jobs/item_context.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {
@@ -27,15 +29,24 @@ class ContextStage : public StoredItemStage {
     std::optional<llm::ContextInput> input;
     std::string failures;
     std::vector<std::pair<std::string, std::string>> current;  // (prompt id, settings key)
+    auto load_input = [&]() -> Status {
+      if (input) return Status::Ok();
+      REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
+      input = std::move(loaded);
+      return Status::Ok();
+    };
     for (const PromptSpec& prompt : job.prompts) {
       std::string key = ContextSettingsKey(job, prompt, *setup, *item);
+      if (!PromptAppliesToEveryItem(prompt)) {
+        REEL_RETURN_IF_ERROR(load_input());
+        // Not asked about this item (e.g. chapters of a document): no context, and one an older
+        // run stored is retired below.
+        if (!PromptAppliesTo(prompt, *input)) continue;
+      }
       current.emplace_back(prompt.id, key);
       REEL_ASSIGN_OR_RETURN(bool stored, store.HasContexts(item_id, prompt.id, key));
       if (stored) continue;
-      if (!input) {
-        REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
-        input = std::move(loaded);
-      }
+      REEL_RETURN_IF_ERROR(load_input());
       Result<llm::Context> context = llm::BuildContext(
           *input, ContextOptionsFor(job, prompt, *input), setup->chat_template, *setup->counter);
       if (!context.ok()) {

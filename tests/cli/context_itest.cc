@@ -346,9 +346,17 @@ TEST(ContextCommandTest, AChaptersPromptSendsItsQuestionAndSchema) {
   EXPECT_NE(question.find("Divide this video into chapters"), std::string::npos) << question;
   EXPECT_NE(question.find("The video is 00:03 long."), std::string::npos) << question;
   EXPECT_EQ(j["response_format"]["type"], "json_schema") << j.dump().substr(0, 300);
-  // The stored context counted that question.
+  // The stored context counted that question; the document (no timeline) has no chapters
+  // context, and `reel context` says it is not asked.
   EXPECT_EQ(QueryInt(dir + "/out.db", "SELECT count(*) FROM contexts WHERE prompt_id = 'chapters'"),
-            2);
+            1);
+  CommandResult notes = Reel("context job.yaml notes.md --prompt chapters", dir);
+  EXPECT_EQ(notes.exit_code, 0) << notes.err;
+  EXPECT_NE(notes.err.find("prompt 'chapters' is not asked about this item (a chapters prompt "
+                           "needs a video's timeline)"),
+            std::string::npos)
+      << notes.err;
+  EXPECT_EQ(Reel("context job.yaml notes.md --prompt chapters --request n.json", dir).exit_code, 1);
 }
 
 TEST(ContextCommandTest, AnImageItemIsOneImageAtItsStoredSize) {

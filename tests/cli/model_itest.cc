@@ -696,6 +696,15 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   EXPECT_EQ(messages.back()["role"], "user");
   EXPECT_NE(messages.back()["content"].get<std::string>().find("overlaps"), std::string::npos);
   EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "chapters");
+
+  // A document has no timeline: nothing is asked, and the message says why.
+  CommandResult document =
+      ReelEnv(env, "ask --chapters media/notes.md --endpoint " + server.endpoint(), dir);
+  EXPECT_EQ(document.exit_code, 1);
+  EXPECT_NE(document.err.find("chapters are asked only about videos and subtitle files"),
+            std::string::npos)
+      << document.err;
+  EXPECT_EQ(ChatLog(server).size(), 2u);
 }
 
 // The frames a run sends are cached beside the database it writes: with --db, beside that one

@@ -151,14 +151,16 @@ TEST(TaskStoreTest, BatchImportsAreRecognisedAgainAndTotalsAddUp) {
   ASSERT_TRUE(tasks.FinishSend(r1, ok, answer).ok());
   const int64_t r2 = tasks.StartSend(b, {.run_id = f.run.id, .local_prompt_tokens = 1000}).value();
   SendOutcome failed;
-  failed.outcome = "server error";
-  failed.attempts = 3;
+  failed.outcome = "invalid answer";
+  failed.attempts = 3;  // a 503 retried, then an answer that failed its check, asked again
+  failed.retry_reasons = {"HTTP 503", std::string(kAnswerCheckRetry) + "not JSON"};
   ASSERT_TRUE(tasks.FailSend(r2, failed, false).ok());
   auto totals = tasks.Totals(f.run.id, std::nullopt).value();
   EXPECT_EQ(totals.sends, 2);
   EXPECT_EQ(totals.succeeded, 1);
   EXPECT_EQ(totals.failed, 1);
-  EXPECT_EQ(totals.retries, 4);
+  EXPECT_EQ(totals.retries, 3) << "HTTP retries";
+  EXPECT_EQ(totals.rechecked, 1) << "answers asked again after a failed check";
   EXPECT_EQ(totals.prompt_tokens, 1010);
   EXPECT_EQ(totals.cached_tokens, 512);
   EXPECT_EQ(totals.completion_tokens, 50);
