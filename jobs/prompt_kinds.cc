@@ -14,6 +14,10 @@ bool PromptAppliesTo(const PromptSpec& prompt, const llm::ContextInput& input) {
   return true;
 }
 
+bool PromptAppliesToEveryItem(const PromptSpec& prompt) {
+  return prompt.kind == PromptKind::kQuestion;
+}
+
 bool AnswerCheckedByKind(const PromptSpec& prompt) { return prompt.kind != PromptKind::kQuestion; }
 
 PromptRequest PromptRequestFor(const PromptSpec& prompt, std::optional<double> duration_seconds) {

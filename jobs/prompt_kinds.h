@@ -48,6 +48,9 @@ struct PromptRequest {
 };
 
 bool PromptAppliesTo(const PromptSpec& prompt, const llm::ContextInput& input);
+// Whether PromptAppliesTo is true for every item (the kind asks about anything), so the item need
+// not be read to know.
+bool PromptAppliesToEveryItem(const PromptSpec& prompt);
 
 // Whether the kind checks its answers itself (CheckPromptAnswer), so the client's own schema
 // validation gives way to that check.
