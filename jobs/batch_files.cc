@@ -175,11 +175,18 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
       REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, answer));
       ++result.answered;
     } else if (chat.ok()) {
+      // Refused by its check, but answered (and billed): its usage and cost are the request's.
+      AddUsage(chat, &outcome);
+      if (job != nullptr) outcome.cost = AnswerCost(job->model, AnswerRecordOf(chat));
       outcome.outcome = std::string(kInvalidAnswerOutcome);
       outcome.error = std::string(kAnswerCheckFailed) + check_failure;
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
       ++result.failed;
     } else {
+      if (AnswerReceived(chat)) {  // refused by its schema
+        AddUsage(chat, &outcome);
+        if (job != nullptr) outcome.cost = AnswerCost(job->model, AnswerRecordOf(chat));
+      }
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
       ++result.failed;
     }

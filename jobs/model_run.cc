@@ -106,6 +106,20 @@ storage::AnswerRecord AnswerOf(const llm::ChatResult& r) {
 
 }  // namespace
 
+bool AnswerReceived(const llm::ChatResult& r) {
+  return r.ok() || r.outcome == llm::ChatOutcome::kSchemaMismatch;
+}
+
+void AddUsage(const llm::ChatResult& r, storage::SendOutcome* o) {
+  auto add = [](std::optional<int64_t>& sum, const std::optional<int64_t>& v) {
+    if (v) sum = sum.value_or(0) + *v;
+  };
+  add(o->prompt_tokens, r.answer.prompt_tokens);
+  add(o->completion_tokens, r.answer.completion_tokens);
+  add(o->cached_tokens, r.answer.cached_tokens);
+  add(o->reasoning_tokens, r.answer.reasoning_tokens);
+}
+
 storage::SendOutcome SendOutcomeOf(const llm::ChatResult& r) {
   storage::SendOutcome o;
   o.outcome = r.ok() ? "ok" : llm::ChatOutcomeName(r.outcome);
@@ -359,10 +373,13 @@ struct ModelRun::Impl {
       }
     };
     checked_by_kind(result);
-    // What the request cost: every answer the server gave, the ones that failed the check too.
+    // What the request used and cost: every answer the server gave, the ones that failed the
+    // check (or the schema) too.
     std::optional<double> spent;
+    storage::SendOutcome used;  // usage sums only
     auto add_cost = [&](const llm::ChatResult& r) {
-      if (!r.ok()) return;
+      if (!AnswerReceived(r)) return;
+      AddUsage(r, &used);
       if (std::optional<double> c = AnswerCost(job.model, AnswerOf(r))) {
         spent = spent.value_or(0) + *c;
       }
@@ -407,6 +424,10 @@ struct ModelRun::Impl {
       }
     }
     storage::SendOutcome outcome = SendOutcomeOf(result);
+    outcome.prompt_tokens = used.prompt_tokens;
+    outcome.completion_tokens = used.completion_tokens;
+    outcome.cached_tokens = used.cached_tokens;
+    outcome.reasoning_tokens = used.reasoning_tokens;
     Status stored;
     if (result.ok() && check_failure.empty()) {
       storage::AnswerRecord answer = AnswerOf(result);

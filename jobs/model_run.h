@@ -81,6 +81,10 @@ struct ModelRunCounters {
 // A client result as the database records it (shared with `reel import`).
 storage::SendOutcome SendOutcomeOf(const llm::ChatResult& result);
 storage::AnswerRecord AnswerRecordOf(const llm::ChatResult& result);
+// Whether the server gave a complete answer (one it bills), also one the schema refused.
+bool AnswerReceived(const llm::ChatResult& result);
+// Adds the answer's usage to `outcome`'s usage sums (requests.prompt_tokens ...).
+void AddUsage(const llm::ChatResult& result, storage::SendOutcome* outcome);
 
 class ModelRun {
  public:

@@ -29,6 +29,12 @@ Result<bool> HasColumn(sqlite3* db, const char* table, const char* column) {
   }
 }
 
+// A usage column of request `r` (every answer it received, refused ones too; schema 7), else of
+// its response `p` (the stored answer's only, in older databases).
+std::string UsageOf(const ReportColumns& columns, const std::string& column) {
+  return columns.request_usage ? "coalesce(r." + column + ", p." + column + ")" : "p." + column;
+}
+
 // The columns of an index row, for ListItems and ReadItem (`cost` is the optional cost column's
 // expression over requests r).
 std::string ItemRowSql(const ReportColumns& columns) {
@@ -43,9 +49,13 @@ std::string ItemRowSql(const ReportColumns& columns) {
          "(SELECT count(*) FROM requests r WHERE r.item_id = i.id AND r.status = 'failed' "
          " AND NOT EXISTS (SELECT 1 FROM requests l WHERE l.item_id = r.item_id "
          "  AND l.prompt_id = r.prompt_id AND l.status = 'succeeded' AND l.id > r.id)), "
-         "(SELECT coalesce(sum(p.prompt_tokens), 0) FROM requests r JOIN responses p "
+         "(SELECT coalesce(sum(" +
+         UsageOf(columns, "prompt_tokens") +
+         "), 0) FROM requests r LEFT JOIN responses p "
          " ON p.request_id = r.id WHERE r.item_id = i.id), "
-         "(SELECT coalesce(sum(p.completion_tokens), 0) FROM requests r JOIN responses p "
+         "(SELECT coalesce(sum(" +
+         UsageOf(columns, "completion_tokens") +
+         "), 0) FROM requests r LEFT JOIN responses p "
          " ON p.request_id = r.id WHERE r.item_id = i.id), " +
          cost +
          ", (SELECT f.thumbnail_hash FROM frames f WHERE f.item_id = i.id "
@@ -94,6 +104,7 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(columns.request_cost, HasColumn(db.handle(), "requests", "cost"));
   REEL_ASSIGN_OR_RETURN(columns.context_superseded,
                         HasColumn(db.handle(), "contexts", "superseded_at"));
+  REEL_ASSIGN_OR_RETURN(columns.request_usage, HasColumn(db.handle(), "requests", "prompt_tokens"));
   return ReportReader(std::move(db), columns);
 }
 
@@ -238,8 +249,9 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
   }
   {
     const std::string sql =
-        "SELECT p.id, r.id, r.prompt_id, r.model, p.content, p.reasoning, p.finish_reason, "
-        "p.prompt_tokens, p.completion_tokens, p.cached_tokens, r.latency_seconds, " +
+        "SELECT p.id, r.id, r.prompt_id, r.model, p.content, p.reasoning, p.finish_reason, " +
+        UsageOf(columns_, "prompt_tokens") + ", " + UsageOf(columns_, "completion_tokens") + ", " +
+        UsageOf(columns_, "cached_tokens") + ", r.latency_seconds, " +
         Optional(columns_.request_ttft, "r.ttft_seconds") + ", " +
         Optional(columns_.request_attempts, "r.attempts") + ", " +
         Optional(columns_.request_cost, "r.cost") +
@@ -392,8 +404,9 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
     }
     {
       const std::string sql =
-          "SELECT coalesce(sum(p.prompt_tokens), 0), coalesce(sum(p.completion_tokens), 0), "
-          "coalesce(sum(p.cached_tokens), 0), " +
+          "SELECT coalesce(sum(" + UsageOf(columns_, "prompt_tokens") + "), 0), coalesce(sum(" +
+          UsageOf(columns_, "completion_tokens") + "), 0), coalesce(sum(" +
+          UsageOf(columns_, "cached_tokens") + "), 0), " +
           Optional(columns_.request_attempts, "sum(r.attempts - 1)") + ", " +
           Optional(columns_.request_cost, "sum(r.cost)") +
           ", (SELECT count(*) FROM requests f WHERE f.run_id = ?1 AND f.status = 'failed' "
@@ -437,7 +450,9 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
     // Per item: processing time (items this run last started) and its requests in the run.
     const std::string per_item =
         "WITH req AS (SELECT r.item_id, sum(coalesce(r.latency_seconds, 0)) AS secs, "
-        "  sum(coalesce(p.prompt_tokens, 0) + coalesce(p.completion_tokens, 0)) AS tokens, " +
+        "  sum(coalesce(" +
+        UsageOf(columns_, "prompt_tokens") + ", 0) + coalesce(" +
+        UsageOf(columns_, "completion_tokens") + ", 0)) AS tokens, " +
         Optional(columns_.request_cost, "sum(r.cost)") +
         " AS cost FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
         "  WHERE r.run_id = ?1 GROUP BY r.item_id), "
@@ -473,16 +488,20 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
     {
       REEL_ASSIGN_OR_RETURN(
           Statement stmt,
-          Statement::Prepare(db,
-                             "SELECT (julianday(r.finished_at) - julianday(?2)) * 86400, "
-                             "coalesce(p.prompt_tokens, 0), coalesce(p.completion_tokens, 0), 0, 0 "
-                             "FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
-                             "WHERE r.run_id = ?1 AND r.finished_at IS NOT NULL "
-                             "UNION ALL "
-                             "SELECT (julianday(i.finished_at) - julianday(?2)) * 86400, 0, 0, 1, "
-                             "(SELECT count(*) FROM frames f WHERE f.item_id = i.id) "
-                             "FROM items i WHERE i.last_run_id = ?1 AND i.finished_at IS NOT NULL "
-                             "AND i.status IN ('done', 'failed') ORDER BY 1"));
+          Statement::Prepare(
+              db,
+              "SELECT (julianday(r.finished_at) - julianday(?2)) * 86400, "
+              "coalesce(" +
+                  UsageOf(columns_, "prompt_tokens") + ", 0), coalesce(" +
+                  UsageOf(columns_, "completion_tokens") +
+                  ", 0), 0, 0 "
+                  "FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
+                  "WHERE r.run_id = ?1 AND r.finished_at IS NOT NULL "
+                  "UNION ALL "
+                  "SELECT (julianday(i.finished_at) - julianday(?2)) * 86400, 0, 0, 1, "
+                  "(SELECT count(*) FROM frames f WHERE f.item_id = i.id) "
+                  "FROM items i WHERE i.last_run_id = ?1 AND i.finished_at IS NOT NULL "
+                  "AND i.status IN ('done', 'failed') ORDER BY 1"));
       stmt.Bind(1, id).Bind(2, r.run.started_at);
       while (true) {
         REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -36,6 +36,7 @@ struct ReportColumns {
   bool request_outcome = false;        // requests.outcome
   bool request_retry_reasons = false;  // requests.retry_reasons
   bool context_superseded = false;     // contexts.superseded_at
+  bool request_usage = false;          // requests.prompt_tokens ... (every answer, schema 7)
 };
 
 // One line of the index.
@@ -77,6 +78,8 @@ struct ReportAnswer {
   std::string content;
   std::optional<std::string> reasoning;
   std::optional<std::string> finish_reason;
+  // The request's usage: every answer it received, a refused one asked again too (requests.*,
+  // schema 7; older databases: the stored answer's, responses.*).
   std::optional<int64_t> prompt_tokens;
   std::optional<int64_t> completion_tokens;
   std::optional<int64_t> cached_tokens;

@@ -1012,9 +1012,15 @@ Status Store::FinishRequest(int64_t request_id, const ResponseRecord& response) 
       Statement update,
       Statement::Prepare(db,
                          "UPDATE requests SET status = 'succeeded', error = NULL, "
-                         "latency_seconds = ?2, finished_at = " +
+                         "latency_seconds = ?2, prompt_tokens = ?3, completion_tokens = ?4, "
+                         "cached_tokens = ?5, finished_at = " +
                              std::string(internal::kNowSql) + " WHERE id = ?1"));
-  REEL_RETURN_IF_ERROR(update.Bind(1, request_id).Bind(2, response.latency_seconds).Run());
+  REEL_RETURN_IF_ERROR(update.Bind(1, request_id)
+                           .Bind(2, response.latency_seconds)
+                           .Bind(3, response.prompt_tokens)
+                           .Bind(4, response.completion_tokens)
+                           .Bind(5, response.cached_tokens)
+                           .Run());
   REEL_RETURN_IF_ERROR(ExpectChanged(db, "request", request_id));
   REEL_ASSIGN_OR_RETURN(
       Statement insert,

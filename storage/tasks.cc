@@ -108,7 +108,8 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
           "attempts = ?6, retry_reasons = ?7, latency_seconds = ?8, total_seconds = ?9, "
           "ttft_seconds = ?10, request_bytes = ?11, server_request_id = ?12, "
           "too_long_prompt_tokens = ?13, too_long_output_tokens = ?14, "
-          "too_long_context_length = ?15, cost = ?16, finished_at = " +
+          "too_long_context_length = ?15, cost = ?16, prompt_tokens = ?17, "
+          "completion_tokens = ?18, cached_tokens = ?19, reasoning_tokens = ?20, finished_at = " +
               Now() + " WHERE id = ?1 AND status = 'sent'"));
   std::optional<std::string> error;
   if (!o.error.empty()) error = o.error;
@@ -131,7 +132,11 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
       .Bind(13, o.too_long_prompt_tokens)
       .Bind(14, o.too_long_output_tokens)
       .Bind(15, o.too_long_context_length)
-      .Bind(16, o.cost);
+      .Bind(16, o.cost)
+      .Bind(17, o.prompt_tokens)
+      .Bind(18, o.completion_tokens)
+      .Bind(19, o.cached_tokens)
+      .Bind(20, o.reasoning_tokens);
   REEL_RETURN_IF_ERROR(update.Run());
   if (sqlite3_changes(db) == 0) {
     return NotFound("request " + std::to_string(request_id) + " is not waiting for an answer");
@@ -261,7 +266,8 @@ Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {
       Statement s,
       Statement::Prepare(db_.handle(),
                          "SELECT t.status, count(*) FROM tasks t JOIN items i ON i.id = t.item_id "
-                         "WHERE ?1 IS NULL OR i.job_id = ?1 GROUP BY t.status"));
+                         "WHERE (?1 IS NULL OR i.job_id = ?1) AND t.retired_at IS NULL "
+                         "GROUP BY t.status"));
   s.Bind(1, job_id);
   TaskCounts counts;
   while (true) {
@@ -350,7 +356,15 @@ Status TaskStore::FinishSend(int64_t request_id, const SendOutcome& outcome,
                              const AnswerRecord& answer) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
-  REEL_RETURN_IF_ERROR(UpdateRequest(db, request_id, "succeeded", outcome));
+  SendOutcome with_usage = outcome;
+  if (!outcome.prompt_tokens && !outcome.completion_tokens && !outcome.cached_tokens &&
+      !outcome.reasoning_tokens) {  // one answer: its usage is the request's
+    with_usage.prompt_tokens = answer.prompt_tokens;
+    with_usage.completion_tokens = answer.completion_tokens;
+    with_usage.cached_tokens = answer.cached_tokens;
+    with_usage.reasoning_tokens = answer.reasoning_tokens;
+  }
+  REEL_RETURN_IF_ERROR(UpdateRequest(db, request_id, "succeeded", with_usage));
   REEL_ASSIGN_OR_RETURN(
       Statement insert,
       Statement::Prepare(db,
@@ -494,13 +508,13 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
       Statement::Prepare(
           db_.handle(),
           "SELECT r.status, r.outcome, coalesce(r.attempts, 1), r.latency_seconds, "
-          "r.ttft_seconds, r.local_prompt_tokens, p.prompt_tokens, p.completion_tokens, "
-          "p.cached_tokens, p.reasoning_tokens, coalesce(p.truncated, 0), " +
+          "r.ttft_seconds, r.local_prompt_tokens, p.prompt_tokens, r.completion_tokens, "
+          "r.cached_tokens, r.reasoning_tokens, coalesce(p.truncated, 0), " +
               UnixSeconds("r.sent_at") + ", " + UnixSeconds("r.finished_at") +
               ", (SELECT count(*) FROM requests o WHERE o.task_id = r.task_id AND o.id < r.id), "
               "CASE WHEN json_valid(r.retry_reasons) THEN (SELECT count(*) FROM "
-              "json_each(r.retry_reasons) WHERE substr(value, 1, length(?3)) = ?3) ELSE 0 END "
-              "FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
+              "json_each(r.retry_reasons) WHERE substr(value, 1, length(?3)) = ?3) ELSE 0 END, "
+              "r.prompt_tokens FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
               "WHERE r.task_id IS NOT NULL AND r.status != 'sent' AND " +
               where));
   if (run_id) {
@@ -538,13 +552,16 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
     if (std::optional<double> ttft = s.ColumnOptionalDouble(4); ttft && status == "succeeded") {
       t.ttft_seconds.push_back(*ttft);
     }
+    // Usage: every answer the server gave, whatever became of the request (a refused answer
+    // was billed too).
+    t.prompt_tokens += s.ColumnOptionalInt(15).value_or(0);
+    t.completion_tokens += s.ColumnOptionalInt(7).value_or(0);
+    t.cached_tokens += s.ColumnOptionalInt(8).value_or(0);
+    t.reasoning_tokens += s.ColumnOptionalInt(9).value_or(0);
     if (status == "succeeded") {
+      // Reel's count against the server's count of the stored answer's prompt.
       const std::optional<int64_t> local = s.ColumnOptionalInt(5);
       const std::optional<int64_t> server = s.ColumnOptionalInt(6);
-      t.prompt_tokens += server.value_or(0);
-      t.completion_tokens += s.ColumnOptionalInt(7).value_or(0);
-      t.cached_tokens += s.ColumnOptionalInt(8).value_or(0);
-      t.reasoning_tokens += s.ColumnOptionalInt(9).value_or(0);
       if (s.ColumnInt(10) != 0) ++t.truncated;
       if (local && server) {
         ++t.compared;

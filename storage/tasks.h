@@ -89,6 +89,13 @@ struct SendOutcome {
   // From the job's prices, for every answer the request received (also one that failed its
   // prompt kind's check and was asked again).
   std::optional<double> cost;
+  // The server's usage summed over every answer the request received, the refused ones too
+  // (requests.prompt_tokens ...; unset: none reported). FinishSend takes the stored answer's
+  // usage when these are all unset.
+  std::optional<int64_t> prompt_tokens;
+  std::optional<int64_t> completion_tokens;
+  std::optional<int64_t> cached_tokens;
+  std::optional<int64_t> reasoning_tokens;
 };
 
 // The answer of a succeeded send (responses row).
@@ -127,7 +134,7 @@ struct SendTotals {
   int64_t resent = 0;     // sends of a task that had been sent before
   int64_t too_long = 0;
   int64_t truncated = 0;      // answers cut by max_completion_tokens
-  int64_t prompt_tokens = 0;  // the server's usage, succeeded sends
+  int64_t prompt_tokens = 0;  // the server's usage: every answer of every send (refused too)
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t reasoning_tokens = 0;
@@ -164,6 +171,7 @@ class TaskStore {
   Result<std::vector<TaskRecord>> ListTasks(int64_t item_id);
   // Items (of `job_id`, or all) that have tasks in `status`, ascending.
   Result<std::vector<int64_t>> ItemsWithTasks(std::optional<int64_t> job_id, TaskStatus status);
+  // The job's questions by state; retired ones (tasks.retired_at) are not counted.
   Result<TaskCounts> CountTasks(std::optional<int64_t> job_id);
   // The job's items that are done: (id, path as stored), by id.
   Result<std::vector<std::pair<int64_t, std::string>>> DoneItems(int64_t job_id);

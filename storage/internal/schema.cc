@@ -466,6 +466,29 @@ UPDATE contexts SET base_key = settings_key;
 CREATE INDEX contexts_frame_source ON contexts(frame_source) WHERE frame_source IS NOT NULL;
 )sql";
 
+// Version 7: the usage of every answer the server gave. A request's answer that failed its prompt
+// kind's check (or its schema) was billed too, but only the final answer had a `responses` row,
+// so token totals undercounted. `requests.prompt_tokens` .. `reasoning_tokens` are the sums over
+// every answer the request received (the refused ones and the final one); `responses` keeps the
+// final answer's own usage. Older rows are filled from their response (the usage of answers that
+// were refused before this migration was never stored). `tasks.retired_at`: set when the job no
+// longer asks the question (its prompt no longer applies to the item, or its context was
+// superseded) and it had been sent before, so it is kept for its requests' history but is no
+// longer waiting for a model (never-sent ones are deleted).
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE requests ADD COLUMN prompt_tokens INTEGER;
+ALTER TABLE requests ADD COLUMN completion_tokens INTEGER;
+ALTER TABLE requests ADD COLUMN cached_tokens INTEGER;
+ALTER TABLE requests ADD COLUMN reasoning_tokens INTEGER;
+UPDATE requests SET
+  prompt_tokens = (SELECT p.prompt_tokens FROM responses p WHERE p.request_id = requests.id),
+  completion_tokens = (SELECT p.completion_tokens FROM responses p WHERE p.request_id = requests.id),
+  cached_tokens = (SELECT p.cached_tokens FROM responses p WHERE p.request_id = requests.id),
+  reasoning_tokens = (SELECT p.reasoning_tokens FROM responses p WHERE p.request_id = requests.id)
+WHERE EXISTS (SELECT 1 FROM responses p WHERE p.request_id = requests.id);
+ALTER TABLE tasks ADD COLUMN retired_at TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -473,6 +496,7 @@ constexpr Migration kMigrations[] = {
     {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
     {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
     {6, "superseded contexts: base keys, superseded_at, frame sources", kSchemaV6},
+    {7, "usage of every answer on requests (refused answers too), retired tasks", kSchemaV7},
 };
 
 }  // namespace
