@@ -176,7 +176,9 @@ struct RetiredContexts {
   int64_t deleted = 0;
   int64_t superseded = 0;     // newly marked
   int64_t restored = 0;       // superseded rows the job builds again (the mark removed)
-  int64_t tasks_deleted = 0;  // questions about deleted rows that were never sent
+  int64_t tasks_deleted = 0;  // questions no longer asked (about retired rows, or of a prompt
+                              // that no longer applies to the item) that were never sent
+  int64_t tasks_retired = 0;  // such questions sent before: kept, marked tasks.retired_at
   // Manifests of the current rows (of any item) that share a frame source with a retired row:
   // their frame files are still needed.
   std::vector<std::pair<std::string, std::string>> kept_frames;  // (frame_source, manifest)

@@ -860,6 +860,78 @@ Result<std::vector<ContextState>> ContextStates(
   return states;
 }
 
+// A JSON array of strings (for json_each).
+std::string JsonStringArray(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ",";
+    out += '"';
+    for (unsigned char c : items[i]) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        static const char kHex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    out += '"';
+  }
+  return out + "]";
+}
+
+// The questions of item ?1 the job no longer asks: waiting, and either of a prompt that is not
+// one of ?2 (a JSON array of the prompts asked about the item now; a prompt that no longer
+// applies to it, e.g. chapters of a document, is not) or about a superseded context. (Over
+// tasks t.)
+constexpr const char* kStaleTask =
+    "t.item_id = ?1 AND t.status = 'waiting' AND (t.prompt_id NOT IN (SELECT value FROM "
+    "json_each(?2)) OR t.context_id IN (SELECT id FROM contexts WHERE item_id = ?1 AND "
+    "superseded_at IS NOT NULL))";
+// Retired questions the job asks again (their prompt applies, their context is current).
+constexpr const char* kRestoredTask =
+    "t.item_id = ?1 AND t.retired_at IS NOT NULL AND t.prompt_id IN (SELECT value FROM "
+    "json_each(?2)) AND t.context_id IN (SELECT id FROM contexts WHERE item_id = ?1 AND "
+    "superseded_at IS NULL)";
+constexpr const char* kSentBefore =
+    "(t.request_id IS NOT NULL OR EXISTS (SELECT 1 FROM requests r WHERE r.task_id = t.id))";
+
+Result<bool> StaleTasksOrRestored(sqlite3* db, int64_t item_id, const std::string& prompts) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement find,
+      Statement::Prepare(db, std::string("SELECT 1 FROM tasks t WHERE (") + kStaleTask +
+                                 " AND t.retired_at IS NULL) OR (" + kRestoredTask + ") LIMIT 1"));
+  return find.Bind(1, item_id).Bind(2, prompts).Step();
+}
+
+// Questions the job no longer asks (kStaleTask): deleted when never sent (as the unsent questions
+// of a retired context are), else kept for their requests' history and marked retired_at, so
+// they no longer count as waiting for a model. Retired ones asked again lose the mark.
+Status RetireStaleTasks(sqlite3* db, int64_t item_id, const std::string& prompts,
+                        RetiredContexts* out) {
+  REEL_ASSIGN_OR_RETURN(Statement remove,
+                        Statement::Prepare(db, std::string("DELETE FROM tasks AS t WHERE ") +
+                                                   kStaleTask + " AND NOT " + kSentBefore));
+  REEL_RETURN_IF_ERROR(remove.Bind(1, item_id).Bind(2, prompts).Run());
+  out->tasks_deleted += sqlite3_changes(db);
+  REEL_ASSIGN_OR_RETURN(Statement mark,
+                        Statement::Prepare(db, std::string("UPDATE tasks AS t SET retired_at = ") +
+                                                   internal::kNowSql + ", updated_at = " +
+                                                   internal::kNowSql + " WHERE " + kStaleTask +
+                                                   " AND t.retired_at IS NULL AND " + kSentBefore));
+  REEL_RETURN_IF_ERROR(mark.Bind(1, item_id).Bind(2, prompts).Run());
+  out->tasks_retired += sqlite3_changes(db);
+  REEL_ASSIGN_OR_RETURN(
+      Statement unmark,
+      Statement::Prepare(db, std::string("UPDATE tasks AS t SET retired_at = NULL, updated_at = ") +
+                                 internal::kNowSql + " WHERE " + kRestoredTask));
+  return unmark.Bind(1, item_id).Bind(2, prompts).Run();
+}
+
 bool AnythingToRetire(const std::vector<ContextState>& states) {
   for (const ContextState& s : states) {
     if (s.current == s.superseded) return true;  // stale and unmarked, or current and marked
@@ -875,9 +947,13 @@ Result<RetiredContexts> Store::RetireContexts(
   const std::set<std::pair<std::string, std::string>> current(current_list.begin(),
                                                               current_list.end());
   RetiredContexts out;
+  std::vector<std::string> prompt_list;
+  for (const auto& [prompt, key] : current) prompt_list.push_back(prompt);
+  const std::string prompts = JsonStringArray(prompt_list);
   // Most runs change nothing: look before taking the write lock.
   REEL_ASSIGN_OR_RETURN(std::vector<ContextState> states, ContextStates(db, item_id, current));
-  if (!AnythingToRetire(states)) return out;
+  REEL_ASSIGN_OR_RETURN(bool stale_tasks, StaleTasksOrRestored(db, item_id, prompts));
+  if (!AnythingToRetire(states) && !stale_tasks) return out;
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
   REEL_ASSIGN_OR_RETURN(states, ContextStates(db, item_id, current));
   REEL_ASSIGN_OR_RETURN(
@@ -938,6 +1014,7 @@ Result<RetiredContexts> Store::RetireContexts(
     if (r.frame_source) sources.insert(*r.frame_source);
     out.retired.push_back(std::move(r));
   }
+  REEL_RETURN_IF_ERROR(RetireStaleTasks(db, item_id, prompts, &out));
   if (!sources.empty()) {
     REEL_ASSIGN_OR_RETURN(
         Statement kept,

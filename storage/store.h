@@ -132,6 +132,9 @@ class Store {
   // transaction: the questions about them that were never sent (waiting, no request) are
   // deleted; rows no task or request refers to are deleted; the others are kept for the history
   // of the answers and marked superseded (superseded_at). Rows of `current` that were marked
+  // lose the mark. Waiting questions the job no longer asks (of a prompt not in `current`, e.g.
+  // one that no longer applies to the item, or about a superseded context) are deleted when
+  // never sent, else marked tasks.retired_at (not counted as waiting); retired ones asked again
   // lose the mark. Returns what was retired, so the caller can delete frame files.
   Result<RetiredContexts> RetireContexts(
       int64_t item_id, const std::vector<std::pair<std::string, std::string>>& current);

@@ -247,10 +247,11 @@ Result<std::vector<int64_t>> TaskStore::ItemsWithTasks(std::optional<int64_t> jo
                                                        TaskStatus status) {
   REEL_ASSIGN_OR_RETURN(
       Statement s,
-      Statement::Prepare(db_.handle(),
-                         "SELECT DISTINCT t.item_id FROM tasks t JOIN items i ON i.id = t.item_id "
-                         "WHERE t.status = ?1 AND (?2 IS NULL OR i.job_id = ?2) "
-                         "ORDER BY t.item_id"));
+      Statement::Prepare(
+          db_.handle(),
+          "SELECT DISTINCT t.item_id FROM tasks t JOIN items i ON i.id = t.item_id "
+          "WHERE t.status = ?1 AND (?2 IS NULL OR i.job_id = ?2) AND t.retired_at IS NULL "
+          "ORDER BY t.item_id"));
   s.Bind(1, TaskStatusName(status)).Bind(2, job_id);
   std::vector<int64_t> out;
   while (true) {

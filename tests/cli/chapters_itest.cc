@@ -50,6 +50,8 @@ TaskRows Rows(const ModelJobDb& m, const std::string& item, const std::string& p
   for (const json& row :
        QueryJson(m.db,
                  "SELECT r.id, r.status, r.outcome, r.attempts, r.error, r.retry_reasons, r.cost, "
+                 "r.prompt_tokens AS request_prompt_tokens, r.cached_tokens AS "
+                 "request_cached_tokens, r.completion_tokens AS request_completion_tokens, "
                  "p.content, p.prompt_tokens, p.cached_tokens, p.completion_tokens, "
                  "p.json_answer FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
                  "WHERE r.task_id = " +
@@ -107,12 +109,29 @@ void ExpectChapters(const ModelJobDb& m, const std::string& item, const json& st
   }
 }
 
-// The price of one stored answer at the job's prices (2.0 / 0.5 / 8.0 per million).
-double AnswerPrice(const json& row) {
-  const double prompt = row["prompt_tokens"].get<double>();
-  const double cached = row["cached_tokens"].get<double>();
-  const double output = row["completion_tokens"].get<double>();
+// The price of usage at the job's prices (2.0 / 0.5 / 8.0 per million).
+double Price(double prompt, double cached, double output) {
   return ((prompt - cached) * 2.0 + cached * 0.5 + output * 8.0) / 1e6;
+}
+
+// The price of one stored answer (its responses row).
+double AnswerPrice(const json& row) {
+  return Price(row["prompt_tokens"].get<double>(), row["cached_tokens"].get<double>(),
+               row["completion_tokens"].get<double>());
+}
+
+// The price of every answer a request received (its requests row's usage).
+double RequestPrice(const json& row) {
+  return Price(row["request_prompt_tokens"].get<double>(),
+               row["request_cached_tokens"].get<double>(),
+               row["request_completion_tokens"].get<double>());
+}
+
+// The prompt tokens the fake server reported for these chats (its log's count, sent as usage).
+int64_t ServerPromptTokens(const std::vector<json>& chats) {
+  int64_t sum = 0;
+  for (const json& c : chats) sum += c["prompt_tokens"].get<int64_t>();
+  return sum;
 }
 
 // Sampling at 0.4 fps: a.mp4 (80 s at 10 fps) has frames at 0, 2.5, ..., 77.5 and its last at
@@ -173,12 +192,17 @@ TEST(ModelJobChaptersTest, BadAnswersAreRecordedFailuresAskedAgainExactlyOnce) {
     EXPECT_EQ(json::parse(r["retry_reasons"].get<std::string>()),
               json::array({"answer check: " + c.reason}));
     EXPECT_TRUE(r["content"].is_null()) << "no answer stored";
-    // Both answers were paid for.
+    // Both answers were paid for, and their usage is stored: the request's tokens are the
+    // server's counts of both prompts, its cost their price.
     ASSERT_TRUE(r["cost"].is_number());
     EXPECT_GT(r["cost"].get<double>(), 0);
 
     std::vector<json> chats = ChatsOf(m, rows);
     ASSERT_EQ(chats.size(), 2u) << "asked again exactly once";
+    ASSERT_TRUE(r["request_prompt_tokens"].is_number()) << r.dump();
+    EXPECT_EQ(r["request_prompt_tokens"].get<int64_t>(), ServerPromptTokens(chats));
+    EXPECT_GT(r["request_completion_tokens"].get<int64_t>(), 0);
+    EXPECT_NEAR(r["cost"].get<double>(), RequestPrice(r), 1e-12);
     const json& first = chats[0]["body"]["messages"];
     const json& again = chats[1]["body"]["messages"];
     ASSERT_EQ(again.size(), first.size() + 2);
@@ -234,8 +258,14 @@ TEST(ModelJobChaptersTest, AMalformedAnswerThenAGoodOneEndsWithTheGoodChapters) 
   ASSERT_EQ(chats.size(), 2u);
   EXPECT_EQ(chats[1]["body"]["messages"][chats[1]["body"]["messages"].size() - 2]["content"],
             kScenesACutShort);
-  // The cost covers the cut-short answer too: more than the stored answer's own price.
+  // The cost covers the cut-short answer too: more than the stored answer's own price. The
+  // request's usage is both answers' (the server's counts of both prompts); the response keeps
+  // the stored answer's own.
   EXPECT_GT(r["cost"].get<double>(), AnswerPrice(r) + 1e-9);
+  EXPECT_EQ(r["request_prompt_tokens"].get<int64_t>(), ServerPromptTokens(chats));
+  EXPECT_EQ(r["prompt_tokens"].get<int64_t>(), chats[1]["prompt_tokens"].get<int64_t>());
+  EXPECT_GT(r["request_completion_tokens"].get<int64_t>(), r["completion_tokens"].get<int64_t>());
+  EXPECT_NEAR(r["cost"].get<double>(), RequestPrice(r), 1e-12);
 
   CommandResult results = Reel("results --db out.db --prompt scenes --format json", m.dir);
   ASSERT_EQ(results.exit_code, 0) << results.err;

@@ -173,9 +173,11 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
   // answered).
   EXPECT_NE(a.find("<dt>codec</dt><dd>h264</dd>"), std::string::npos);
   const std::string a_id = std::to_string(r.a);
+  // (The usage of each prompt's request: every answer it received, the cut-short "scenes"
+  // answer asked again too, as in its cost.)
   json sums = QueryJson(r.db,
-                        "SELECT sum(p.prompt_tokens) AS prompt, sum(p.cached_tokens) AS cached, "
-                        "sum(p.completion_tokens) AS output, sum(q.cost) AS cost FROM requests q "
+                        "SELECT sum(q.prompt_tokens) AS prompt, sum(q.cached_tokens) AS cached, "
+                        "sum(q.completion_tokens) AS output, sum(q.cost) AS cost FROM requests q "
                         "JOIN responses p ON p.request_id = q.id WHERE q.item_id = " +
                             a_id);
   ASSERT_EQ(sums.size(), 1u);
@@ -245,6 +247,81 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
       << again.out;
 }
 
+// One truth about what the server billed: every answer it gave (the chapters answers that failed
+// their check and were asked again too) is counted once, and `reel run`'s summary, `reel report
+// --batch`, batch.html and `reel status` show the same tokens and cost as the requests rows and
+// the fake server's own log.
+TEST(ReportCommandTest, RunSummaryBatchReportAndStatusCountEveryAnswerTheServerGave) {
+  REEL_OPEN_REPORT_DB(r, "report_usage");
+  // The server's side: its count of every prompt it answered (all but the 503).
+  int64_t server_prompt = 0, answered = 0;
+  for (const json& e : json::parse(r.m->server_log)) {
+    if (e.value("path", "") != "/v1/chat/completions" || e.value("behaviour", "") == "status") {
+      continue;
+    }
+    server_prompt += e["prompt_tokens"].get<int64_t>();
+    ++answered;
+  }
+  EXPECT_EQ(answered, 14) << "10 requests, 4 of them asked again";
+  json sums = QueryJson(r.db,
+                        "SELECT sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, "
+                        "sum(completion_tokens) AS output, sum(cost) AS cost, count(*) AS n "
+                        "FROM requests")[0];
+  const int64_t prompt = sums["prompt"], cached = sums["cached"], output = sums["output"];
+  const double cost = sums["cost"];
+  EXPECT_EQ(sums["n"], 10);
+  EXPECT_EQ(prompt, server_prompt);
+  // The refused answers are in: more than the stored answers' usage (which alone priced 0.0927).
+  json stored = QueryJson(r.db,
+                          "SELECT sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, "
+                          "sum(completion_tokens) AS output FROM responses")[0];
+  EXPECT_GT(prompt, stored["prompt"].get<int64_t>());
+  EXPECT_GT(output, stored["output"].get<int64_t>());
+  // requests.cost is the job's prices (2.0 / 0.5 / 8.0 per million) over the same usage.
+  EXPECT_NEAR(cost, ((prompt - cached) * 2.0 + cached * 0.5 + output * 8.0) / 1e6, 1e-12);
+
+  // `reel run`'s closing summary.
+  const std::string& run = r.m->run_err;
+  EXPECT_NE(run.find("tokens: " + std::to_string(prompt) + " prompt (" + std::to_string(cached) +
+                     " cached), " + std::to_string(output) + " completion;"),
+            std::string::npos)
+      << run;
+  EXPECT_NE(run.find("cost: " + Fixed(cost, 4) + " by tokens"), std::string::npos) << run;
+  // `reel report --batch`.
+  CommandResult batch = Reel("report --job job.yaml --batch", r.dir);
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_NE(batch.out.find("tokens    " + Thousands(prompt) + " prompt (" + Thousands(cached) +
+                           " cached, "),
+            std::string::npos)
+      << batch.out;
+  EXPECT_NE(batch.out.find(Thousands(output) + " output; "), std::string::npos) << batch.out;
+  EXPECT_NE(batch.out.find("cost      " + Fixed(cost, 4)), std::string::npos) << batch.out;
+  // batch.html.
+  const std::string site = r.out + "/site";
+  CommandResult html = Reel("report --db out.db -o " + ShellQuote(site), r.dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  const std::string page = ReadText(site + "/batch.html");
+  EXPECT_NE(page.find("<th>estimated cost</th><td class=\"n\">" + Fixed(cost, 4) + "</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr><th>prompt</th><td class=\"n\">" + Thousands(prompt) + "</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr><th>of which cached</th><td class=\"n\">" + Thousands(cached) + " ("),
+            std::string::npos);
+  EXPECT_NE(page.find("<th>output</th><td class=\"n\">" + Thousands(output) + "</td></tr>"),
+            std::string::npos);
+  // `reel status`: the run's report as stored, the same figures.
+  CommandResult status = Reel("status --db out.db --format json", r.dir);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json report = json::parse(status.out)["model_report"];
+  EXPECT_EQ(report["prompt_tokens"], prompt);
+  EXPECT_EQ(report["cached_tokens"], cached);
+  EXPECT_EQ(report["completion_tokens"], output);
+  EXPECT_NEAR(report["cost_tokens"].get<double>(), cost, 1e-9);
+  CommandResult text = Reel("status --db out.db", r.dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cost: " + Fixed(cost, 4) + " by tokens"), std::string::npos) << text.out;
+}
+
 TEST(ReportCommandTest, PagesTheIndexAndWritesSingleItems) {
   REEL_OPEN_REPORT_DB(r, "report_paging");
   const std::string site = r.out + "/site";
@@ -292,10 +369,12 @@ TEST(ReportCommandTest, TheBatchReportsFiguresAreTheDatabases) {
                      "asked again after a failed answer check 4"),
             std::string::npos)
       << out;
-  // Tokens: the stored answers' usage.
+  // Tokens: every answer's usage, those that failed their check too (more than the stored
+  // answers').
   json t = QueryJson(r.db,
-                     "SELECT sum(p.prompt_tokens) AS prompt, sum(p.cached_tokens) AS cached, "
-                     "sum(p.completion_tokens) AS output FROM responses p")[0];
+                     "SELECT sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, "
+                     "sum(completion_tokens) AS output FROM requests")[0];
+  EXPECT_GT(t["prompt"].get<int64_t>(), QueryInt(r.db, "SELECT sum(prompt_tokens) FROM responses"));
   const int64_t prompt = t["prompt"], cached = t["cached"], output = t["output"];
   ASSERT_GT(cached, 0) << "the fake server's prefix cache: prompts about one context share it";
   EXPECT_NE(
@@ -339,11 +418,9 @@ TEST(ReportCommandTest, TheBatchReportsFiguresAreTheDatabases) {
   EXPECT_EQ(QueryInt(r.db, "SELECT count(*) FROM requests WHERE cost IS NULL"), 0);
   // The slowest item (its describe answer took 0.3 s more) and the most expensive (33 frames).
   EXPECT_NE(out.find("slowest   " + r.dir + "/media/a.mp4 ("), std::string::npos) << out;
-  const int64_t a_tokens =
-      QueryInt(r.db,
-               "SELECT sum(p.prompt_tokens + p.completion_tokens) FROM requests q JOIN responses p "
-               "ON p.request_id = q.id WHERE q.item_id = " +
-                   std::to_string(r.a));
+  const int64_t a_tokens = QueryInt(
+      r.db, "SELECT sum(prompt_tokens + completion_tokens) FROM requests WHERE item_id = " +
+                std::to_string(r.a));
   EXPECT_NE(out.find("costliest " + r.dir + "/media/a.mp4 (" + Thousands(a_tokens) + " tokens)"),
             std::string::npos)
       << out;
