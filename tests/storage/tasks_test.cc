@@ -245,6 +245,144 @@ TEST(TaskStoreTest, RetiredContextsAreDeletedUnlessASentQuestionNamesThem) {
   EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 1);
 }
 
+// Every answer the server gave is billed: a request's usage is the sum over its answers (one that
+// failed its check and was asked again too), stored on the request whether it succeeded or
+// failed; the response keeps the stored answer's own usage; the run totals count every request's.
+TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
+  Fixture f("tasks_usage");
+  TaskStore tasks(f.store->database());
+  const int64_t a = tasks.EnsureTask(f.Task("reel-a")).value().id;
+  const int64_t b = tasks.EnsureTask(f.Task("reel-b")).value().id;
+  const int64_t c = tasks.EnsureTask(f.Task("reel-c")).value().id;
+  // a: a refused answer (1000 prompt, 30 output, 512 cached), then a good one (1100, 40, 1000).
+  const int64_t ra = tasks.StartSend(a, {.run_id = f.run.id, .local_prompt_tokens = 1000}).value();
+  SendOutcome two;
+  two.retry_reasons = {std::string(kAnswerCheckRetry) + "not JSON"};
+  two.attempts = 2;
+  two.prompt_tokens = 2100;
+  two.completion_tokens = 70;
+  two.cached_tokens = 1512;
+  two.cost = 0.01;
+  AnswerRecord good;
+  good.content = "{}";
+  good.prompt_tokens = 1100;
+  good.completion_tokens = 40;
+  good.cached_tokens = 1000;
+  ASSERT_TRUE(tasks.FinishSend(ra, two, good).ok());
+  // b: refused twice, no answer stored; its usage is still the request's.
+  const int64_t rb = tasks.StartSend(b, {.run_id = f.run.id}).value();
+  SendOutcome refused;
+  refused.outcome = "invalid answer";
+  refused.attempts = 2;
+  refused.retry_reasons = {std::string(kAnswerCheckRetry) + "overlaps"};
+  refused.prompt_tokens = 2000;
+  refused.completion_tokens = 60;
+  refused.cached_tokens = 0;
+  ASSERT_TRUE(tasks.FailSend(rb, refused, false).ok());
+  // c: one answer, no usage given with the outcome: the answer's is the request's.
+  const int64_t rc = tasks.StartSend(c, {.run_id = f.run.id}).value();
+  ASSERT_TRUE(tasks.FinishSend(rc, {}, good).ok());
+
+  auto row = [&](int64_t request, const std::string& column) {
+    return f.Count("SELECT " + column + " FROM requests WHERE id = " + std::to_string(request));
+  };
+  EXPECT_EQ(row(ra, "prompt_tokens"), 2100);
+  EXPECT_EQ(row(ra, "completion_tokens"), 70);
+  EXPECT_EQ(row(ra, "cached_tokens"), 1512);
+  EXPECT_EQ(f.Count("SELECT prompt_tokens FROM responses WHERE request_id = " +
+                    std::to_string(ra)),
+            1100)
+      << "the stored answer's own usage";
+  EXPECT_EQ(row(rb, "prompt_tokens"), 2000);
+  EXPECT_EQ(row(rb, "completion_tokens"), 60);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM responses WHERE request_id = " + std::to_string(rb)), 0);
+  EXPECT_EQ(row(rc, "prompt_tokens"), 1100);
+  EXPECT_EQ(row(rc, "cached_tokens"), 1000);
+
+  auto totals = tasks.Totals(f.run.id, std::nullopt).value();
+  EXPECT_EQ(totals.prompt_tokens, 2100 + 2000 + 1100);
+  EXPECT_EQ(totals.completion_tokens, 70 + 60 + 40);
+  EXPECT_EQ(totals.cached_tokens, 1512 + 0 + 1000);
+  EXPECT_EQ(totals.rechecked, 2);
+  // Reel's count is compared with the server's count of the stored answers' prompts.
+  EXPECT_EQ(totals.compared, 1);
+  EXPECT_EQ(totals.compared_server_tokens, 1100);
+  // The same through the job's totals (reel status, reel report).
+  auto job = tasks.Totals(std::nullopt, f.job).value();
+  EXPECT_EQ(job.prompt_tokens, totals.prompt_tokens);
+  EXPECT_EQ(job.completion_tokens, totals.completion_tokens);
+}
+
+// Questions the job no longer asks (their prompt no longer applies to the item, e.g. chapters of a
+// document asked by an older version, or their context was superseded) do not wait for a model
+// forever: never-sent ones are deleted; ones sent before (a stopped send, back to waiting) are
+// kept for their requests and marked retired, not counted; they count again when asked again.
+TEST(TaskStoreTest, WaitingQuestionsOfAPromptThatNoLongerAppliesAreRetired) {
+  Fixture f("tasks_stale");
+  TaskStore tasks(f.store->database());
+  const int64_t chapters_context = f.store
+                                       ->PutContexts({{.item_id = f.item,
+                                                       .prompt_id = "chapters",
+                                                       .manifest_json = R"({"n": 1})",
+                                                       .settings_key = "ckey"}})
+                                       .value()
+                                       .front();
+  auto chapters_task = [&](const std::string& id, std::optional<int64_t> context) {
+    TaskRecord t = f.Task(id);
+    t.prompt_id = "chapters";
+    t.context_id = context;
+    return tasks.EnsureTask(t).value().id;
+  };
+  ASSERT_TRUE(tasks.EnsureTask(f.Task("reel-describe")).ok());  // the current question
+  chapters_task("reel-never-sent", chapters_context);
+  chapters_task("reel-no-context", std::nullopt);  // its context gone
+  const int64_t stopped = chapters_task("reel-stopped", chapters_context);
+  SendOutcome cancelled;
+  cancelled.outcome = "cancelled";
+  ASSERT_TRUE(tasks.FailSend(tasks.StartSend(stopped, {.run_id = f.run.id}).value(), cancelled,
+                             /*requeue=*/true)
+                  .ok());
+  const int64_t failed = chapters_task("reel-failed", chapters_context);
+  SendOutcome refused;
+  refused.outcome = "invalid answer";
+  ASSERT_TRUE(
+      tasks.FailSend(tasks.StartSend(failed, {.run_id = f.run.id}).value(), refused, false).ok());
+  EXPECT_EQ(tasks.CountTasks(f.job).value().waiting, 4);
+
+  // The job asks "describe" only (chapters no longer applies to the item).
+  auto retired = f.store->RetireContexts(f.item, {{"describe", "key"}});
+  ASSERT_TRUE(retired.ok()) << retired.status().ToString();
+  EXPECT_EQ(retired->tasks_deleted, 2);  // never sent, and without a context
+  EXPECT_EQ(retired->tasks_retired, 1);  // the stopped one
+  EXPECT_EQ(retired->superseded, 1);     // the chapters context: questions name it
+  const TaskCounts counts = tasks.CountTasks(f.job).value();
+  EXPECT_EQ(counts.waiting, 1) << "describe only";
+  EXPECT_EQ(counts.failed, 1) << "a failure stays a failure";
+  EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE custom_id IN ('reel-never-sent', "
+                    "'reel-no-context')"),
+            0);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE retired_at IS NOT NULL AND id = " +
+                    std::to_string(stopped)),
+            1);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM requests WHERE task_id = " + std::to_string(stopped)),
+            1)
+      << "its request stays, with its task";
+  EXPECT_TRUE(tasks.ItemsWithTasks(f.job, TaskStatus::kWaiting).value() ==
+              std::vector<int64_t>{f.item});
+  // Nothing more the second time.
+  auto again = f.store->RetireContexts(f.item, {{"describe", "key"}});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->tasks_deleted + again->tasks_retired, 0);
+  EXPECT_EQ(tasks.CountTasks(f.job).value().waiting, 1);
+
+  // The prompt applies again with the same context: the retired question waits again.
+  auto back = f.store->RetireContexts(f.item, {{"describe", "key"}, {"chapters", "ckey"}});
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->restored, 1);
+  EXPECT_EQ(tasks.CountTasks(f.job).value().waiting, 2);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE retired_at IS NOT NULL"), 0);
+}
+
 TEST(TaskStoreTest, MergingShardsKeepsOneTaskPerCustomIdWithItsAnswer) {
   Fixture a("tasks_merge_a");
   Fixture b("tasks_merge_b");
