@@ -313,6 +313,53 @@ TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
   EXPECT_EQ(job.completion_tokens, totals.completion_tokens);
 }
 
+// A database made before migration 7 gets each request's usage from its stored answer (the usage of
+// answers refused back then was never stored).
+TEST(TaskStoreTest, MigrationSevenFillsRequestUsageFromTheStoredAnswers) {
+  std::string path;
+  int64_t answered = 0, refused = 0;
+  {
+    Fixture f("tasks_usage_migration");
+    path = f.path;
+    TaskStore tasks(f.store->database());
+    answered = tasks.StartSend(tasks.EnsureTask(f.Task("reel-a")).value().id, {}).value();
+    AnswerRecord good;
+    good.content = "x";
+    good.prompt_tokens = 900;
+    good.completion_tokens = 9;
+    good.cached_tokens = 512;
+    good.reasoning_tokens = 3;
+    ASSERT_TRUE(tasks.FinishSend(answered, {}, good).ok());
+    refused = tasks.StartSend(tasks.EnsureTask(f.Task("reel-b")).value().id, {}).value();
+    SendOutcome invalid;
+    invalid.outcome = "invalid answer";
+    ASSERT_TRUE(tasks.FailSend(refused, invalid, false).ok());
+    // Back to schema 6.
+    Database& db = f.store->database();
+    for (const char* sql :
+         {"ALTER TABLE requests DROP COLUMN prompt_tokens",
+          "ALTER TABLE requests DROP COLUMN completion_tokens",
+          "ALTER TABLE requests DROP COLUMN cached_tokens",
+          "ALTER TABLE requests DROP COLUMN reasoning_tokens",
+          "ALTER TABLE tasks DROP COLUMN retired_at", "PRAGMA user_version = 6"}) {
+      ASSERT_TRUE(db.Execute(sql).ok()) << sql;
+    }
+  }
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(reopened->database().SchemaVersion().value(), Database::LatestSchemaVersion());
+  auto usage = Query(path,
+                     "SELECT id, prompt_tokens, completion_tokens, cached_tokens, "
+                     "reasoning_tokens FROM requests ORDER BY id");
+  ASSERT_TRUE(usage.ok()) << usage.status().ToString();
+  ASSERT_EQ(usage->rows.size(), 2u);
+  EXPECT_EQ(std::get<int64_t>(usage->rows[0][1]), 900);
+  EXPECT_EQ(std::get<int64_t>(usage->rows[0][2]), 9);
+  EXPECT_EQ(std::get<int64_t>(usage->rows[0][3]), 512);
+  EXPECT_EQ(std::get<int64_t>(usage->rows[0][4]), 3);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(usage->rows[1][1])) << "nothing to fill";
+}
+
 // Questions the job no longer asks (their prompt no longer applies to the item, e.g. chapters of a
 // document asked by an older version, or their context was superseded) do not wait for a model
 // forever: never-sent ones are deleted; ones sent before (a stopped send, back to waiting) are
