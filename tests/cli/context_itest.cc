@@ -211,6 +211,59 @@ TEST(ContextCleanupTest, SupersededContextsAndTheirFramesAreDeleted) {
   EXPECT_EQ(keys, stored);
 }
 
+// Questions an older version asked that the job no longer asks (chapters of a document: no
+// timeline) stop waiting for a model: the next run deletes the never-sent one and retires the one
+// that was sent before (kept with its request), so `reel status` no longer counts them.
+TEST(ContextCleanupTest, ChaptersQuestionsAnOlderVersionAskedAboutADocumentStopWaiting) {
+  std::string dir = MakeContextJob("context_stale_chapters");
+  WriteText(dir + "/job.yaml", ReadText(dir + "/job.yaml") + "  - kind: chapters\n");
+  const std::string db = dir + "/out.db";
+  CommandResult first = Reel("run job.yaml", dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string notes = "(SELECT id FROM items WHERE path LIKE '%notes.md')";
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE prompt_id = 'chapters' AND item_id = " +
+                             notes),
+            0);
+  const int64_t waiting = QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'");
+  ASSERT_EQ(waiting, 5) << "what, who, chapters of the clip; what, who of the document";
+  // What an older version left: a chapters context of the document, a question about it never
+  // sent, and one whose send was stopped (back to waiting).
+  const std::string old_rows =
+      "INSERT INTO contexts(item_id, prompt_id, context_hash, manifest_json, settings_key, "
+      "base_key) VALUES (" +
+      notes +
+      ", 'chapters', 'old', '{}', 'old-key', 'old-key');"
+      "INSERT INTO tasks(custom_id, item_id, prompt_id, context_id, step) SELECT 'old-' || n, "
+      "c.item_id, 'chapters', c.id, 'ask' FROM contexts c, (SELECT 'never-sent' AS n UNION ALL "
+      "SELECT 'stopped') WHERE c.context_hash = 'old';"
+      "INSERT INTO requests(uid, item_id, context_id, prompt_id, status, outcome, task_id) "
+      "SELECT 'old-request', item_id, context_id, 'chapters', 'failed', 'cancelled', id FROM "
+      "tasks WHERE custom_id = 'old-stopped';"
+      "UPDATE tasks SET request_id = (SELECT id FROM requests WHERE uid = 'old-request') WHERE "
+      "custom_id = 'old-stopped';";
+  ASSERT_EQ(RunCommand("sqlite3 " + ShellQuote(db) + " " + ShellQuote(old_rows)).exit_code, 0);
+  CommandResult before = Reel("status --db out.db", dir);
+  EXPECT_NE(before.out.find("0 answered, 0 failed, 7 waiting for a model"), std::string::npos)
+      << before.out;
+
+  CommandResult again = Reel("run job.yaml", dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  CommandResult after = Reel("status --db out.db", dir);
+  EXPECT_NE(after.out.find("0 answered, 0 failed, 5 waiting for a model"), std::string::npos)
+      << after.out;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE custom_id = 'old-never-sent'"), 0);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks WHERE custom_id = 'old-stopped' AND "
+                     "retired_at IS NOT NULL"),
+            1);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests WHERE uid = 'old-request'"), 1);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM contexts WHERE context_hash = 'old' AND "
+                     "superseded_at IS NOT NULL"),
+            1)
+      << "kept for its request's history";
+}
+
 // The width and height of a baseline or progressive JPEG (its SOF marker).
 std::pair<int, int> JpegSize(const std::string& jpeg) {
   for (size_t i = 2; i + 9 < jpeg.size();) {

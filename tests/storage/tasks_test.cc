@@ -289,8 +289,7 @@ TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
   EXPECT_EQ(row(ra, "prompt_tokens"), 2100);
   EXPECT_EQ(row(ra, "completion_tokens"), 70);
   EXPECT_EQ(row(ra, "cached_tokens"), 1512);
-  EXPECT_EQ(f.Count("SELECT prompt_tokens FROM responses WHERE request_id = " +
-                    std::to_string(ra)),
+  EXPECT_EQ(f.Count("SELECT prompt_tokens FROM responses WHERE request_id = " + std::to_string(ra)),
             1100)
       << "the stored answer's own usage";
   EXPECT_EQ(row(rb, "prompt_tokens"), 2000);
@@ -386,8 +385,9 @@ TEST(TaskStoreTest, WaitingQuestionsOfAPromptThatNoLongerAppliesAreRetired) {
   const int64_t stopped = chapters_task("reel-stopped", chapters_context);
   SendOutcome cancelled;
   cancelled.outcome = "cancelled";
-  ASSERT_TRUE(tasks.FailSend(tasks.StartSend(stopped, {.run_id = f.run.id}).value(), cancelled,
-                             /*requeue=*/true)
+  ASSERT_TRUE(tasks
+                  .FailSend(tasks.StartSend(stopped, {.run_id = f.run.id}).value(), cancelled,
+                            /*requeue=*/true)
                   .ok());
   const int64_t failed = chapters_task("reel-failed", chapters_context);
   SendOutcome refused;
@@ -411,8 +411,7 @@ TEST(TaskStoreTest, WaitingQuestionsOfAPromptThatNoLongerAppliesAreRetired) {
   EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE retired_at IS NOT NULL AND id = " +
                     std::to_string(stopped)),
             1);
-  EXPECT_EQ(f.Count("SELECT count(*) FROM requests WHERE task_id = " + std::to_string(stopped)),
-            1)
+  EXPECT_EQ(f.Count("SELECT count(*) FROM requests WHERE task_id = " + std::to_string(stopped)), 1)
       << "its request stays, with its task";
   EXPECT_TRUE(tasks.ItemsWithTasks(f.job, TaskStatus::kWaiting).value() ==
               std::vector<int64_t>{f.item});
