@@ -144,6 +144,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
     ++rank;
   }
   m->merge_count_ = rank;
+  m->merges_.Finish();
 
   m->simple_bytes_ = m->prefix_.empty() && m->suffix_.empty();
   for (int byte = 0; byte < 256; ++byte) {

@@ -147,10 +147,22 @@ class MergeTable {
   inline void Prefetch(uint32_t a, uint32_t b) const {
     __builtin_prefetch(&slots_[Index(Pair(a, b))]);
   }
+  // Call after the last Put: notices when every merged id is its rank plus a constant (the
+  // vocabularies converted from tiktoken: GPT-2, cl100k, o200k, Qwen, DeepSeek), so Merged
+  // needs no memory access.
+  void Finish() {
+    merged_offset_ = merged_.empty() ? 0 : static_cast<int64_t>(merged_[0]);
+    affine_ = true;
+    for (size_t r = 0; r < merged_.size() && affine_; ++r) {
+      affine_ = static_cast<int64_t>(merged_[r]) == static_cast<int64_t>(r) + merged_offset_;
+    }
+  }
   // The id a merge of the given rank makes.
-  inline uint32_t Merged(uint32_t rank) const { return merged_[rank]; }
+  inline uint32_t Merged(uint32_t rank) const {
+    return affine_ ? static_cast<uint32_t>(rank + merged_offset_) : merged_[rank];
+  }
   inline void PrefetchMerged(uint32_t rank) const {
-    if (rank != kNone) __builtin_prefetch(&merged_[rank]);
+    if (!affine_ && rank != kNone) __builtin_prefetch(&merged_[rank]);
   }
   size_t MemoryBytes() const { return slots_.size() * 8 + merged_.size() * 4; }
 
@@ -164,6 +176,8 @@ class MergeTable {
   std::vector<uint64_t> slots_;
   std::vector<uint32_t> merged_;
   size_t capacity_ = 0;
+  bool affine_ = false;
+  int64_t merged_offset_ = 0;
 };
 
 // Bytes -> small list of ids. A slot is one 64-byte cache line holding a piece of up to 24

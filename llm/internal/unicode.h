@@ -106,6 +106,12 @@ std::string Normalize(std::string_view s, NormalizationForm form);
 // "normalize to find out").
 bool IsNormalizedQuick(std::string_view s, NormalizationForm form);
 
+// Normalize(s, form) into `out`, normalizing only the stretches of `s` that fail the quick
+// check (each from the boundary before it to the one after it; text between boundaries
+// normalizes on its own). Returns false, leaving `out` untouched, when `s` is certainly
+// unchanged.
+bool NormalizeChanged(std::string_view s, NormalizationForm form, std::string& out);
+
 // The canonical combining class of `cp` in Unicode 9.0.0.
 uint8_t CombiningClass(uint32_t cp);
 
