@@ -1,6 +1,6 @@
-// Compact hash tables for the tokenizer's hot paths: merge ranks keyed by a pair of ids, and a
-// cache from a pre-token's bytes to its ids. Open addressing, linear probing, power-of-two
-// sizes; no deletion (the cache is cleared as a whole when full).
+// Compact hash tables for the tokenizer's hot paths: the vocabulary (bytes -> id) and a cache
+// from a pre-token's bytes to its ids (merge ranks: merge_table.h). Open addressing, linear
+// probing, power-of-two sizes; no deletion (the cache is cleared as a whole when full).
 #pragma once
 
 #include <cstdint>
@@ -65,9 +65,11 @@ class StringIdMap {
         {static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(key.size()), value});
     arena_.append(key);
   }
-  const uint32_t* Find(std::string_view key) const {
+  const uint32_t* Find(std::string_view key) const { return Find(key, HashBytes(key)); }
+  // The same with `hash` = HashBytes(key) already known.
+  const uint32_t* Find(std::string_view key, uint64_t hash) const {
     if (slots_.empty()) return nullptr;
-    uint64_t h = HashBytes(key) | 1;
+    uint64_t h = hash | 1;
     size_t i = h & mask_;
     while (slots_[i].hash != 0) {
       if (slots_[i].hash == h && Key(slots_[i].entry) == key) {
@@ -108,78 +110,6 @@ class StringIdMap {
   size_t mask_ = 0;
 };
 
-// (left id, right id) -> rank, and rank -> merged id. A slot is one 64-bit word (left id 21
-// bits, right id 21 bits, rank 22 bits) and the table is 75% full, so the merge table of a
-// 200,000-token vocabulary takes about 2 MB: lookups, the hot path of tokenizing new text, hit
-// the CPU caches far more often than with wider slots.
-class MergeTable {
- public:
-  static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  static constexpr uint32_t kMaxId = (1u << 21) - 2;
-  static constexpr uint32_t kMaxRank = (1u << 22) - 1;
-
-  void Reserve(size_t count) {
-    capacity_ = count + count / 3 + 16;
-    slots_.assign(capacity_, kEmpty);
-    merged_.assign(count, 0);
-  }
-  // Inserts or overwrites (a later merge of the same pair wins, as in the library). Ids must be
-  // <= kMaxId and ranks < the reserved count.
-  void Put(uint32_t a, uint32_t b, uint32_t rank, uint32_t merged) {
-    uint64_t pair = Pair(a, b);
-    size_t i = Index(pair);
-    while (slots_[i] != kEmpty && (slots_[i] >> 22) != pair) i = Next(i);
-    slots_[i] = (pair << 22) | rank;
-    if (rank >= merged_.size()) merged_.resize(rank + 1);
-    merged_[rank] = merged;
-  }
-  // The rank of (a, b), or kNone if the pair does not merge.
-  inline uint32_t Rank(uint32_t a, uint32_t b) const {
-    uint64_t pair = Pair(a, b);
-    size_t i = Index(pair);
-    while (true) {
-      uint64_t s = slots_[i];
-      if ((s >> 22) == pair) return static_cast<uint32_t>(s & kMaxRank);
-      if (s == kEmpty) return kNone;
-      i = Next(i);
-    }
-  }
-  inline void Prefetch(uint32_t a, uint32_t b) const {
-    __builtin_prefetch(&slots_[Index(Pair(a, b))]);
-  }
-  // Call after the last Put: notices when every merged id is its rank plus a constant (the
-  // vocabularies converted from tiktoken: GPT-2, cl100k, o200k, Qwen, DeepSeek), so Merged
-  // needs no memory access.
-  void Finish() {
-    merged_offset_ = merged_.empty() ? 0 : static_cast<int64_t>(merged_[0]);
-    affine_ = true;
-    for (size_t r = 0; r < merged_.size() && affine_; ++r) {
-      affine_ = static_cast<int64_t>(merged_[r]) == static_cast<int64_t>(r) + merged_offset_;
-    }
-  }
-  // The id a merge of the given rank makes.
-  inline uint32_t Merged(uint32_t rank) const {
-    return affine_ ? static_cast<uint32_t>(rank + merged_offset_) : merged_[rank];
-  }
-  inline void PrefetchMerged(uint32_t rank) const {
-    if (!affine_ && rank != kNone) __builtin_prefetch(&merged_[rank]);
-  }
-  size_t MemoryBytes() const { return slots_.size() * 8 + merged_.size() * 4; }
-
- private:
-  static constexpr uint64_t kEmpty = ~0ull;
-  static uint64_t Pair(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 21) | b; }
-  size_t Index(uint64_t pair) const {
-    return static_cast<size_t>((static_cast<unsigned __int128>(Mix64(pair)) * capacity_) >> 64);
-  }
-  size_t Next(size_t i) const { return i + 1 == capacity_ ? 0 : i + 1; }
-  std::vector<uint64_t> slots_;
-  std::vector<uint32_t> merged_;
-  size_t capacity_ = 0;
-  bool affine_ = false;
-  int64_t merged_offset_ = 0;
-};
-
 // Bytes -> small list of ids. A slot is one 64-byte cache line holding a piece of up to 24
 // bytes and up to 5 ids inline (nearly every piece); longer ones live in two arenas.
 class PieceCache {
@@ -198,30 +128,45 @@ class PieceCache {
   // are independent: prefetching a batch overlaps their cache misses).
   void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[(hash | 1) & mask_]); }
 
-  // Appends the cached ids of `key` to `out` and returns true, or returns false.
-  bool Find(std::string_view key, uint64_t hash, std::vector<uint32_t>& out) const {
+  // The cached ids of `key` (`hash` = HashBytes(key)) and their number, or nullptr. The
+  // pointer is valid until the next Insert.
+  const uint32_t* Lookup(std::string_view key, uint64_t hash, size_t& count) const {
     hash |= 1;  // 0 marks an empty slot
     size_t i = hash & mask_;
     while (true) {
       const Slot& s = slots_[i];
-      if (s.hash == 0) return false;
+      if (s.hash == 0) return nullptr;
       if (s.hash == hash && s.length == key.size() &&
           std::memcmp(KeyOf(s), key.data(), key.size()) == 0) {
-        const uint32_t* ids = s.id_count <= kInlineIds ? s.ids : ids_.data() + s.ids[0];
-        out.insert(out.end(), ids, ids + s.id_count);
-        return true;
+        count = s.id_count;
+        return s.id_count <= kInlineIds ? s.ids : ids_.data() + s.ids[0];
       }
       i = (i + 1) & mask_;
     }
   }
+  // Appends the cached ids of `key` to `out` and returns true, or returns false.
+  bool Find(std::string_view key, uint64_t hash, std::vector<uint32_t>& out) const {
+    size_t count = 0;
+    const uint32_t* ids = Lookup(key, hash, count);
+    if (ids == nullptr) return false;
+    out.insert(out.end(), ids, ids + count);
+    return true;
+  }
 
+  // Adds `key` (unless it is there already).
   void Insert(std::string_view key, uint64_t hash, const uint32_t* ids, size_t count) {
     if (key.empty() || key.size() > 0xFFFF || count > 0xFFFF) return;
     hash |= 1;
     if (size_ >= max_entries_) Clear();
     if ((size_ + 1) * 2 > slots_.size()) Grow();
     size_t i = hash & mask_;
-    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    for (; slots_[i].hash != 0; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.hash == hash && s.length == key.size() &&
+          std::memcmp(KeyOf(s), key.data(), key.size()) == 0) {
+        return;
+      }
+    }
     Slot& s = slots_[i];
     s.hash = hash;
     s.length = static_cast<uint16_t>(key.size());

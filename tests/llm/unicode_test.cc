@@ -13,7 +13,12 @@ namespace {
 
 TEST(UnicodeTest, NormalizingStretchesEqualsNormalizingTheWhole) {
   const char* alphabet[] = {
-      "a", "e", "A", " ", "\n", "1",
+      "a",
+      "e",
+      "A",
+      " ",
+      "\n",
+      "1",
       "\xc3\xa9",          // é (precomposed)
       "\xcc\x81",          // U+0301 combining acute (ccc 230)
       "\xcc\xa3",          // U+0323 combining dot below (ccc 220)
