@@ -15,31 +15,37 @@ namespace {
 // Ranks are kept as int32 with "no merge" the largest value.
 constexpr int32_t kNoMerge = INT32_MAX;
 
+// MergeTable's kNone (all ones) becomes kNoMerge; ranks (22 bits) stay. No branch: whether a
+// pair merges is a coin toss to a branch predictor.
 int32_t ToRank(uint32_t rank) {
-  return rank == MergeTable::kNone ? kNoMerge : static_cast<int32_t>(rank);
+  static_assert(MergeTable::kNone == 0xFFFFFFFFu && MergeTable::kMaxRank < kNoMerge);
+  return static_cast<int32_t>(rank & 0x7FFFFFFFu);
 }
 
-// The arrays of a lane are worked on in blocks of 16 entries, with no branch on the piece's
-// length inside a block; the padding keeps every block in bounds.
+// Ranks are searched in blocks of 16, with no branch on the piece's length inside a block;
+// the padding keeps every block in bounds.
 constexpr uint32_t kBlock = 16;
-constexpr uint32_t kArray = kMaxMergePieceBytes + 2 + 2 * kBlock;
+constexpr uint32_t kArray = kMaxMergePieceBytes + 2 + kBlock;
 // An id no merge uses, before and after the piece's ids: every merge then has a left and a
 // right neighbour pair to look up, which takes fewer instructions than branches that guess
 // wrong a third of the time.
 constexpr uint32_t kSentinel = MergeTable::kMaxId + 1;
 
-// One piece being merged.
+// One piece being merged: a list of symbols at fixed positions (a merge joins a symbol with
+// the next one alive, which leaves the list), so nothing is moved.
 struct Lane {
   BytePiece* piece;
-  uint32_t len;  // the piece's ids are ids[1, len]; ids[0] and ids[len + 1] are kSentinel
-  // The position of the last merge: the ranks at pending - 1 and pending are to be looked up
-  // (their buckets were prefetched); 0 when none.
+  uint32_t n;  // the piece's bytes are at positions 1..n; 0 and n + 1 hold kSentinel
+  // The position of the last merge, whose pairs with its neighbours are to be looked up in the
+  // buckets prefetched (and the buckets); 0 when none.
   uint32_t pending;
+  uint32_t pending_bucket[2];
   // When merged ids take a table load: the merge found, applied next round; or 0.
   uint32_t merge_at;
   int32_t merge_rank;
+  uint8_t next[kArray], prev[kArray];  // the neighbours alive of each position alive
   uint32_t ids[kArray];
-  // ranks[i]: the pair (ids[i], ids[i + 1]); kNoMerge from len on, to the end.
+  // ranks[i]: the pair (ids[i], ids[next[i]]) of a position alive; kNoMerge for the others.
   int32_t ranks[kArray];
 };
 
@@ -86,18 +92,6 @@ inline uint32_t FindLowest(const int32_t* ranks, uint32_t count, int32_t& lowest
 #endif
 }
 
-// a[i] = a[i + 1] for i in [from, to), in whole blocks, at least one (reads a[from + 16]).
-template <typename T>
-inline void ShiftLeft(T* a, uint32_t from, uint32_t to) {
-  uint32_t i = from;
-  do {
-    T block[kBlock];
-    std::memcpy(block, a + i + 1, sizeof block);
-    std::memcpy(a + i, block, sizeof block);
-    i += kBlock;
-  } while (i < to);
-}
-
 class Merger {
  public:
   explicit Merger(const ByteMergeTables& t) : t_(t), merges_(*t.merges) {}
@@ -106,17 +100,22 @@ class Merger {
     const unsigned char* b = piece.bytes;
     const uint32_t n = piece.length;
     lane.piece = &piece;
-    lane.len = n;
+    lane.n = n;
     lane.pending = 0;
     lane.merge_at = 0;
     lane.ids[0] = kSentinel;
-    for (uint32_t i = 0; i < n; ++i) lane.ids[i + 1] = t_.byte_ids[b[i]];
-    lane.ids[n + 1] = kSentinel;
     lane.ranks[0] = kNoMerge;
+    for (uint32_t i = 0; i < n; ++i) {
+      lane.ids[i + 1] = t_.byte_ids[b[i]];
+      lane.next[i] = static_cast<uint8_t>(i + 1);
+      lane.prev[i + 1] = static_cast<uint8_t>(i);
+    }
+    lane.next[n] = static_cast<uint8_t>(n + 1);
+    lane.ids[n + 1] = kSentinel;
     for (uint32_t i = 0; i + 1 < n; ++i) {
       lane.ranks[i + 1] = ToRank(t_.pair_ranks[(static_cast<uint32_t>(b[i]) << 8) | b[i + 1]]);
     }
-    for (uint32_t i = n; i < n + 2 * kBlock; i += 4) {
+    for (uint32_t i = n; i < n + kBlock; i += 4) {
       std::memcpy(lane.ranks + i, kNoMerges, sizeof kNoMerges);
     }
   }
@@ -129,15 +128,19 @@ class Merger {
       return true;
     }
     if (const uint32_t p = lane.pending; p != 0) {
-      lane.ranks[p - 1] = ToRank(merges_.Rank(lane.ids[p - 1], lane.ids[p]));
-      lane.ranks[p] = ToRank(merges_.Rank(lane.ids[p], lane.ids[p + 1]));
+      const uint32_t left = lane.prev[p], right = lane.next[p];
+      lane.ranks[left] =
+          ToRank(merges_.RankIn(lane.pending_bucket[0], lane.ids[left], lane.ids[p]));
+      lane.ranks[p] = ToRank(merges_.RankIn(lane.pending_bucket[1], lane.ids[p], lane.ids[right]));
     }
     int32_t best;
-    const uint32_t at = FindLowest(lane.ranks, lane.len + 1, best);
+    const uint32_t at = FindLowest(lane.ranks, lane.n + 1, best);
     if (best == kNoMerge) {
       BytePiece& piece = *lane.piece;
-      std::memcpy(piece.ids, lane.ids + 1, lane.len * sizeof(uint32_t));
-      piece.count = lane.len;
+      uint32_t count = 0;
+      for (uint32_t i = lane.next[0]; i <= lane.n; i = lane.next[i])
+        piece.ids[count++] = lane.ids[i];
+      piece.count = count;
       return false;
     }
     if (merges_.MergedNeedsLoad()) {
@@ -155,16 +158,23 @@ class Merger {
  private:
   static constexpr int32_t kNoMerges[4] = {kNoMerge, kNoMerge, kNoMerge, kNoMerge};
 
-  // Replaces ids[at], ids[at + 1] by the merged id and prefetches what the ranks of its two
-  // new pairs need.
+  // Joins the symbol at `at` with the next one into the merged id and prefetches what the
+  // ranks of its two new pairs need.
   void Apply(Lane& lane, uint32_t at, uint32_t rank) const {
+    const uint32_t gone = lane.next[at];
+    const uint32_t right = lane.next[gone];
+    const uint32_t left = lane.prev[at];
     lane.ids[at] = merges_.Merged(rank);
-    const uint32_t len = --lane.len;
-    ShiftLeft(lane.ids, at + 1, len + 2);
-    ShiftLeft(lane.ranks, at + 1, len + 1);
+    lane.ranks[gone] = kNoMerge;
+    lane.next[at] = static_cast<uint8_t>(right);
+    lane.prev[right] = static_cast<uint8_t>(at);
     lane.pending = at;
-    merges_.Prefetch(lane.ids[at - 1], lane.ids[at]);
-    merges_.Prefetch(lane.ids[at], lane.ids[at + 1]);
+    const size_t b0 = merges_.Locate(lane.ids[left], lane.ids[at]);
+    const size_t b1 = merges_.Locate(lane.ids[at], lane.ids[right]);
+    merges_.PrefetchBucket(b0);
+    merges_.PrefetchBucket(b1);
+    lane.pending_bucket[0] = static_cast<uint32_t>(b0);
+    lane.pending_bucket[1] = static_cast<uint32_t>(b1);
   }
 
   const ByteMergeTables& t_;

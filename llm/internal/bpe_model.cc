@@ -300,7 +300,7 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
     for (size_t k = 0; k < n; ++k) {
       std::string_view piece = piece_text(b + k);
       if (piece.size() <= 1) {  // one byte, one token: not worth a cache slot
-        s.ids[k] = piece.empty() ? nullptr : &byte_token_ids_[static_cast<uint8_t>(piece[0])];
+        s.ids[k] = &byte_token_ids_[piece.empty() ? 0 : static_cast<uint8_t>(piece[0])];
         s.counts[k] = static_cast<uint32_t>(piece.size());
         continue;
       }
@@ -316,7 +316,7 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
       miss_bytes += piece.size();  // a byte-level piece has at most one id per byte
     }
     if (miss_count > 0) {
-      s.buffer.resize(miss_bytes);
+      s.buffer.resize(miss_bytes + 3);
       s.merges.clear();
       uint32_t* dest = s.buffer.data();
       for (size_t m = 0; m < miss_count; ++m) {
@@ -348,13 +348,22 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
     }
     size_t total = 0;
     for (size_t k = 0; k < n; ++k) total += s.counts[k];
+    // Nearly every piece has at most four ids: they are copied as one 16-byte block (every
+    // source has room: cache slots hold five, the others are padded), into room made for it.
     const size_t at = out.size();
-    out.resize(at + total);
+    out.resize(at + total + 3);
     uint32_t* o = out.data() + at;
     for (size_t k = 0; k < n; ++k) {
-      std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
+      if (s.counts[k] <= 4) {
+        uint32_t block[4];
+        std::memcpy(block, s.ids[k], sizeof block);
+        std::memcpy(o, block, sizeof block);
+      } else {
+        std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
+      }
       o += s.counts[k];
     }
+    out.resize(at + total);
     for (size_t m = 0; m < miss_count; ++m) {
       const size_t k = s.misses[m];
       std::string_view piece = piece_text(b + k);

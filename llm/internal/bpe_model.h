@@ -100,7 +100,8 @@ class BpeModel {
   // The merge rank of the pair of the ids of two bytes, when simple_bytes_: the first lookups
   // of every piece hit this 256 KB table instead of the large merge table.
   std::vector<uint32_t> byte_pairs_;
-  std::array<uint32_t, 256> byte_token_ids_{};  // byte_ids_ as uint32, when simple_bytes_
+  // byte_ids_ as uint32, when simple_bytes_ (3 more: ids are copied four at a time).
+  std::array<uint32_t, 256 + 3> byte_token_ids_{};
   ByteMergeTables byte_merge_tables_;
   // For ignore_merges: a one-hash Bloom filter of byte_vocab_ (about 16 bits per token, so a
   // piece that is no token is told apart with one load nearly always), and the longest token.

@@ -3,7 +3,7 @@
 namespace reel::llm::internal {
 
 void MergeTable::Reserve(size_t count) {
-  buckets_.assign(count * 10 / (6 * kSlots) + 1, Bucket{});
+  buckets_.assign(count * 2 / kSlots + 1, Bucket{});
   overflowed_.assign(buckets_.size() / 64 + 1, 0);
   merged_.assign(count, 0);
 }
@@ -32,7 +32,7 @@ void MergeTable::Finish() {
 }
 
 uint32_t MergeTable::RankAfter(uint64_t pair, size_t i) const {
-  while (Overflowed(i)) {
+  while (OverflowBit(i) != 0) {
     i = Next(i);
     for (uint64_t slot : buckets_[i].slots) {
       if ((slot >> 22) == pair) return static_cast<uint32_t>(slot & kMaxRank);

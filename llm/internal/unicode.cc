@@ -110,6 +110,10 @@ GeneralCategory CategoryOf(uint32_t cp) {
   return static_cast<GeneralCategory>(Lookup(kGcStage1, kGcStage2, kGcShift, cp));
 }
 
+CategoryTable GeneralCategoryTable() {
+  return {kGcStage1, kGcStage2, sizeof kGcStage2 / sizeof kGcStage2[0], kGcShift};
+}
+
 bool IsWhiteSpace(uint32_t cp) { return Props(cp) & 1; }
 bool IsAlphabetic(uint32_t cp) { return Props(cp) & 2; }
 bool IsNumeric(uint32_t cp) { return Props(cp) & 4; }

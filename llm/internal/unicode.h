@@ -50,6 +50,18 @@ const char* GeneralCategoryName(GeneralCategory g);
 
 GeneralCategory CategoryOf(uint32_t cp);
 
+// The two-stage table behind CategoryOf: the category of cp (< 0x110000) is
+// stage2[stage1[cp >> shift] << shift | (cp & ((1 << shift) - 1))], as a GeneralCategory.
+// For callers that derive their own per-code-point table from it (same stage 1, a stage 2 of
+// their own values).
+struct CategoryTable {
+  const uint16_t* stage1;
+  const uint8_t* stage2;
+  size_t stage2_size;
+  int shift;
+};
+CategoryTable GeneralCategoryTable();
+
 // One bit per general category, for sets of categories (\p{L} is kLetterMask).
 constexpr uint32_t CategoryBit(GeneralCategory g) { return 1u << static_cast<int>(g); }
 using G = GeneralCategory;

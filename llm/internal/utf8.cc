@@ -41,27 +41,43 @@ size_t WellFormedAt(std::string_view s, size_t i, size_t& bad) {
 }  // namespace
 
 size_t ValidUtf8Prefix(std::string_view s) {
-  size_t i = 0;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  while (i < s.size()) {
-    // ASCII runs, eight bytes at a time.
-    while (i + 8 <= s.size()) {
-      uint64_t w;
-      __builtin_memcpy(&w, p + i, 8);
-      if (w & 0x8080808080808080ull) break;
-      i += 8;
+  const size_t n = s.size();
+  auto continuation = [&](size_t j) { return (p[j] & 0xC0) == 0x80; };
+  size_t i = 0;
+  while (i < n) {
+    // ASCII runs, sixteen bytes at a time.
+    while (i + 16 <= n) {
+      uint64_t a, b;
+      __builtin_memcpy(&a, p + i, 8);
+      __builtin_memcpy(&b, p + i + 8, 8);
+      if ((a | b) & 0x8080808080808080ull) break;
+      i += 16;
     }
-    if (i >= s.size()) break;
-    if (p[i] < 0x80) {
+    if (i >= n) break;
+    const unsigned char c = p[i];
+    if (c < 0x80) {
       ++i;
-      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      if (i + 1 >= n || !continuation(i + 1)) return i;
+      i += 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      if (i + 2 >= n) return i;
+      const unsigned char c1 = p[i + 1];
+      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      if (c1 < lo || c1 > hi || !continuation(i + 2)) return i;
+      i += 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      if (i + 3 >= n) return i;
+      const unsigned char c1 = p[i + 1];
+      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      if (c1 < lo || c1 > hi || !continuation(i + 2) || !continuation(i + 3)) return i;
+      i += 4;
+    } else {
+      return i;
     }
-    size_t bad = 0;
-    size_t len = WellFormedAt(s, i, bad);
-    if (len == 0) return i;
-    i += len;
   }
-  return s.size();
+  return n;
 }
 
 std::string ToValidUtf8(std::string_view s) {

@@ -11,7 +11,7 @@
 namespace reel::llm::internal {
 namespace {
 
-TEST(UnicodeTest, NormalizingStretchesEqualsNormalizingTheWhole) {
+TEST(NormalizationTest, NormalizingStretchesEqualsNormalizingTheWhole) {
   const char* alphabet[] = {
       "a",
       "e",
