@@ -42,9 +42,8 @@ class MergeTable {
   size_t Locate(uint32_t a, uint32_t b) const { return Index(Pair(a, b)); }
   void PrefetchBucket(size_t bucket) const { __builtin_prefetch(&buckets_[bucket]); }
   uint32_t RankIn(size_t bucket, uint32_t a, uint32_t b) const {
-    const uint64_t pair = Pair(a, b);
-    const uint64_t* slots = buckets_[bucket].slots;
-    const uint64_t key = pair << 22;
+    const uint64_t* slots = Slots(bucket);
+    const uint64_t key = SlotKey(a, b);
     uint32_t rank = kNone;
 #pragma GCC unroll 8
     for (size_t k = 0; k < kSlots; ++k) {
@@ -54,9 +53,20 @@ class MergeTable {
     }
     // (One branch, taken rarely: "not found" alone would be guessed wrong half the time.)
     if ((static_cast<uint64_t>(rank == kNone) & OverflowBit(bucket)) != 0) [[unlikely]] {
-      return RankAfter(pair, bucket);
+      return RankAfter(key >> 22, bucket);
     }
     return rank;
+  }
+
+  // The layout, for search loops written with vector instructions (bpe_merge.cc): a bucket is
+  // kSlots words, 64-byte aligned; a pair's word is SlotKey | rank; when the pair is not among
+  // them, RankPastBucket gives the answer (a rare call).
+  static constexpr size_t kSlots = 8;
+  static uint64_t SlotKey(uint32_t a, uint32_t b) { return Pair(a, b) << 22; }
+  const uint64_t* Slots(size_t bucket) const { return buckets_[bucket].slots; }
+  bool Overflowed(size_t bucket) const { return OverflowBit(bucket) != 0; }
+  uint32_t RankPastBucket(size_t bucket, uint32_t a, uint32_t b) const {
+    return Overflowed(bucket) ? RankAfter(Pair(a, b), bucket) : kNone;
   }
   // The id a merge of the given rank makes.
   uint32_t Merged(uint32_t rank) const {
@@ -71,7 +81,6 @@ class MergeTable {
 
  private:
   static constexpr uint64_t kEmpty = ~0ull;
-  static constexpr size_t kSlots = 8;
   struct alignas(64) Bucket {
     uint64_t slots[kSlots] = {kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
   };

@@ -196,45 +196,51 @@ REEL_HOT size_t MatchGpt2(const Scanner& s, size_t pos) {
 
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|
 // \s*[\r\n]+|\s+(?!\S)|\s+        (D = 3: cl100k, Llama 3; D = 1, written \p{N}: Qwen 2/3)
+// (Each character's classes are looked up once where the alternatives share it.)
 template <int kDigits>
 REEL_HOT size_t MatchCl100k(const Scanner& s, size_t pos) {
   size_t c = s.Contraction(pos, true);
   if (c != pos) return c;
-  CharInfo c0 = s.At(pos);
-  if (!(c0.flags & (kCr | kL | kN)) && (s.FlagsAt(pos + c0.len) & kL)) {
-    return s.RunEnd(pos + c0.len, kL);
-  }
-  if (c0.flags & kL) return s.RunEnd(pos, kL);
+  const CharInfo c0 = s.At(pos);
+  const size_t p1 = pos + c0.len;
+  const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
+  if (!(c0.flags & (kCr | kL | kN)) && (c1.flags & kL)) return s.RunEnd(p1 + c1.len, kL);
+  if (c0.flags & kL) return s.RunEnd(p1, kL);
   if (c0.flags & kN) {
-    size_t e = pos;
-    for (int i = 0; i < kDigits && e < s.size(); ++i) {
+    size_t e = p1;
+    for (int i = 1; i < kDigits && e < s.size(); ++i) {
       CharInfo d = s.At(e);
       if (!(d.flags & kN)) break;
       e += d.len;
     }
     return e;
   }
-  if (s.IsByte(pos, ' ') && pos + 1 < s.size() && !(s.At(pos + 1).flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos + 1, kS | kL | kN), kCr);
+  if (s.IsByte(pos, ' ') && p1 < s.size() && !(c1.flags & (kS | kL | kN))) {
+    return s.RunEnd(s.RunEndNot(p1 + c1.len, kS | kL | kN), kCr);
   }
-  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(pos, kS | kL | kN), kCr);
+  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(p1, kS | kL | kN), kCr);
   return s.Whitespace(pos, true);
 }
 
-// X? U* W+ C? at p (X handled by the caller): 0 if it does not match.
-//   U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = contractions.
-REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, bool contractions) {
+// X? U* W+ C? at p, whose character is `first` (X handled by the caller): the end, or 0 if it
+// does not match.   U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C =
+// contractions.
+REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
   size_t u_end = p;
   size_t last_w = SIZE_MAX;
-  while (u_end < s.size()) {
-    CharInfo c = s.At(u_end);
-    if (!(c.flags & kU)) break;
+  CharInfo c = first;
+  while (c.flags & kU) {
     if (c.flags & kW) last_w = u_end;
     u_end += c.len;
+    if (u_end >= s.size()) {
+      c = {0, 0};
+      break;
+    }
+    c = s.At(u_end);
   }
   size_t e;
-  if (s.FlagsAt(u_end) & kW) {
-    e = s.RunEnd(u_end, kW);  // U* kept whole, then the run of W after it
+  if (c.flags & kW) {
+    e = s.RunEnd(u_end + c.len, kW);  // U* kept whole, then the run of W after it
   } else if (last_w != SIZE_MAX) {
     e = last_w + s.At(last_w).len;  // U* gives back down to its last W, which W+ takes alone
   } else {
@@ -243,10 +249,9 @@ REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, bool contractions) {
   return contractions ? s.Contraction(e, true) : e;
 }
 
-// X? U+ W* C? at p: 0 if it does not match.
-REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, bool contractions) {
-  if (!(s.FlagsAt(p) & kU)) return 0;
-  size_t e = s.RunEnd(s.RunEnd(p, kU), kW);
+// X? U+ W* C? at p, whose character is `first` (in U): the end.
+REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
+  size_t e = s.RunEnd(s.RunEnd(p + first.len, kU), kW);
   return contractions ? s.Contraction(e, true) : e;
 }
 
@@ -255,30 +260,34 @@ REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, bool contractions) {
 // \p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //   o200k (GPT-4o, gpt-oss, MiniMax-M3): C = (?i:'s|'t|'re|'ve|'m|'ll|'d), D = 3.
 //   Mistral Nemo (Tekken): no C, D = 1.
+// The alternatives in the regex's order: the first with X, then without, then the second
+// with X, then without (a word alternative can only match from a character in U or W).
 template <bool kContractions, int kDigits>
 REEL_HOT size_t MatchO200k(const Scanner& s, size_t pos) {
-  CharInfo c0 = s.At(pos);
-  bool x = !(c0.flags & (kCr | kL | kN));
+  const CharInfo c0 = s.At(pos);
+  const size_t p1 = pos + c0.len;
+  const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
+  const bool x = !(c0.flags & (kCr | kL | kN));
   size_t e;
-  if (x && (e = O200kLowerWord(s, pos + c0.len, kContractions)) != 0) return e;
-  if ((e = O200kLowerWord(s, pos, kContractions)) != 0) return e;
-  if (x && (e = O200kUpperWord(s, pos + c0.len, kContractions)) != 0) return e;
-  if ((e = O200kUpperWord(s, pos, kContractions)) != 0) return e;
+  if (x && (c1.flags & (kU | kW)) && (e = O200kLowerWord(s, p1, c1, kContractions)) != 0) {
+    return e;
+  }
+  if ((c0.flags & (kU | kW)) && (e = O200kLowerWord(s, pos, c0, kContractions)) != 0) return e;
+  if (x && (c1.flags & kU)) return O200kUpperWord(s, p1, c1, kContractions);
+  if (c0.flags & kU) return O200kUpperWord(s, pos, c0, kContractions);
   if (c0.flags & kN) {
-    e = pos;
-    for (int i = 0; i < kDigits && e < s.size(); ++i) {
+    e = p1;
+    for (int i = 1; i < kDigits && e < s.size(); ++i) {
       CharInfo d = s.At(e);
       if (!(d.flags & kN)) break;
       e += d.len;
     }
     return e;
   }
-  if (s.IsByte(pos, ' ') && pos + 1 < s.size() && !(s.At(pos + 1).flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos + 1, kS | kL | kN), kCr | kSlash);
+  if (s.IsByte(pos, ' ') && p1 < s.size() && !(c1.flags & (kS | kL | kN))) {
+    return s.RunEnd(s.RunEndNot(p1 + c1.len, kS | kL | kN), kCr | kSlash);
   }
-  if (!(c0.flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos, kS | kL | kN), kCr | kSlash);
-  }
+  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(p1, kS | kL | kN), kCr | kSlash);
   return s.Whitespace(pos, true);
 }
 
