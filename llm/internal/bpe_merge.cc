@@ -294,10 +294,11 @@ REEL_AVX2 __attribute__((flatten)) void MergePiecesAvx2(const ByteMergeTables& t
 
 }  // namespace
 
-void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces) {
+void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces,
+                     MergeInstructions instructions) {
 #if defined(REEL_HAVE_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
-  if (avx2) {
+  if (avx2 && instructions == MergeInstructions::kBest) {
     MergePiecesAvx2(tables, pieces);
     return;
   }

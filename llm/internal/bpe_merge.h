@@ -35,6 +35,11 @@ struct BytePiece {
   uint32_t* ids;
 };
 
-void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces);
+// Which instructions the merge loop uses: the best the processor has (AVX2 where present), or
+// only the portable ones (SSE2 on x86-64; for tests, which compare the two).
+enum class MergeInstructions { kBest, kPortable };
+
+void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces,
+                     MergeInstructions instructions = MergeInstructions::kBest);
 
 }  // namespace reel::llm::internal

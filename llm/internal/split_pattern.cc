@@ -392,6 +392,11 @@ std::string O200kSource(bool contractions, const char* digits) {
 
 }  // namespace
 
+std::vector<std::string> FastPatternSources() {
+  return {kGpt2Pattern, Cl100kSource(R"(\p{N}{1,3})"), Cl100kSource(R"(\p{N})"),
+          O200kSource(true, R"(\p{N}{1,3})"), O200kSource(false, R"(\p{N})")};
+}
+
 std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source) {
   static const std::string cl100k = Cl100kSource(R"(\p{N}{1,3})");
   static const std::string qwen = Cl100kSource(R"(\p{N})");
