@@ -84,7 +84,15 @@ class MergeTable {
   struct alignas(64) Bucket {
     uint64_t slots[kSlots] = {kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
   };
-  static uint64_t Pair(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 21) | b; }
+  // Ids above kMaxId (a vocabulary may have them; no merge does) become kMaxId + 1, which no
+  // merge has either: without that, the bits of a large id would spill into the other id's
+  // field and the pair could pass for another one.
+  static uint64_t Pair(uint32_t a, uint32_t b) {
+    constexpr uint32_t kNoMergeId = kMaxId + 1;
+    a = a < kNoMergeId ? a : kNoMergeId;
+    b = b < kNoMergeId ? b : kNoMergeId;
+    return (static_cast<uint64_t>(a) << 21) | b;
+  }
   // One multiplication (it spreads the pair's bits into the high ones), then the high bits
   // scaled to the bucket count.
   size_t Index(uint64_t pair) const {

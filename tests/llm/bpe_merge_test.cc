@@ -95,7 +95,8 @@ TEST(BpeMergeTest, MergeLoopsAgreeWithTheReference) {
     for (int i = 0; i < 3000; ++i) {
       std::vector<unsigned char> t(2 + rng() % (kMaxMergePieceBytes - 1));
       // Mostly bytes 0-11 (the tokens the merges are made of), sometimes any byte.
-      for (unsigned char& b : t) b = static_cast<unsigned char>(rng() % 8 == 0 ? rng() : rng() % 12);
+      for (unsigned char& b : t)
+        b = static_cast<unsigned char>(rng() % 8 == 0 ? rng() : rng() % 12);
       texts.push_back(t);
     }
     for (MergeInstructions instructions :

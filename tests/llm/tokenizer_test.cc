@@ -81,6 +81,20 @@ TEST(TokenizerTest, LongPiecesMergeLikeShortOnes) {
   EXPECT_EQ(t.Encode(long_text), expected);  // one piece of 400 characters: the heap path
 }
 
+TEST(TokenizerTest, LargeIdsNeverPassForAnotherPair) {
+  // Merge lookups key a pair by 21 bits per id. A vocabulary id above that range (no merge may
+  // use one) used to spill into the left id's bits: ("a" 0, "e" 2^21 + 1) read as ("b" 1, "b"
+  // 1) and merged into "bb".
+  json j = TinyTokenizer();
+  j["model"]["vocab"]["bb"] = 11;
+  j["model"]["vocab"]["e"] = (1u << 21) + 1;
+  j["model"]["merges"].push_back("b b");
+  Tokenizer t = Make(j);
+  EXPECT_EQ(t.Encode("bb"), (std::vector<uint32_t>{11}));
+  EXPECT_EQ(t.Encode("ae"), (std::vector<uint32_t>{0, (1u << 21) + 1}));
+  EXPECT_EQ(t.Encode("eb"), (std::vector<uint32_t>{(1u << 21) + 1, 1}));
+}
+
 TEST(TokenizerTest, UnknownTokenAndByteFallback) {
   json j = TinyTokenizer();
   j["model"]["unk_token"] = "<unk>";
