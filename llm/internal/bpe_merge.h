@@ -16,7 +16,8 @@ namespace reel::llm::internal {
 
 class MergeTable;
 
-// What the merge loop of byte-level pieces reads.
+// What the merge loop of byte-level pieces reads. Every byte id and merged id must be at most
+// MergeTable::kMaxId (the loop looks pairs up without clamping them).
 struct ByteMergeTables {
   const MergeTable* merges = nullptr;
   const uint32_t* byte_ids = nullptr;    // the token id of each byte (256)

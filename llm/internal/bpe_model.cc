@@ -151,8 +151,11 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
   for (int byte = 0; byte < 256; ++byte) {
     const uint32_t* id = m->vocab_.Find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
     m->byte_ids_[static_cast<size_t>(byte)] = id == nullptr ? -1 : *id;
-    if (id == nullptr) m->simple_bytes_ = false;
+    if (id == nullptr || *id > MergeTable::kMaxId) m->simple_bytes_ = false;
   }
+  // (The merge loop of byte-level pieces needs every id it meets within the merge table's
+  // range; a vocabulary with larger ids takes the general path.)
+  if (m->merges_.MaxMergedId() > MergeTable::kMaxId) m->simple_bytes_ = false;
   if (m->simple_bytes_) {
     for (int byte = 0; byte < 256; ++byte) {
       m->byte_token_ids_[static_cast<size_t>(byte)] =

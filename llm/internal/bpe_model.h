@@ -96,7 +96,9 @@ class BpeModel {
   MergeTable merges_;
   size_t merge_count_ = 0;
   std::array<int64_t, 256> byte_ids_{};  // id of the ByteLevel character of each byte, or -1
-  bool simple_bytes_ = false;            // byte-level pieces can start from byte_ids_ directly
+  // Byte-level pieces can start from byte_ids_ directly (and every id they meet fits the merge
+  // table's fields).
+  bool simple_bytes_ = false;
   // The merge rank of the pair of the ids of two bytes, when simple_bytes_: the first lookups
   // of every piece hit this 256 KB table instead of the large merge table.
   std::vector<uint32_t> byte_pairs_;

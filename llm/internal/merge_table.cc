@@ -29,6 +29,8 @@ void MergeTable::Finish() {
   for (size_t r = 0; r < merged_.size() && affine_; ++r) {
     affine_ = static_cast<int64_t>(merged_[r]) == static_cast<int64_t>(r) + merged_offset_;
   }
+  max_merged_ = 0;
+  for (uint32_t id : merged_) max_merged_ = id > max_merged_ ? id : max_merged_;
 }
 
 uint32_t MergeTable::RankAfter(uint64_t pair, size_t i) const {

@@ -35,10 +35,16 @@ class MergeTable {
   void Finish();
 
   // The rank of (a, b), or kNone if the pair does not merge.
-  uint32_t Rank(uint32_t a, uint32_t b) const { return RankIn(Locate(a, b), a, b); }
-  void Prefetch(uint32_t a, uint32_t b) const { PrefetchBucket(Locate(a, b)); }
+  uint32_t Rank(uint32_t a, uint32_t b) const {
+    a = Clamp(a);
+    b = Clamp(b);
+    return RankIn(Locate(a, b), a, b);
+  }
+  void Prefetch(uint32_t a, uint32_t b) const { PrefetchBucket(Locate(Clamp(a), Clamp(b))); }
 
   // Rank in two steps, for callers that prefetch: the bucket of (a, b), then the rank in it.
+  // These take ids <= kMaxId + 1 only (Rank takes any): a larger id would spill into the other
+  // id's bits, and the pair could pass for another one.
   size_t Locate(uint32_t a, uint32_t b) const { return Index(Pair(a, b)); }
   void PrefetchBucket(size_t bucket) const { __builtin_prefetch(&buckets_[bucket]); }
   uint32_t RankIn(size_t bucket, uint32_t a, uint32_t b) const {
@@ -77,6 +83,8 @@ class MergeTable {
   }
   // Whether Merged reads memory (then it is worth prefetching).
   bool MergedNeedsLoad() const { return !affine_; }
+  // The largest id a merge makes.
+  uint32_t MaxMergedId() const { return max_merged_; }
   size_t MemoryBytes() const;
 
  private:
@@ -84,15 +92,10 @@ class MergeTable {
   struct alignas(64) Bucket {
     uint64_t slots[kSlots] = {kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
   };
+  static uint64_t Pair(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 21) | b; }
   // Ids above kMaxId (a vocabulary may have them; no merge does) become kMaxId + 1, which no
-  // merge has either: without that, the bits of a large id would spill into the other id's
-  // field and the pair could pass for another one.
-  static uint64_t Pair(uint32_t a, uint32_t b) {
-    constexpr uint32_t kNoMergeId = kMaxId + 1;
-    a = a < kNoMergeId ? a : kNoMergeId;
-    b = b < kNoMergeId ? b : kNoMergeId;
-    return (static_cast<uint64_t>(a) << 21) | b;
-  }
+  // merge has either.
+  static uint32_t Clamp(uint32_t id) { return id <= kMaxId ? id : kMaxId + 1; }
   // One multiplication (it spreads the pair's bits into the high ones), then the high bits
   // scaled to the bucket count.
   size_t Index(uint64_t pair) const {
@@ -109,6 +112,7 @@ class MergeTable {
   std::vector<uint32_t> merged_;
   bool affine_ = false;
   int64_t merged_offset_ = 0;
+  uint32_t max_merged_ = 0;
 };
 
 }  // namespace reel::llm::internal
