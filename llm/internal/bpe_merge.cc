@@ -195,19 +195,27 @@ class Merger {
     }
   }
 
-  // One merge (or half of one); false when the piece is done and its ids written out.
-  bool Step(Lane& lane) const {
-    if (lane.merge_at != 0) {
-      Apply(lane, lane.merge_at, static_cast<uint32_t>(lane.merge_rank));
-      lane.merge_at = 0;
-      return true;
-    }
+  // Looks up the ranks of the last merge's new pairs. (A round does this for every lane before
+  // any lane's Step: the ranks are written as single words and read back as vectors, and a
+  // vector load right behind such stores waits for them to reach the cache.)
+  void Resolve(Lane& lane) const {
     if (const uint32_t p = lane.pending; p != 0) {
       const uint32_t left = lane.prev[p], right = lane.next[p];
       lane.ranks[left] =
           ToRank(Isa::RankIn(merges_, lane.pending_bucket[0], lane.ids[left], lane.ids[p]));
       lane.ranks[p] =
           ToRank(Isa::RankIn(merges_, lane.pending_bucket[1], lane.ids[p], lane.ids[right]));
+      lane.pending = 0;
+    }
+  }
+
+  // One merge (or half of one) after Resolve; false when the piece is done and its ids written
+  // out.
+  bool Step(Lane& lane) const {
+    if (lane.merge_at != 0) {
+      Apply(lane, lane.merge_at, static_cast<uint32_t>(lane.merge_rank));
+      lane.merge_at = 0;
+      return true;
     }
     int32_t best;
     const uint32_t at = Isa::FindLowest(lane.ranks, lane.n + 1, best);
@@ -271,6 +279,7 @@ inline void MergePieces(const ByteMergeTables& tables, std::span<BytePiece> piec
     merger.Load(*active[active_count], pieces[next++]);
   }
   while (active_count > 0) {
+    for (size_t k = 0; k < active_count; ++k) merger.Resolve(*active[k]);
     for (size_t k = 0; k < active_count;) {
       if (merger.Step(*active[k])) {
         ++k;
