@@ -268,7 +268,7 @@ class Merger {
 template <class Isa>
 inline void MergePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces) {
   // Enough pieces in flight that a prefetch has a few hundred instructions to arrive.
-  constexpr size_t kLanes = 8;
+  constexpr size_t kLanes = 32;
   const Merger<Isa> merger(tables);
   Lane lanes[kLanes];
   Lane* active[kLanes];

@@ -352,7 +352,7 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
     size_t total = 0;
     for (size_t k = 0; k < n; ++k) total += s.counts[k];
     // Nearly every piece has at most four ids: they are copied as one 16-byte block (every
-    // source has room: cache slots hold five, the others are padded), into room made for it.
+    // source has room: the cache and the other sources are padded), into room made for it.
     const size_t at = out.size();
     out.resize(at + total + 3);
     uint32_t* o = out.data() + at;

@@ -25,6 +25,7 @@
 #include "llm/internal/bpe_merge.h"
 #include "llm/internal/hash_tables.h"
 #include "llm/internal/merge_table.h"
+#include "llm/internal/piece_cache.h"
 #include "llm/internal/tokenizer_json.h"
 
 namespace reel::llm::internal {

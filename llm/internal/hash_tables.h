@@ -1,6 +1,6 @@
-// Compact hash tables for the tokenizer's hot paths: the vocabulary (bytes -> id) and a cache
-// from a pre-token's bytes to its ids (merge ranks: merge_table.h). Open addressing, linear
-// probing, power-of-two sizes; no deletion (the cache is cleared as a whole when full).
+// Hashing and comparing short byte strings, and the vocabulary map (bytes -> id), for the
+// tokenizer's hot paths (merge ranks: merge_table.h; the piece cache: piece_cache.h). Open
+// addressing, linear probing, power-of-two sizes; no deletion.
 #pragma once
 
 #include <cstdint>
@@ -147,121 +147,6 @@ class StringIdMap {
   std::vector<Entry> entries_;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
-};
-
-// Bytes -> small list of ids. A slot is one 64-byte cache line holding a piece of up to 24
-// bytes and up to 5 ids inline (nearly every piece); longer ones live in two arenas.
-class PieceCache {
- public:
-  explicit PieceCache(size_t max_entries = 1 << 20) : max_entries_(max_entries) { Clear(); }
-
-  void Clear() {
-    slots_.assign(1024, Slot{});
-    mask_ = slots_.size() - 1;
-    size_ = 0;
-    keys_.clear();
-    ids_.clear();
-  }
-
-  // Starts loading the slot a key of this hash is looked up in (lookups of consecutive pieces
-  // are independent: prefetching a batch overlaps their cache misses).
-  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[(hash | 1) & mask_]); }
-
-  // The cached ids of `key` (`hash` = HashBytes(key)) and their number, or nullptr. The
-  // pointer is valid until the next Insert.
-  const uint32_t* Lookup(std::string_view key, uint64_t hash, size_t& count) const {
-    hash |= 1;  // 0 marks an empty slot
-    size_t i = hash & mask_;
-    while (true) {
-      const Slot& s = slots_[i];
-      if (s.hash == 0) return nullptr;
-      if (s.hash == hash && s.length == key.size() && SameBytes(KeyOf(s), key.data(), key.size())) {
-        count = s.id_count;
-        return s.id_count <= kInlineIds ? s.ids : ids_.data() + s.ids[0];
-      }
-      i = (i + 1) & mask_;
-    }
-  }
-  // Appends the cached ids of `key` to `out` and returns true, or returns false.
-  bool Find(std::string_view key, uint64_t hash, std::vector<uint32_t>& out) const {
-    size_t count = 0;
-    const uint32_t* ids = Lookup(key, hash, count);
-    if (ids == nullptr) return false;
-    out.insert(out.end(), ids, ids + count);
-    return true;
-  }
-
-  // Adds `key` (unless it is there already).
-  void Insert(std::string_view key, uint64_t hash, const uint32_t* ids, size_t count) {
-    if (key.empty() || key.size() > 0xFFFF || count > 0xFFFF) return;
-    hash |= 1;
-    if (size_ >= max_entries_) Clear();
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
-    size_t i = hash & mask_;
-    for (; slots_[i].hash != 0; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.hash == hash && s.length == key.size() && SameBytes(KeyOf(s), key.data(), key.size())) {
-        return;
-      }
-    }
-    Slot& s = slots_[i];
-    s.hash = hash;
-    s.length = static_cast<uint16_t>(key.size());
-    s.id_count = static_cast<uint16_t>(count);
-    if (key.size() <= kInlineKey) {
-      std::memcpy(s.key, key.data(), key.size());
-    } else {
-      uint32_t offset = static_cast<uint32_t>(keys_.size());
-      std::memcpy(s.key, &offset, 4);
-      keys_.append(key);
-    }
-    if (count <= kInlineIds) {
-      if (count > 0) std::memcpy(s.ids, ids, count * 4);
-    } else {
-      s.ids[0] = static_cast<uint32_t>(ids_.size());
-      ids_.insert(ids_.end(), ids, ids + count);
-    }
-    ++size_;
-  }
-
-  size_t size() const { return size_; }
-
- private:
-  static constexpr size_t kInlineKey = 24;
-  static constexpr size_t kInlineIds = 5;
-  struct alignas(64) Slot {
-    uint64_t hash = 0;
-    uint16_t length = 0;
-    uint16_t id_count = 0;
-    uint32_t ids[kInlineIds] = {};
-    char key[kInlineKey] = {};
-  };
-  static_assert(sizeof(Slot) == 64, "one cache line per slot");
-  const char* KeyOf(const Slot& s) const {
-    if (s.length <= kInlineKey) return s.key;
-    uint32_t offset;
-    std::memcpy(&offset, s.key, 4);
-    return keys_.data() + offset;
-  }
-  void Grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.hash == 0) continue;
-      size_t i = s.hash & mask_;
-      while (slots_[i].hash != 0) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-  size_t max_entries_;
-  std::string keys_;
-  std::vector<uint32_t> ids_;
 };
 
 }  // namespace reel::llm::internal
