@@ -44,9 +44,6 @@ struct Lane {
   // buckets prefetched (and the buckets); 0 when none.
   uint32_t pending;
   uint32_t pending_bucket[2];
-  // When merged ids take a table load: the merge found, applied next round; or 0.
-  uint32_t merge_at;
-  int32_t merge_rank;
   uint8_t next[kArray], prev[kArray];  // the neighbours alive of each position alive
   uint32_t ids[kArray];
   // ranks[i]: the pair (ids[i], ids[next[i]]) of a position alive; kNoMerge for the others.
@@ -177,7 +174,6 @@ class Merger {
     lane.piece = &piece;
     lane.n = n;
     lane.pending = 0;
-    lane.merge_at = 0;
     lane.ids[0] = kSentinel;
     lane.ranks[0] = kNoMerge;
     for (uint32_t i = 0; i < n; ++i) {
@@ -188,7 +184,9 @@ class Merger {
     lane.next[n] = static_cast<uint8_t>(n + 1);
     lane.ids[n + 1] = kSentinel;
     for (uint32_t i = 0; i + 1 < n; ++i) {
-      lane.ranks[i + 1] = ToRank(t_.pair_ranks[(static_cast<uint32_t>(b[i]) << 8) | b[i + 1]]);
+      const uint32_t rank = t_.pair_ranks[(static_cast<uint32_t>(b[i]) << 8) | b[i + 1]];
+      lane.ranks[i + 1] = ToRank(rank);
+      merges_.PrefetchMerged(rank);
     }
     for (uint32_t i = n; i < n + kBlock; i += 4) {
       std::memcpy(lane.ranks + i, kNoMerges, sizeof kNoMerges);
@@ -201,22 +199,20 @@ class Merger {
   void Resolve(Lane& lane) const {
     if (const uint32_t p = lane.pending; p != 0) {
       const uint32_t left = lane.prev[p], right = lane.next[p];
-      lane.ranks[left] =
-          ToRank(Isa::RankIn(merges_, lane.pending_bucket[0], lane.ids[left], lane.ids[p]));
-      lane.ranks[p] =
-          ToRank(Isa::RankIn(merges_, lane.pending_bucket[1], lane.ids[p], lane.ids[right]));
+      const uint32_t r0 = Isa::RankIn(merges_, lane.pending_bucket[0], lane.ids[left], lane.ids[p]);
+      const uint32_t r1 =
+          Isa::RankIn(merges_, lane.pending_bucket[1], lane.ids[p], lane.ids[right]);
+      lane.ranks[left] = ToRank(r0);
+      lane.ranks[p] = ToRank(r1);
+      // Where merged ids are read from a table, from a round before they may be needed.
+      merges_.PrefetchMerged(r0);
+      merges_.PrefetchMerged(r1);
       lane.pending = 0;
     }
   }
 
-  // One merge (or half of one) after Resolve; false when the piece is done and its ids written
-  // out.
+  // One merge after Resolve; false when the piece is done and its ids written out.
   bool Step(Lane& lane) const {
-    if (lane.merge_at != 0) {
-      Apply(lane, lane.merge_at, static_cast<uint32_t>(lane.merge_rank));
-      lane.merge_at = 0;
-      return true;
-    }
     int32_t best;
     const uint32_t at = Isa::FindLowest(lane.ranks, lane.n + 1, best);
     if (best == kNoMerge) {
@@ -226,14 +222,6 @@ class Merger {
         piece.ids[count++] = lane.ids[i];
       piece.count = count;
       return false;
-    }
-    if (merges_.MergedNeedsLoad()) {
-      // Load the merged id now, use it next round.
-      merges_.PrefetchMerged(static_cast<uint32_t>(best));
-      lane.merge_at = at;
-      lane.merge_rank = best;
-      lane.pending = 0;
-      return true;
     }
     Apply(lane, at, static_cast<uint32_t>(best));
     return true;

@@ -283,7 +283,8 @@ struct PieceBatch {
 
 }  // namespace
 
-// Batches of pieces: (1) hash each and prefetch its cache slot; (2) look them up; (3) tokenize
+// Batches of pieces: (1) hash each and prefetch its cache slot, then the entry the slot points
+// to (a piece's own slot is nearly always the one); (2) look them up; (3) tokenize
 // the ones not found, merging them all together; (4) append every piece's ids in order; (5)
 // cache the new ones (after (4): an insertion may move what the found ones point into).
 void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSpan> pieces,
@@ -299,6 +300,7 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
       s.hashes[k] = HashBytes(piece_text(b + k));
       cache.Prefetch(s.hashes[k]);
     }
+    for (size_t k = 0; k < n; ++k) cache.PrefetchEntry(s.hashes[k]);
     size_t miss_count = 0, miss_bytes = 0;
     for (size_t k = 0; k < n; ++k) {
       std::string_view piece = piece_text(b + k);

@@ -81,8 +81,6 @@ class MergeTable {
   void PrefetchMerged(uint32_t rank) const {
     if (!affine_ && rank != kNone) __builtin_prefetch(&merged_[rank]);
   }
-  // Whether Merged reads memory (then it is worth prefetching).
-  bool MergedNeedsLoad() const { return !affine_; }
   // The largest id a merge makes.
   uint32_t MaxMergedId() const { return max_merged_; }
   size_t MemoryBytes() const;
