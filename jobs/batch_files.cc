@@ -40,7 +40,7 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
   if (!job_record) {
     return NotFound(options.database + " holds no job named '" + job.name + "'; run it first");
   }
-  REEL_ASSIGN_OR_RETURN(ModelSetup setup, LoadModelSetup(job));
+  REEL_ASSIGN_OR_RETURN(ModelSetup setup, LoadModelSetup(job, options.database));
   storage::TaskStore tasks(store.database());
   REEL_ASSIGN_OR_RETURN(auto items, tasks.DoneItems(job_record->id));
 
@@ -175,8 +175,8 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
       REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, answer));
       ++result.answered;
     } else if (chat.ok()) {
-      outcome.outcome = "invalid answer";
-      outcome.error = "the answer failed its check: " + check_failure;
+      outcome.outcome = std::string(kInvalidAnswerOutcome);
+      outcome.error = std::string(kAnswerCheckFailed) + check_failure;
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
       ++result.failed;
     } else {

@@ -1,6 +1,9 @@
 #include "jobs/context_frames.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -17,16 +20,10 @@ namespace {
 
 constexpr int kJpegQuality = 90;
 
-std::string FrameKey(const storage::ItemRecord& item, int64_t sample_index, int width, int height) {
-  std::string key = "reel-frame 1\ncontent=" + item.content_hash.value_or("") +
-                    "\nsettings=" + item.settings_hash;
-  if (!item.content_hash) {  // unknown content: the file's identity stands in
-    key += "\npath=" + item.path + "\nsize=" + std::to_string(item.size_bytes) +
-           "\nmtime=" + std::to_string(item.mtime_ns.value_or(-1));
-  }
-  key += "\nsample=" + std::to_string(sample_index) + "\nsize=" + std::to_string(width) + "x" +
-         std::to_string(height) + "\nquality=" + std::to_string(kJpegQuality);
-  return storage::Sha256Hex(key);
+std::string FrameKey(const std::string& source, int64_t sample_index, int width, int height) {
+  return storage::Sha256Hex(source + "\nsample=" + std::to_string(sample_index) +
+                            "\nsize=" + std::to_string(width) + "x" + std::to_string(height) +
+                            "\nquality=" + std::to_string(kJpegQuality));
 }
 
 std::string FramePath(const std::string& dir, const std::string& key) {
@@ -49,9 +46,45 @@ Status WriteJpeg(const std::string& path, pipeline::Image image, int width, int 
 
 }  // namespace
 
-std::string FrameCacheDir(const JobSpec& job) {
-  if (!job.storage.frame_cache.empty())
+std::string FrameSource(const storage::ItemRecord& item) {
+  std::string source = "reel-frame 1\ncontent=" + item.content_hash.value_or("") +
+                       "\nsettings=" + item.settings_hash;
+  if (!item.content_hash) {  // unknown content: the file's identity stands in
+    source += "\npath=" + item.path + "\nsize=" + std::to_string(item.size_bytes) +
+              "\nmtime=" + std::to_string(item.mtime_ns.value_or(-1));
+  }
+  return source;
+}
+
+std::vector<std::string> ManifestFrameFiles(const std::string& cache_dir,
+                                            const std::string& frame_source,
+                                            const std::string& manifest_json) {
+  std::vector<std::string> files;
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_json, nullptr, false);
+  if (!manifest.is_object() || !manifest.contains("parts") || !manifest["parts"].is_array()) {
+    return files;
+  }
+  for (const nlohmann::json& part : manifest["parts"]) {
+    if (!part.is_object() || !part.contains("frames") || !part["frames"].is_array()) continue;
+    const std::string type = part.value("type", "");
+    if (type != "image" && type != "video") continue;  // video_file: the server reads the file
+    int width = 0, height = 0;
+    if (std::sscanf(part.value("size", "").c_str(), "%dx%d", &width, &height) != 2) continue;
+    for (const nlohmann::json& frame : part["frames"]) {
+      if (!frame.is_object() || !frame.contains("sample_index")) continue;
+      if (!frame["sample_index"].is_number_integer()) continue;
+      files.push_back(FramePath(
+          cache_dir, FrameKey(frame_source, frame["sample_index"].get<int64_t>(), width, height)));
+    }
+  }
+  return files;
+}
+
+std::string FrameCacheDir(const JobSpec& job, const std::string& database) {
+  if (!job.storage.frame_cache.empty()) {
     return ResolveJobPath(job.base_dir, job.storage.frame_cache);
+  }
+  if (!database.empty()) return database + ".frames";
   return ResolveJobPath(job.base_dir, job.storage.database) + ".frames";
 }
 
@@ -69,7 +102,8 @@ Result<std::vector<std::string>> ContextFrameFiles(
       return InvalidArgument(item.path + ": frame " + std::to_string(f) + " is not in the item");
     }
     if (!paths[f].empty()) continue;
-    paths[f] = FramePath(cache_dir, FrameKey(item, input.frames[f].sample_index, width, height));
+    paths[f] = FramePath(cache_dir,
+                         FrameKey(FrameSource(item), input.frames[f].sample_index, width, height));
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths[f], ec)) {
       ++r.cached;

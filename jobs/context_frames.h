@@ -29,8 +29,21 @@
 
 namespace reel::jobs {
 
-// The job's frame cache: storage.frame_cache, or "<database>.frames" beside the database.
-std::string FrameCacheDir(const JobSpec& job);
+// The frame cache of a job writing `database` (the database the command opened, e.g. `--db`'s
+// file; "" = the job's storage.database): the job's storage.frame_cache when set, else
+// "<database>.frames" beside that database.
+std::string FrameCacheDir(const JobSpec& job, const std::string& database);
+
+// What an item's frame files are made from (its content and frame-settings hashes; the file's
+// identity when its content is unknown): the first part of every frame file's key. Stored with a
+// context row (contexts.frame_source) so its files can be found after the item changed.
+std::string FrameSource(const storage::ItemRecord& item);
+
+// The cache files a stored context's manifest sends (its image and video parts' frames at their
+// size), made from `frame_source`. Files that were never written are listed too.
+std::vector<std::string> ManifestFrameFiles(const std::string& cache_dir,
+                                            const std::string& frame_source,
+                                            const std::string& manifest_json);
 
 struct ContextFramesReport {
   int cached = 0;   // frames found in the cache

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "base/file_util.h"
 #include "base/utf8.h"
@@ -197,11 +198,16 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   return storage::Sha256Hex(key.dump());
 }
 
-Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
+Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::ItemRecord& item,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
-                                          const std::string& settings_key) {
-  std::vector<int64_t> ids;
+                                          const std::string& settings_key,
+                                          const std::string& base_key) {
+  const int64_t item_id = item.id;
+  const bool cached_frames =
+      context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
+      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage);
+  std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];
     storage::ContextRecord r;
@@ -216,10 +222,36 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id
     r.transport = llm::TransportName(context.transport);
     r.segment_index = static_cast<int64_t>(s);
     r.segment_count = static_cast<int64_t>(context.segments.size());
-    REEL_ASSIGN_OR_RETURN(int64_t id, store.PutContext(r));
-    ids.push_back(id);
+    r.base_key = base_key.empty() ? settings_key : base_key;
+    if (cached_frames) r.frame_source = FrameSource(item);
+    rows.push_back(std::move(r));
   }
-  return ids;
+  return store.PutContexts(rows);  // one transaction: all segments or none
+}
+
+Result<storage::RetiredContexts> RetireOldContexts(
+    storage::Store& store, int64_t item_id,
+    const std::vector<std::pair<std::string, std::string>>& current,
+    const std::string& frame_cache) {
+  REEL_ASSIGN_OR_RETURN(storage::RetiredContexts retired, store.RetireContexts(item_id, current));
+  if (retired.retired.empty()) return retired;
+  // Deleted after the commit: a crash in between leaves files nothing names (harmless; the cache
+  // is safe to delete), never a row whose files are gone.
+  std::set<std::string> keep;
+  for (const auto& [source, manifest] : retired.kept_frames) {
+    for (std::string& f : ManifestFrameFiles(frame_cache, source, manifest)) {
+      keep.insert(std::move(f));
+    }
+  }
+  for (const storage::RetiredContext& r : retired.retired) {
+    if (!r.frame_source) continue;
+    for (const std::string& f : ManifestFrameFiles(frame_cache, *r.frame_source, r.manifest_json)) {
+      if (keep.count(f) > 0) continue;
+      std::error_code ec;
+      std::filesystem::remove(f, ec);  // absent (never sent): nothing to do
+    }
+  }
+  return retired;
 }
 
 Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
@@ -239,7 +271,8 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
 }
 
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
-                                            size_t segment, ContextFramesReport* frames) {
+                                            size_t segment, const std::string& frame_cache,
+                                            ContextFramesReport* frames) {
   if (segment >= c.context.segments.size()) {
     return InvalidArgument(c.item.path + ": the context has " +
                            std::to_string(c.context.segments.size()) + " segment(s), no segment " +
@@ -248,8 +281,8 @@ Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContex
   std::vector<size_t> needed = llm::FramesNeeded(c.context, segment);
   std::vector<std::string> files;
   if (!needed.empty()) {
-    REEL_ASSIGN_OR_RETURN(files, ContextFrameFiles(job, c.item, c.input, c.context, needed,
-                                                   FrameCacheDir(job), frames));
+    REEL_ASSIGN_OR_RETURN(
+        files, ContextFrameFiles(job, c.item, c.input, c.context, needed, frame_cache, frames));
   }
   std::string url;
   if (c.context.transport == llm::Transport::kFile) {

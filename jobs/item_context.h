@@ -5,7 +5,8 @@
 //
 // A context's settings key is the SHA-256 of everything it is built from (the item's content and
 // settings hashes, the prompt, the context settings, the template, the tokenizer file's hash), so
-// a run rebuilds only contexts whose prompt or settings changed.
+// a run rebuilds only contexts whose prompt or settings changed; the rows of other keys are then
+// retired (RetireOldContexts; docs/database.md, "Superseded contexts").
 #pragma once
 
 #include <cstdint>
@@ -49,11 +50,24 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
 std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
                                const ContextSetup& setup, const storage::ItemRecord& item);
 
-// Stores each segment of `context` as a contexts row; returns the ids.
-Result<std::vector<int64_t>> StoreContext(storage::Store& store, int64_t item_id,
+// Stores each segment of `context` (built from `item`) as a contexts row, all in one transaction
+// (a crash leaves the whole context stored or none of it); returns the ids. `base_key`: the
+// settings key of the job's context it derives from (a re-fit, a reduce); "" = `settings_key`.
+// The rows name their frame source (jobs/context_frames.h), for deleting their cached frames
+// when they are superseded.
+Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::ItemRecord& item,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
-                                          const std::string& settings_key);
+                                          const std::string& settings_key,
+                                          const std::string& base_key = "");
+
+// Deletes the contexts of `item` the job no longer builds (`current`: each prompt's settings key
+// now) and the frame files in `frame_cache` that only they sent; rows a task or request refers
+// to are kept, marked superseded (storage::Store::RetireContexts). Errors: the database's.
+Result<storage::RetiredContexts> RetireOldContexts(
+    storage::Store& store, int64_t item_id,
+    const std::vector<std::pair<std::string, std::string>>& current,
+    const std::string& frame_cache);
 
 // llm::ThinkingMode of the job's model setting.
 llm::ThinkingMode ThinkingOf(const JobSpec& job);
@@ -74,10 +88,11 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
                                      const PromptSpec& prompt);
 
 // The chat request of segment `segment` of `c`: the messages (llm/request_body.h) with the frames
-// from the job's frame cache (decoded from the item's file, in one pass, when missing; see
-// jobs/context_frames.h), the job's model settings and the prompt kind's JSON schema (chapters).
-// The file transport sends the item's absolute path as a file:// URL.
+// from the frame cache `frame_cache` (FrameCacheDir; decoded from the item's file, in one pass,
+// when missing; see jobs/context_frames.h), the job's model settings and the prompt kind's JSON
+// schema (chapters). The file transport sends the item's absolute path as a file:// URL.
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
-                                            size_t segment, ContextFramesReport* frames = nullptr);
+                                            size_t segment, const std::string& frame_cache,
+                                            ContextFramesReport* frames = nullptr);
 
 }  // namespace reel::jobs

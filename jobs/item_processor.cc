@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "jobs/context_frames.h"
 #include "jobs/json_output.h"
 #include "jobs/stages/stages.h"
 #include "jobs/stages/vision_stage.h"
@@ -69,7 +70,7 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
-  processor.AddStoredStage(MakeContextStage());
+  processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));
   return processor;
 }
 

@@ -36,6 +36,7 @@
 namespace reel::jobs {
 
 struct VisionItemState;  // jobs/stages/vision_stage.cc
+struct ItemContext;      // jobs/item_context.h
 
 // Everything known about one item while it is processed.
 struct ItemWork {
@@ -54,6 +55,9 @@ struct ItemWork {
   std::vector<std::pair<std::string, std::string>> text_encodings;
   // The vision stage's frames and features of this item (set by its frame consumer).
   std::shared_ptr<VisionItemState> vision;
+  // The contexts the context stage built (and stored) for this item in this run, handed to the
+  // model stage so it sends them instead of building them again.
+  std::vector<std::shared_ptr<const ItemContext>> contexts;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

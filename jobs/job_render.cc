@@ -30,6 +30,9 @@ std::string Opt(const std::optional<T>& value) {
   }
 }
 
+// The comment line of a resolved spec that names its base directory.
+constexpr std::string_view kBaseDirLine = "# Relative paths start at ";
+
 }  // namespace
 
 std::string RenderResolvedJob(const JobSpec& job) {
@@ -38,7 +41,7 @@ std::string RenderResolvedJob(const JobSpec& job) {
   const pipeline::ResizeOptions& r = job.resize.frames;
   out << "# " << job.source << ", resolved: every setting explicit.\n";
   if (!job.base_dir.empty()) {
-    out << "# Relative paths start at " << Str(job.base_dir) << ".\n";
+    out << kBaseDirLine << Str(job.base_dir) << ".\n";  // read by ResolvedJobBaseDir
   }
   out << "version: " << job.version << "\n";
   out << "name: " << Str(job.name) << "\n";
@@ -188,6 +191,29 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  max_frame_side: " << l.media.max_side << "\n";
   out << "  decoder_threads: " << l.media.decoder_threads << "\n";
   return out.str();
+}
+
+std::string ResolvedJobBaseDir(std::string_view spec_text) {
+  // Only the comment lines at the top, before the first setting.
+  for (size_t at = 0; at < spec_text.size() && spec_text[at] == '#';) {
+    size_t end = spec_text.find('\n', at);
+    if (end == std::string_view::npos) end = spec_text.size();
+    std::string_view line = spec_text.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(kBaseDirLine) || !line.ends_with(".")) continue;
+    line.remove_prefix(kBaseDirLine.size());
+    line.remove_suffix(1);
+    const nlohmann::json quoted = nlohmann::json::parse(line, nullptr, false);
+    if (!quoted.is_string()) return "";
+    std::string dir;
+    const std::string escaped = quoted.get<std::string>();  // Str: "${" written as "$${"
+    for (size_t i = 0; i < escaped.size(); ++i) {
+      if (escaped.compare(i, 3, "$${") == 0) ++i;
+      dir += escaped[i];
+    }
+    return dir;
+  }
+  return "";
 }
 
 std::string VisionSettingsKey(const JobSpec& job) {

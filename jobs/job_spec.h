@@ -208,8 +208,14 @@ Result<JobSpec> ParseJobText(std::string_view text, const std::string& source,
 Result<JobSpec> LoadJobFile(const std::string& path, const ParseOptions& options = {});
 
 // The job with every default explicit, as YAML that ParseJobText accepts and that parses back to
-// the same settings (for `reel validate`).
+// the same settings (for `reel validate`). A job read from a file names its directory (where its
+// relative paths start) in a comment line; ResolvedJobBaseDir reads it back.
 std::string RenderResolvedJob(const JobSpec& job);
+
+// The directory a RenderResolvedJob text names as the start of its relative paths (the job
+// file's), "" when it names none: pass it to ParseJobText when parsing a stored spec, so paths in
+// it resolve as they did for the run that stored it.
+std::string ResolvedJobBaseDir(std::string_view spec_text);
 
 // A canonical text of every setting that changes an item's frames: sampling (only the fields the
 // policy uses), resize (only the active mode's) and the decode limits. Stable across releases

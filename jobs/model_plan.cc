@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "jobs/context_frames.h"
+#include "jobs/prompt_kinds.h"
 #include "llm/request_body.h"
 #include "storage/sha256.h"
 
@@ -72,6 +73,18 @@ llm::ChapterTimeline ItemPlanner::Timeline() const {
   return timeline;
 }
 
+PlannerCounters ItemPlanner::TakeCounters() {
+  PlannerCounters taken = counters_;
+  counters_ = PlannerCounters();
+  return taken;
+}
+
+void ItemPlanner::Adopt(std::vector<std::shared_ptr<const ItemContext>> built) {
+  for (std::shared_ptr<const ItemContext>& c : built) {
+    if (c != nullptr && c->item.id == item_id_) adopted_[c->settings_key] = std::move(c);
+  }
+}
+
 Status ItemPlanner::Load(storage::Store& store) {
   if (item_) return Status::Ok();
   REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id_));
@@ -82,18 +95,32 @@ Status ItemPlanner::Load(storage::Store& store) {
   return Status::Ok();
 }
 
+std::string ItemPlanner::BaseKey(size_t prompt_index) const {
+  return ContextSettingsKey(job_, job_.prompts[prompt_index], *setup_.context, *item_);
+}
+
 Result<const ItemContext*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
                                                    int64_t margin) {
   auto it = contexts_.find(key);
-  if (it != contexts_.end()) return &it->second;
+  if (it != contexts_.end()) return it->second.get();
   const PromptSpec& prompt = job_.prompts[prompt_index];
+  auto adopted = adopted_.find(key);
+  if (adopted != adopted_.end() && margin == 0 && adopted->second->prompt.id == prompt.id) {
+    ++counters_.contexts_reused;
+    const ItemContext* c = adopted->second.get();
+    contexts_.emplace(key, std::move(adopted->second));
+    adopted_.erase(adopted);
+    return c;
+  }
   llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
   Result<llm::Context> built =
       llm::BuildContext(*input_, options, setup_.context->chat_template, *setup_.context->counter);
+  ++counters_.contexts_built;
   if (!built.ok()) return built.status();
-  ItemContext c{*item_, prompt, *input_, std::move(built).value(), key};
-  return &contexts_.emplace(key, std::move(c)).first->second;
+  auto c = std::make_shared<const ItemContext>(
+      ItemContext{*item_, prompt, *input_, std::move(built).value(), key});
+  return contexts_.emplace(key, std::move(c)).first->second.get();
 }
 
 Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
@@ -110,7 +137,8 @@ Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
   REEL_ASSIGN_OR_RETURN(const ItemContext* built, ContextFor(prompt_index, key, margin));
   const llm::Context* context = &built->context;
   const PromptSpec& prompt = job_.prompts[prompt_index];
-  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *context, *input_, key).status());
+  REEL_RETURN_IF_ERROR(
+      StoreContext(store, *item_, prompt, *context, *input_, key, BaseKey(prompt_index)).status());
   storage::TaskStore tasks(store.database());
   REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, key));
   // Rows of another build under the same key (none expected) are left out.
@@ -137,7 +165,7 @@ Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, siz
                                                       std::string* reduce_key) {
   *reduce_key = ReduceKey(variant);
   auto it = contexts_.find(*reduce_key);
-  if (it != contexts_.end()) return &it->second;
+  if (it != contexts_.end()) return it->second.get();
   storage::TaskStore tasks(store.database());
   const PromptSpec& prompt = job_.prompts[prompt_index];
   std::string text;
@@ -164,10 +192,13 @@ Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, siz
   options.fit_steps = {llm::FitStep::kShortenText};
   Result<llm::Context> built =
       llm::BuildContext(in, options, setup_.context->chat_template, *setup_.context->counter);
+  ++counters_.contexts_built;
   if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
-  REEL_RETURN_IF_ERROR(StoreContext(store, item_id_, prompt, *built, in, *reduce_key).status());
-  ItemContext c{*item_, prompt, std::move(in), std::move(built).value(), *reduce_key};
-  return &contexts_.emplace(*reduce_key, std::move(c)).first->second;
+  REEL_RETURN_IF_ERROR(
+      StoreContext(store, *item_, prompt, *built, in, *reduce_key, BaseKey(prompt_index)).status());
+  auto c = std::make_shared<const ItemContext>(
+      ItemContext{*item_, prompt, std::move(in), std::move(built).value(), *reduce_key});
+  return contexts_.emplace(*reduce_key, std::move(c)).first->second.get();
 }
 
 Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_index,
@@ -178,7 +209,11 @@ Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_
   send.prompt_index = prompt_index;
   // The messages with the frames from the job's frame cache, the model settings, the prompt
   // kind's schema (jobs/item_context.h); then this job's own schema and streaming.
-  REEL_ASSIGN_OR_RETURN(send.request, ContextChatRequest(job_, c, segment));
+  ContextFramesReport frames;
+  REEL_ASSIGN_OR_RETURN(send.request,
+                        ContextChatRequest(job_, c, segment, setup_.frame_cache, &frames));
+  counters_.frame_passes += frames.passes;
+  counters_.frames_decoded += frames.decoded;
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
   if (!schema.empty() && schema != send.request.json_schema) {
     send.request.json_schema = schema;
@@ -196,16 +231,20 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
                                      const PlanOptions& options) {
   REEL_RETURN_IF_ERROR(Load(store));
   const PromptSpec& prompt = job_.prompts.at(prompt_index);
+  PromptPlan plan;
+  // A prompt that does not apply to the item (chapters of a document) is never asked, even where
+  // an older run stored a context for it.
+  if (!PromptAppliesTo(prompt, *input_)) return plan;  // kNoContext
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
   storage::TaskStore tasks(store.database());
-  PromptPlan plan;
 
   const std::string base_key = ContextSettingsKey(job_, prompt, *setup_.context, *item_);
   REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,
                         tasks.ListContexts(item_id_, prompt.id, base_key));
   if (rows.empty()) return plan;  // kNoContext
-  // A run killed while the context stage stored a split context's segments one by one leaves
-  // some of them: store the rest (the same rows: contexts are keyed by their manifest's hash).
+  // A split context is stored in one transaction; a database written by an older Reel (which
+  // stored the segments one by one) can hold some of them after a kill: store the rest (the same
+  // rows: contexts are keyed by their manifest's hash).
   REEL_ASSIGN_OR_RETURN(rows, CompleteRows(store, prompt_index, base_key, 0, std::move(rows)));
   REEL_ASSIGN_OR_RETURN(std::vector<TaskRecord> stored, tasks.ListTasks(item_id_));
   std::map<std::string, TaskRecord> by_id;
@@ -243,7 +282,8 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
         return plan;
       }
       REEL_RETURN_IF_ERROR(
-          StoreContext(store, item_id_, prompt, (*refit)->context, *input_, variant).status());
+          StoreContext(store, *item_, prompt, (*refit)->context, *input_, variant, base_key)
+              .status());
       REEL_ASSIGN_OR_RETURN(rows, tasks.ListContexts(item_id_, prompt.id, variant));
       plan.message = "re-fitted with " + std::to_string(margin) +
                      " tokens more margin after the server found it too long";
@@ -347,9 +387,12 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
     if (!frames.empty()) {
       std::sort(frames.begin(), frames.end());
       frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
-      REEL_RETURN_IF_ERROR(
-          ContextFrameFiles(job_, *item_, *input_, c->context, frames, FrameCacheDir(job_))
-              .status());
+      ContextFramesReport report;
+      Result<std::vector<std::string>> files =
+          ContextFrameFiles(job_, *item_, *input_, c->context, frames, setup_.frame_cache, &report);
+      counters_.frame_passes += report.passes;
+      counters_.frames_decoded += report.decoded;
+      REEL_RETURN_IF_ERROR(files.status());
     }
     for (size_t s : to_send) {
       REEL_ASSIGN_OR_RETURN(PlannedSend send, MakeSend(units[s], prompt_index, *c, s));

@@ -3,6 +3,8 @@
 // re-planning after an answer all use it, so a task's life is decided in one place.
 //
 // For one (item, prompt), with K the context's settings key (jobs/item_context.h):
+//   - a prompt that does not apply to the item (jobs/prompt_kinds.h: chapters of a document or a
+//     still image): nothing to ask;
 //   - no stored context for K (the context stage failed or has not run): nothing to ask;
 //   - a task of K whose last send was refused as too long: the context is built again with the
 //     server's difference as extra margin (RefitMargin), stored under RefitKey, and asked
@@ -71,6 +73,15 @@ struct PlanOptions {
   const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
 };
 
+// What planning cost: contexts built (each a full fit and exact count of the item) or taken as
+// the context stage built them, and the passes over items' files that decoded request frames.
+struct PlannerCounters {
+  int64_t contexts_built = 0;
+  int64_t contexts_reused = 0;  // given to Adopt and used
+  int64_t frame_passes = 0;
+  int64_t frames_decoded = 0;
+};
+
 class ItemPlanner {
  public:
   // `media_path` is the item's file as the operating system names it.
@@ -83,13 +94,21 @@ class ItemPlanner {
   const std::string& item_path() const;  // as stored (after the first Plan)
   // The item's sampled frame times and duration (after the first Plan), for checking answers.
   llm::ChapterTimeline Timeline() const;
+  // The counters since the last call.
+  PlannerCounters TakeCounters();
+  // Contexts of this item the context stage built in this run (with the job's current settings,
+  // from the same stored rows): used, by settings key, instead of building them again.
+  void Adopt(std::vector<std::shared_ptr<const ItemContext>> built);
 
  private:
   Status Load(storage::Store& store);
+  // The settings key of the prompt's context as the job builds it now (the base of re-fits and
+  // reduces).
+  std::string BaseKey(size_t prompt_index) const;
   // The context of `prompt` under `key` (built with `margin` tokens less budget), cached.
   Result<const ItemContext*> ContextFor(size_t prompt_index, const std::string& key,
                                         int64_t margin);
-  // `rows` of one settings key, with missing segments stored (a run killed mid-way).
+  // `rows` of one settings key, with missing segments stored (an older Reel killed mid-way).
   Result<std::vector<storage::ContextRow>> CompleteRows(storage::Store& store, size_t prompt_index,
                                                         const std::string& key, int64_t margin,
                                                         std::vector<storage::ContextRow> rows);
@@ -107,7 +126,9 @@ class ItemPlanner {
   const std::string media_path_;
   std::optional<storage::ItemRecord> item_;
   std::optional<llm::ContextInput> input_;
-  std::map<std::string, ItemContext> contexts_;  // by settings key
+  std::map<std::string, std::shared_ptr<const ItemContext>> contexts_;  // by settings key
+  std::map<std::string, std::shared_ptr<const ItemContext>> adopted_;   // not used yet
+  PlannerCounters counters_;
 };
 
 }  // namespace reel::jobs

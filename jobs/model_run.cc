@@ -163,6 +163,16 @@ struct ModelRun::Impl {
     return p;
   }
 
+  // Adds what the planner's last calls cost to the run's counters.
+  void Tally(ItemPlanner& planner) {
+    const PlannerCounters c = planner.TakeCounters();
+    std::lock_guard<std::mutex> lock(mutex);
+    counters.contexts_built += c.contexts_built;
+    counters.contexts_reused += c.contexts_reused;
+    counters.frame_passes += c.frame_passes;
+    counters.frames_decoded += c.frames_decoded;
+  }
+
   void Warn(const std::string& message) {
     if (options.progress != nullptr) options.progress->Warning(SafeUtf8(message));
   }
@@ -233,11 +243,13 @@ struct ModelRun::Impl {
     work_cv.notify_all();
   }
 
-  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path) {
+  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path,
+                 std::vector<std::shared_ptr<const ItemContext>> built) {
     auto job = std::make_shared<ItemJob>();
     job->item_id = item_id;
     job->media_path = media_path;
     job->planner = std::make_unique<ItemPlanner>(this->job, *setup, item_id, media_path);
+    if (client != nullptr) job->planner->Adopt(std::move(built));  // else nothing is built
     if (client != nullptr) {
       std::unique_lock<std::mutex> lock(mutex);
       room_cv.wait(lock, [&] { return active_items < max_active() || cancel.load(); });
@@ -268,6 +280,7 @@ struct ModelRun::Impl {
         }
         for (PlannedSend& s : plan->sends) initial.push_back(std::move(s));
       }
+      Tally(*job->planner);
       if (!initial.empty()) EnqueueLocked(job, std::move(initial), /*group_by_prefix=*/true);
     }
     bool finished = false;
@@ -334,8 +347,27 @@ struct ModelRun::Impl {
     }
     result = client->Chat(send.request, &cancel, observer.get());
     // The prompt's kind checks the answer (jobs/prompt_kinds.h); a failed check is answered once
-    // more in the same conversation, then the failure stands.
+    // more in the same conversation, then the failure stands. For such a kind the check judges
+    // the answer, not the client's schema validation: an answer that is not JSON is a failed
+    // check (asked again with its reason), and one the check accepts is kept.
     const PromptSpec& prompt = job.prompts[send.prompt_index];
+    auto checked_by_kind = [&prompt](llm::ChatResult& r) {
+      if (AnswerCheckedByKind(prompt) && r.outcome == llm::ChatOutcome::kSchemaMismatch) {
+        r.outcome = llm::ChatOutcome::kOk;
+        r.error.clear();
+        r.json_answer.clear();
+      }
+    };
+    checked_by_kind(result);
+    // What the request cost: every answer the server gave, the ones that failed the check too.
+    std::optional<double> spent;
+    auto add_cost = [&](const llm::ChatResult& r) {
+      if (!r.ok()) return;
+      if (std::optional<double> c = AnswerCost(job.model, AnswerOf(r))) {
+        spent = spent.value_or(0) + *c;
+      }
+    };
+    add_cost(result);
     std::optional<std::string> checked_json;
     std::string check_failure;
     if (result.ok()) {
@@ -354,11 +386,13 @@ struct ModelRun::Impl {
                 "},{\"role\":\"user\",\"content\":" + JsonString(PromptRetryFor(prompt, reason)) +
                 "}");
         llm::ChatResult second = client->Chat(follow, &cancel, observer.get());
+        checked_by_kind(second);
+        add_cost(second);
         second.attempts += result.attempts;
         second.retry_reasons.insert(second.retry_reasons.begin(), result.retry_reasons.begin(),
                                     result.retry_reasons.end());
         second.retry_reasons.insert(second.retry_reasons.begin() + result.retry_reasons.size(),
-                                    "answer check: " + reason);
+                                    std::string(storage::kAnswerCheckRetry) + reason);
         second.total_s += result.total_s;
         result = std::move(second);
         if (!result.ok()) break;
@@ -377,13 +411,15 @@ struct ModelRun::Impl {
     if (result.ok() && check_failure.empty()) {
       storage::AnswerRecord answer = AnswerOf(result);
       if (checked_json) answer.json_answer = *checked_json;
-      outcome.cost = AnswerCost(job.model, answer);
+      outcome.cost = spent;
       stored = tasks.FinishSend(*request_id, outcome, answer);
     } else if (result.ok()) {
-      outcome.outcome = "invalid answer";
-      outcome.error = "the answer failed its check: " + check_failure;
+      outcome.outcome = std::string(kInvalidAnswerOutcome);
+      outcome.error = std::string(kAnswerCheckFailed) + check_failure;
+      outcome.cost = spent;
       stored = tasks.FailSend(*request_id, outcome, /*requeue=*/false);
     } else {
+      outcome.cost = spent;  // an answer that failed its check, then a failed re-ask
       stored = tasks.FailSend(*request_id, outcome,
                               /*requeue=*/result.outcome == llm::ChatOutcome::kCancelled);
     }
@@ -423,6 +459,7 @@ struct ModelRun::Impl {
           Report(o);
         } else {
           Result<PromptPlan> plan = job.planner->Plan(store, p, BaseOptions(&job.scheduled));
+          Tally(*job.planner);
           if (!plan.ok()) {
             PromptOutcome o;
             o.item_path = job.planner->item_path();
@@ -537,8 +574,9 @@ std::unique_ptr<ModelRun> ModelRun::PrepareOnly(const JobSpec& job,
   return std::unique_ptr<ModelRun>(new ModelRun(std::move(impl)));
 }
 
-Status ModelRun::AddItem(storage::Store& store, int64_t item_id, const std::string& media_path) {
-  return impl_->AddItem(store, item_id, media_path);
+Status ModelRun::AddItem(storage::Store& store, int64_t item_id, const std::string& media_path,
+                         std::vector<std::shared_ptr<const ItemContext>> built) {
+  return impl_->AddItem(store, item_id, media_path, std::move(built));
 }
 
 void ModelRun::Finish(const std::function<bool()>& stop_requested,

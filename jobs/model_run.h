@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "jobs/job_spec.h"
@@ -69,6 +70,12 @@ struct ModelRunCounters {
   int64_t prompts_waiting = 0;  // no endpoint, or the run stopped
   int64_t sends = 0;
   int64_t tokenize_checks = 0;
+  // Contexts the model stage built (re-fits, reduces, and contexts the context stage did not
+  // build in this run), contexts it took from the context stage, and request frames decoded.
+  int64_t contexts_built = 0;
+  int64_t contexts_reused = 0;
+  int64_t frame_passes = 0;
+  int64_t frames_decoded = 0;
 };
 
 // A client result as the database records it (shared with `reel import`).
@@ -92,9 +99,11 @@ class ModelRun {
   ModelRun(const ModelRun&) = delete;
   ModelRun& operator=(const ModelRun&) = delete;
 
-  // Plans the item's prompts and queues what must be sent. Errors are the item's (its message
-  // names the file); other items go on.
-  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path);
+  // Plans the item's prompts and queues what must be sent. `built`: contexts of the item the
+  // context stage built in this run (sent as they are, not built again). Errors are the item's
+  // (its message names the file); other items go on.
+  Status AddItem(storage::Store& store, int64_t item_id, const std::string& media_path,
+                 std::vector<std::shared_ptr<const ItemContext>> built = {});
 
   // Waits until every queued request is answered (or `stop_requested()` returns true: requests
   // in flight are cancelled and their tasks wait again), then stops the senders. `tick` is

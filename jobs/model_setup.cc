@@ -24,9 +24,10 @@ std::optional<double> AnswerCost(const ModelSpec& m, const storage::AnswerRecord
          1e6;
 }
 
-Result<ModelSetup> LoadModelSetup(const JobSpec& job) {
+Result<ModelSetup> LoadModelSetup(const JobSpec& job, const std::string& database) {
   ModelSetup setup;
   REEL_ASSIGN_OR_RETURN(setup.context, LoadContextSetup(job));
+  setup.frame_cache = FrameCacheDir(job, database);
   for (const PromptSpec& prompt : job.prompts) {
     std::string schema = prompt.json_schema;
     if (schema.empty() && !prompt.json_schema_file.empty()) {

@@ -30,6 +30,7 @@ namespace reel::jobs {
 
 struct ModelSetup {
   std::shared_ptr<const ContextSetup> context;  // template and tokenizer (or the estimate)
+  std::string frame_cache;  // where request frames are cached (FrameCacheDir of the database)
   // prompt id -> the answer's JSON schema, compact ("" = none): the prompt's json_schema (or its
   // file), else its kind's (jobs/prompt_kinds.h: chapters).
   std::map<std::string, std::string> schemas;
@@ -38,8 +39,9 @@ struct ModelSetup {
 // The cost of one answer from the job's per-million prices; nullopt when the job sets none.
 std::optional<double> AnswerCost(const ModelSpec& model, const storage::AnswerRecord& answer);
 
-// Loads the tokenizer and the prompts' schema files. Errors name the file and the prompt.
-Result<ModelSetup> LoadModelSetup(const JobSpec& job);
+// Loads the tokenizer and the prompts' schema files, for a command writing `database` (the
+// database it opened; "" = the job's storage.database). Errors name the file and the prompt.
+Result<ModelSetup> LoadModelSetup(const JobSpec& job, const std::string& database);
 
 // The client's options for the job's endpoint (which must be set). Errors: the API key's
 // variable is unset (named, never its value).

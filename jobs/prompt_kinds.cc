@@ -2,6 +2,24 @@
 
 namespace reel::jobs {
 
+bool PromptAppliesTo(const PromptSpec& prompt, const llm::ContextInput& input) {
+  switch (prompt.kind) {
+    case PromptKind::kQuestion:
+      return true;
+    case PromptKind::kChapters:
+      return (input.kind == llm::ContextItemKind::kVideo ||
+              input.kind == llm::ContextItemKind::kSubtitle) &&
+             (input.duration_s > 0 || !input.frames.empty());
+  }
+  return true;
+}
+
+bool PromptAppliesToEveryItem(const PromptSpec& prompt) {
+  return prompt.kind == PromptKind::kQuestion;
+}
+
+bool AnswerCheckedByKind(const PromptSpec& prompt) { return prompt.kind != PromptKind::kQuestion; }
+
 PromptRequest PromptRequestFor(const PromptSpec& prompt, std::optional<double> duration_seconds) {
   PromptRequest request{.system = prompt.system, .question = prompt.question};
   if (prompt.kind == PromptKind::kChapters) {

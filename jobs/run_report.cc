@@ -43,6 +43,7 @@ RunReport MakeRunReport(const storage::SendTotals& t, const ModelSpec& model,
   r.failed = t.failed;
   r.cancelled = t.cancelled;
   r.retried = t.retries;
+  r.rechecked = t.rechecked;
   r.resent = t.resent;
   r.too_long = t.too_long;
   r.truncated = t.truncated;
@@ -98,6 +99,7 @@ std::string RunReport::ToJson() const {
             {"failed", failed},
             {"cancelled", cancelled},
             {"retried", retried},
+            {"rechecked", rechecked},
             {"resent", resent},
             {"too_long", too_long},
             {"truncated", truncated},
@@ -124,7 +126,9 @@ std::string RunReport::ToJson() const {
              {{"waiting", tasks.waiting},
               {"sent", tasks.sent},
               {"answered", tasks.succeeded},
-              {"failed", tasks.failed}}}};
+              {"failed", tasks.failed}}},
+            {"contexts", {{"built", contexts_built}, {"reused", contexts_reused}}},
+            {"frames", {{"decoded", frames_decoded}, {"passes", frame_passes}}}};
   return j.dump();
 }
 
@@ -138,6 +142,7 @@ std::optional<RunReport> RunReport::FromJson(const std::string& text) {
   r.failed = i("failed");
   r.cancelled = i("cancelled");
   r.retried = i("retried");
+  r.rechecked = i("rechecked");
   r.resent = i("resent");
   r.too_long = i("too_long");
   r.truncated = i("truncated");
@@ -167,6 +172,14 @@ std::optional<RunReport> RunReport::FromJson(const std::string& text) {
     r.tasks.succeeded = t.value("answered", int64_t{0});
     r.tasks.failed = t.value("failed", int64_t{0});
   }
+  if (j.contains("contexts") && j["contexts"].is_object()) {
+    r.contexts_built = j["contexts"].value("built", int64_t{0});
+    r.contexts_reused = j["contexts"].value("reused", int64_t{0});
+  }
+  if (j.contains("frames") && j["frames"].is_object()) {
+    r.frames_decoded = j["frames"].value("decoded", int64_t{0});
+    r.frame_passes = j["frames"].value("passes", int64_t{0});
+  }
   return r;
 }
 
@@ -176,6 +189,8 @@ std::vector<std::string> RunReport::Lines() const {
     lines.push_back(
         "model: " + std::to_string(requests) + " requests (" + std::to_string(ok) + " ok, " +
         std::to_string(failed) + " failed, " + std::to_string(retried) + " retried, " +
+        (rechecked ? std::to_string(rechecked) + " asked again after a failed answer check, "
+                   : "") +
         std::to_string(resent) + " sent again" +
         (cancelled ? ", " + std::to_string(cancelled) + " stopped" : "") +
         (too_long ? ", " + std::to_string(too_long) + " too long" : "") +
@@ -219,6 +234,12 @@ std::vector<std::string> RunReport::Lines() const {
     if (cost_gpu)
       s += std::string(cost_tokens ? "," : "") + " " + Fixed(*cost_gpu, 4) + " by GPU time";
     lines.push_back(s);
+  }
+  if (contexts_built > 0 || contexts_reused > 0 || frames_decoded > 0) {
+    lines.push_back("requests prepared: " + std::to_string(contexts_built) + " contexts built, " +
+                    std::to_string(contexts_reused) + " as the context stage built them; " +
+                    std::to_string(frames_decoded) + " frames decoded in " +
+                    std::to_string(frame_passes) + " passes");
   }
   lines.push_back("questions: " + std::to_string(tasks.succeeded) + " answered, " +
                   std::to_string(tasks.failed) + " failed, " +

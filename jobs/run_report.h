@@ -19,6 +19,7 @@ struct RunReport {
   int64_t failed = 0;
   int64_t cancelled = 0;  // stopped with the run; asked again by the next
   int64_t retried = 0;    // HTTP retries inside requests
+  int64_t rechecked = 0;  // answers that failed their prompt kind's check, asked again
   int64_t resent = 0;     // requests of a question that had been sent before
   int64_t too_long = 0;
   int64_t truncated = 0;  // answers cut by max_output_tokens
@@ -42,6 +43,12 @@ struct RunReport {
   std::optional<double> cost_tokens;  // from the per-million prices
   std::optional<double> cost_gpu;     // price_gpu_hour x gpus x model hours
   storage::TaskCounts tasks;          // the job's questions by state, after the run
+  // What preparing the requests cost (ModelRunCounters): contexts the model stage built and
+  // those it took from the context stage; passes over media files that decoded request frames.
+  int64_t contexts_built = 0;
+  int64_t contexts_reused = 0;
+  int64_t frame_passes = 0;
+  int64_t frames_decoded = 0;
 
   std::string ToJson() const;
   // Lines for a person ("Model: 12 requests (12 ok, 0 failed, 1 retried) ...").

@@ -468,7 +468,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   std::unique_ptr<ModelRun> model;
   std::string model_problem;  // the server could not be reached: questions wait
   if (!job.prompts.empty()) {
-    Result<ModelSetup> setup = LoadModelSetup(job);
+    Result<ModelSetup> setup = LoadModelSetup(job, options.database);
     if (!setup.ok()) return fail_run(setup.status().message());
     auto model_setup = std::make_shared<const ModelSetup>(std::move(setup).value());
     storage::TaskStore tasks(store->database());
@@ -536,6 +536,10 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     Result<storage::TaskCounts> counts = tasks.CountTasks(*job_id);
     if (totals.ok() && counts.ok()) {
       RunReport report = MakeRunReport(*totals, job.model, *counts);
+      report.contexts_built = outcome.model.contexts_built;
+      report.contexts_reused = outcome.model.contexts_reused;
+      report.frame_passes = outcome.model.frame_passes;
+      report.frames_decoded = outcome.model.frames_decoded;
       Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
       (void)kept;
       for (const std::string& line : report.Lines()) progress.Info(line);

@@ -16,8 +16,10 @@ namespace {
 
 using internal::Deadline;
 
+// Enum fields of the codec parameters are read as raw ints (internal::RawEnumValue): a damaged
+// file can leave any number in them.
 StreamType TypeOf(const AVStream* stream) {
-  switch (stream->codecpar->codec_type) {
+  switch (internal::RawEnumValue(stream->codecpar->codec_type)) {
     case AVMEDIA_TYPE_VIDEO:
       return StreamType::kVideo;
     case AVMEDIA_TYPE_AUDIO:
@@ -166,7 +168,7 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
     StreamInfo s;
     s.index = static_cast<int>(i);
     s.type = TypeOf(stream);
-    s.codec = avcodec_get_name(par->codec_id);
+    s.codec = avcodec_get_name(static_cast<AVCodecID>(internal::RawEnumValue(par->codec_id)));
     s.language = TagText(stream->metadata, "language");
     s.title = TagText(stream->metadata, "title");
     s.start_s = Seconds(stream->start_time, stream->time_base);
@@ -202,10 +204,12 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
       s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
       s.attached_picture = (stream->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0;
-      const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(par->format));
+      const AVPixFmtDescriptor* desc =
+          par->format >= 0 && par->format < AV_PIX_FMT_NB
+              ? av_pix_fmt_desc_get(static_cast<AVPixelFormat>(par->format))
+              : nullptr;
       s.pixel_format = desc ? desc->name : "";
-      s.full_range = par->color_range == AVCOL_RANGE_JPEG || par->format == AV_PIX_FMT_YUVJ420P ||
-                     par->format == AV_PIX_FMT_YUVJ422P || par->format == AV_PIX_FMT_YUVJ444P;
+      s.full_range = internal::StreamFullRange(*par);
       // The packet index is the truth; a container's nb_frames is only believed when the index
       // agrees with it.
       int64_t indexed = IndexEntryFrames(format.get(), stream);

@@ -124,10 +124,12 @@ constexpr Step kSteps[] = {
 
   {"INSERT INTO main.contexts(item_id, prompt_id, context_hash, text_tokens, image_tokens, "
    "  video_tokens, audio_tokens, total_tokens, manifest_json, created_at, settings_key, "
-   "  count_method, transport, segment_index, segment_count) "
+   "  count_method, transport, segment_index, segment_count, base_key, superseded_at, "
+   "  frame_source) "
    "SELECT m.dst_id, c.prompt_id, c.context_hash, c.text_tokens, c.image_tokens, "
    "  c.video_tokens, c.audio_tokens, c.total_tokens, c.manifest_json, c.created_at, "
-   "  c.settings_key, c.count_method, c.transport, c.segment_index, c.segment_count "
+   "  c.settings_key, c.count_method, c.transport, c.segment_index, c.segment_count, "
+   "  c.base_key, c.superseded_at, c.frame_source "
    "FROM src.contexts c JOIN temp.merge_items m ON m.src_id = c.item_id "
    "WHERE true ON CONFLICT DO NOTHING", &MergeStats::contexts},
 

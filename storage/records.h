@@ -153,6 +153,33 @@ struct ContextRecord {
   std::optional<std::string> transport = {};     // "images", "video" or "file"
   int64_t segment_index = 0;                     // split video: which segment
   int64_t segment_count = 1;
+  // The settings key of the job's context this row belongs to (unset: its own settings_key; a
+  // re-fit or a reduce names the key it was made from). See Store::RetireContexts.
+  std::optional<std::string> base_key = {};
+  // What the row's frame files in the frame cache were made from (opaque; jobs/context_frames.h);
+  // unset when it sends no cached frames.
+  std::optional<std::string> frame_source = {};
+};
+
+// A context row the job no longer builds, and what its frame files were made from.
+struct RetiredContext {
+  int64_t id = 0;
+  std::string prompt_id = {};
+  std::string manifest_json = {};
+  std::optional<std::string> frame_source = {};
+  bool deleted = false;  // else kept (a task or request refers to it) and marked superseded
+};
+
+// What Store::RetireContexts did.
+struct RetiredContexts {
+  std::vector<RetiredContext> retired;  // deleted or newly superseded rows
+  int64_t deleted = 0;
+  int64_t superseded = 0;     // newly marked
+  int64_t restored = 0;       // superseded rows the job builds again (the mark removed)
+  int64_t tasks_deleted = 0;  // questions about deleted rows that were never sent
+  // Manifests of the current rows (of any item) that share a frame source with a retired row:
+  // their frame files are still needed.
+  std::vector<std::pair<std::string, std::string>> kept_frames;  // (frame_source, manifest)
 };
 
 struct RequestRecord {

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "storage/internal/sqlite.h"
+#include "storage/tasks.h"
 
 namespace reel::storage {
 
@@ -87,7 +88,12 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   ReportColumns columns;
   REEL_ASSIGN_OR_RETURN(columns.request_ttft, HasColumn(db.handle(), "requests", "ttft_seconds"));
   REEL_ASSIGN_OR_RETURN(columns.request_attempts, HasColumn(db.handle(), "requests", "attempts"));
+  REEL_ASSIGN_OR_RETURN(columns.request_outcome, HasColumn(db.handle(), "requests", "outcome"));
+  REEL_ASSIGN_OR_RETURN(columns.request_retry_reasons,
+                        HasColumn(db.handle(), "requests", "retry_reasons"));
   REEL_ASSIGN_OR_RETURN(columns.request_cost, HasColumn(db.handle(), "requests", "cost"));
+  REEL_ASSIGN_OR_RETURN(columns.context_superseded,
+                        HasColumn(db.handle(), "contexts", "superseded_at"));
   return ReportReader(std::move(db), columns);
 }
 
@@ -273,13 +279,16 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
   {
     REEL_ASSIGN_OR_RETURN(
         Statement stmt,
-        Statement::Prepare(db,
-                           "SELECT c.prompt_id, c.text_tokens, c.image_tokens, c.video_tokens, "
-                           "c.audio_tokens, c.total_tokens, c.created_at FROM contexts c "
-                           "WHERE c.item_id = ?1 AND c.id = (SELECT c2.id FROM contexts c2 "
-                           " WHERE c2.item_id = c.item_id AND c2.prompt_id = c.prompt_id "
-                           " ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1) "
-                           "ORDER BY c.prompt_id"));
+        Statement::Prepare(
+            db, std::string("SELECT c.prompt_id, c.text_tokens, c.image_tokens, "
+                            "c.video_tokens, c.audio_tokens, c.total_tokens, "
+                            "c.created_at FROM contexts c "
+                            "WHERE c.item_id = ?1 AND c.id = (SELECT c2.id FROM "
+                            "contexts c2 WHERE c2.item_id = c.item_id AND "
+                            "c2.prompt_id = c.prompt_id ") +
+                    (columns_.context_superseded ? " AND c2.superseded_at IS NULL " : "") +
+                    " ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1) "
+                    "ORDER BY c.prompt_id"));
     stmt.Bind(1, item_id);
     while (true) {
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -292,19 +301,20 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
   {
     REEL_ASSIGN_OR_RETURN(
         Statement stmt,
-        Statement::Prepare(db,
-                           "SELECT r.prompt_id, coalesce(r.error, ''), "
-                           "coalesce(r.finished_at, r.sent_at), EXISTS (SELECT 1 FROM requests l "
-                           " WHERE l.item_id = r.item_id AND l.prompt_id = r.prompt_id "
-                           " AND l.status = 'succeeded' AND l.id > r.id) "
-                           "FROM requests r WHERE r.item_id = ?1 AND r.status = 'failed' "
-                           "ORDER BY r.id"));
+        Statement::Prepare(db, "SELECT r.prompt_id, coalesce(" +
+                                   Optional(columns_.request_outcome, "r.outcome") +
+                                   ", ''), coalesce(r.error, ''), "
+                                   "coalesce(r.finished_at, r.sent_at), EXISTS (SELECT 1 FROM "
+                                   "requests l WHERE l.item_id = r.item_id AND l.prompt_id = "
+                                   "r.prompt_id AND l.status = 'succeeded' AND l.id > r.id) "
+                                   "FROM requests r WHERE r.item_id = ?1 AND r.status = 'failed' "
+                                   "ORDER BY r.id"));
     stmt.Bind(1, item_id);
     while (true) {
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
-      item.request_failures.push_back(
-          {stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2), stmt.ColumnInt(3) != 0});
+      item.request_failures.push_back({stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2),
+                                       stmt.ColumnText(3), stmt.ColumnInt(4) != 0});
     }
   }
   return item;
@@ -388,10 +398,15 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
           Optional(columns_.request_cost, "sum(r.cost)") +
           ", (SELECT count(*) FROM requests f WHERE f.run_id = ?1 AND f.status = 'failed' "
           "   AND EXISTS (SELECT 1 FROM requests l WHERE l.item_id = f.item_id "
-          "   AND l.prompt_id = f.prompt_id AND l.id > f.id)) "
-          "FROM requests r LEFT JOIN responses p ON p.request_id = r.id WHERE r.run_id = ?1";
+          "   AND l.prompt_id = f.prompt_id AND l.id > f.id)), " +
+          Optional(columns_.request_retry_reasons,
+                   "sum(CASE WHEN json_valid(r.retry_reasons) THEN (SELECT count(*) FROM "
+                   "json_each(r.retry_reasons) WHERE substr(value, 1, length(?2)) = ?2) "
+                   "ELSE 0 END)") +
+          " FROM requests r LEFT JOIN responses p ON p.request_id = r.id WHERE r.run_id = ?1";
       REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
       stmt.Bind(1, id);
+      if (columns_.request_retry_reasons) stmt.Bind(2, kAnswerCheckRetry);
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (row) {
         r.prompt_tokens = stmt.ColumnInt(0);
@@ -400,6 +415,10 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
         r.retries = stmt.ColumnOptionalInt(3);
         r.cost = stmt.ColumnOptionalDouble(4);
         r.reasked = stmt.ColumnInt(5);
+        if (r.retries) {
+          r.rechecked = stmt.ColumnOptionalInt(6).value_or(0);
+          r.retries = std::max<int64_t>(0, *r.retries - *r.rechecked);
+        }
       }
     }
     {

@@ -8,7 +8,8 @@
 // Columns the model stage is expected to add are read when the file has them and left unset
 // otherwise (ReportColumns says which): requests.ttft_seconds (REAL, time to first token of a
 // streamed answer), requests.attempts (INTEGER, HTTP attempts including retries), requests.cost
-// (REAL, the estimated cost of the request from the job's prices). A file of schema version 1
+// (REAL, the estimated cost of the request from the job's prices), requests.outcome (TEXT, e.g.
+// "invalid answer" for an answer that failed its prompt kind's check). A file of schema version 1
 // (before answer time references) reads the same.
 //
 // Errors: kNotFound for a missing file or item; kUnsupported for a newer schema; kIoError /
@@ -29,9 +30,12 @@ namespace reel::storage {
 
 // Optional columns found in the file.
 struct ReportColumns {
-  bool request_ttft = false;      // requests.ttft_seconds
-  bool request_attempts = false;  // requests.attempts
-  bool request_cost = false;      // requests.cost
+  bool request_ttft = false;           // requests.ttft_seconds
+  bool request_attempts = false;       // requests.attempts
+  bool request_cost = false;           // requests.cost
+  bool request_outcome = false;        // requests.outcome
+  bool request_retry_reasons = false;  // requests.retry_reasons
+  bool context_superseded = false;     // contexts.superseded_at
 };
 
 // One line of the index.
@@ -97,6 +101,7 @@ struct ReportContext {
 
 struct ReportRequestFailure {
   std::string prompt_id;
+  std::string outcome;  // requests.outcome ("invalid answer", "server error", ...; "" if unset)
   std::string error;
   std::string time;
   bool answered_later = false;  // a later request for the prompt succeeded
@@ -149,9 +154,12 @@ struct ReportRun {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
-  std::vector<double> latencies;              // seconds, of finished requests
-  std::vector<double> ttfts;                  // with requests.ttft_seconds
-  std::optional<int64_t> retries;             // with requests.attempts: sum of attempts - 1
+  std::vector<double> latencies;  // seconds, of finished requests
+  std::vector<double> ttfts;      // with requests.ttft_seconds
+  // With requests.attempts: HTTP retries (attempts - 1, less the re-asks), and answers that
+  // failed their prompt kind's check and were asked again (storage/tasks.h kAnswerCheckRetry).
+  std::optional<int64_t> retries;
+  std::optional<int64_t> rechecked;
   std::optional<double> cost;                 // with requests.cost
   std::vector<ReportRunItem> slowest;         // by processing time
   std::vector<ReportRunItem> most_expensive;  // by cost, else by tokens

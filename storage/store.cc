@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "storage/internal/answer_times.h"
 #include "storage/internal/random_uid.h"
@@ -763,20 +764,25 @@ Result<std::vector<std::pair<std::string, int64_t>>> Store::FeatureModels() {
   return models;
 }
 
-Result<int64_t> Store::PutContext(const ContextRecord& context) {
-  sqlite3* db = db_.handle();
-  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+namespace {
+
+// Inserts (or finds) one contexts row inside the caller's transaction; returns its id.
+Result<int64_t> InsertContext(sqlite3* db, const ContextRecord& context) {
   std::string hash = Sha256Hex(context.manifest_json);
   REEL_ASSIGN_OR_RETURN(
       Statement insert,
       Statement::Prepare(db,
                          "INSERT INTO contexts(item_id, prompt_id, context_hash, text_tokens, "
                          "image_tokens, video_tokens, audio_tokens, total_tokens, manifest_json, "
-                         "settings_key, count_method, transport, segment_index, segment_count) "
+                         "settings_key, count_method, transport, segment_index, segment_count, "
+                         "base_key, frame_source) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?4 + ?5 + ?6 + ?7, ?8, ?9, ?10, "
-                         "?11, ?12, ?13) "
+                         "?11, ?12, ?13, coalesce(?14, ?9), ?15) "
                          "ON CONFLICT(item_id, prompt_id, context_hash) DO UPDATE SET "
-                         "settings_key = coalesce(excluded.settings_key, settings_key)"));
+                         "settings_key = coalesce(excluded.settings_key, settings_key), "
+                         "base_key = coalesce(excluded.base_key, base_key), "
+                         "frame_source = coalesce(excluded.frame_source, frame_source), "
+                         "superseded_at = NULL"));
   insert.Bind(1, context.item_id)
       .Bind(2, context.prompt_id)
       .Bind(3, hash)
@@ -789,7 +795,9 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
       .Bind(10, context.count_method)
       .Bind(11, context.transport)
       .Bind(12, context.segment_index)
-      .Bind(13, context.segment_count);
+      .Bind(13, context.segment_count)
+      .Bind(14, context.base_key)
+      .Bind(15, context.frame_source);
   REEL_RETURN_IF_ERROR(insert.Run());
   REEL_ASSIGN_OR_RETURN(
       Statement find,
@@ -799,9 +807,155 @@ Result<int64_t> Store::PutContext(const ContextRecord& context) {
   REEL_ASSIGN_OR_RETURN(
       bool row, find.Bind(1, context.item_id).Bind(2, context.prompt_id).Bind(3, hash).Step());
   if (!row) return Internal("context vanished after insert");
-  int64_t id = find.ColumnInt(0);
+  return find.ColumnInt(0);
+}
+
+}  // namespace
+
+Result<int64_t> Store::PutContext(const ContextRecord& context) {
+  REEL_ASSIGN_OR_RETURN(std::vector<int64_t> ids, PutContexts({context}));
+  return ids.front();
+}
+
+Result<std::vector<int64_t>> Store::PutContexts(const std::vector<ContextRecord>& segments) {
+  sqlite3* db = db_.handle();
+  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  std::vector<int64_t> ids;
+  ids.reserve(segments.size());
+  for (const ContextRecord& segment : segments) {
+    REEL_ASSIGN_OR_RETURN(int64_t id, InsertContext(db, segment));
+    ids.push_back(id);
+  }
   REEL_RETURN_IF_ERROR(txn.Commit());
-  return id;
+  return ids;
+}
+
+namespace {
+
+struct ContextState {
+  int64_t id = 0;
+  bool current = false;
+  bool superseded = false;
+};
+
+// The item's context rows, each with whether it is one of `current` and whether it is marked.
+Result<std::vector<ContextState>> ContextStates(
+    sqlite3* db, int64_t item_id, const std::set<std::pair<std::string, std::string>>& current) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(db,
+                         "SELECT id, prompt_id, coalesce(base_key, settings_key, ''), "
+                         "superseded_at IS NOT NULL FROM contexts WHERE item_id = ?1 ORDER BY id"));
+  stmt.Bind(1, item_id);
+  std::vector<ContextState> states;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    ContextState s;
+    s.id = stmt.ColumnInt(0);
+    s.current = current.count({stmt.ColumnText(1), stmt.ColumnText(2)}) > 0;
+    s.superseded = stmt.ColumnInt(3) != 0;
+    states.push_back(s);
+  }
+  return states;
+}
+
+bool AnythingToRetire(const std::vector<ContextState>& states) {
+  for (const ContextState& s : states) {
+    if (s.current == s.superseded) return true;  // stale and unmarked, or current and marked
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<RetiredContexts> Store::RetireContexts(
+    int64_t item_id, const std::vector<std::pair<std::string, std::string>>& current_list) {
+  sqlite3* db = db_.handle();
+  const std::set<std::pair<std::string, std::string>> current(current_list.begin(),
+                                                              current_list.end());
+  RetiredContexts out;
+  // Most runs change nothing: look before taking the write lock.
+  REEL_ASSIGN_OR_RETURN(std::vector<ContextState> states, ContextStates(db, item_id, current));
+  if (!AnythingToRetire(states)) return out;
+  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  REEL_ASSIGN_OR_RETURN(states, ContextStates(db, item_id, current));
+  REEL_ASSIGN_OR_RETURN(
+      Statement unsent,
+      Statement::Prepare(db,
+                         "DELETE FROM tasks WHERE context_id = ?1 AND status = 'waiting' AND "
+                         "request_id IS NULL AND NOT EXISTS (SELECT 1 FROM requests r WHERE "
+                         "r.task_id = tasks.id)"));
+  REEL_ASSIGN_OR_RETURN(
+      Statement referenced,
+      Statement::Prepare(db,
+                         "SELECT c.prompt_id, c.manifest_json, c.frame_source, "
+                         "EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id) OR "
+                         "EXISTS (SELECT 1 FROM requests r WHERE r.context_id = c.id) "
+                         "FROM contexts c WHERE c.id = ?1"));
+  REEL_ASSIGN_OR_RETURN(Statement remove,
+                        Statement::Prepare(db, "DELETE FROM contexts WHERE id = ?1"));
+  REEL_ASSIGN_OR_RETURN(
+      Statement mark,
+      Statement::Prepare(db, "UPDATE contexts SET superseded_at = " +
+                                 std::string(internal::kNowSql) + " WHERE id = ?1"));
+  REEL_ASSIGN_OR_RETURN(
+      Statement unmark,
+      Statement::Prepare(db, "UPDATE contexts SET superseded_at = NULL WHERE id = ?1"));
+  std::set<std::string> sources;
+  for (const ContextState& s : states) {
+    if (s.current) {
+      if (s.superseded) {
+        unmark.Reset();
+        REEL_RETURN_IF_ERROR(unmark.Bind(1, s.id).Run());
+        ++out.restored;
+      }
+      continue;
+    }
+    if (s.superseded) continue;  // retired before
+    unsent.Reset();
+    REEL_RETURN_IF_ERROR(unsent.Bind(1, s.id).Run());
+    out.tasks_deleted += sqlite3_changes(db);
+    referenced.Reset();
+    REEL_ASSIGN_OR_RETURN(bool row, referenced.Bind(1, s.id).Step());
+    if (!row) continue;
+    RetiredContext r;
+    r.id = s.id;
+    r.prompt_id = referenced.ColumnText(0);
+    r.manifest_json = referenced.ColumnText(1);
+    r.frame_source = referenced.ColumnOptionalText(2);
+    const bool kept = referenced.ColumnInt(3) != 0;
+    if (kept) {
+      mark.Reset();
+      REEL_RETURN_IF_ERROR(mark.Bind(1, s.id).Run());
+      ++out.superseded;
+    } else {
+      remove.Reset();
+      REEL_RETURN_IF_ERROR(remove.Bind(1, s.id).Run());
+      r.deleted = true;
+      ++out.deleted;
+    }
+    if (r.frame_source) sources.insert(*r.frame_source);
+    out.retired.push_back(std::move(r));
+  }
+  if (!sources.empty()) {
+    REEL_ASSIGN_OR_RETURN(
+        Statement kept,
+        Statement::Prepare(db,
+                           "SELECT manifest_json FROM contexts WHERE frame_source = ?1 AND "
+                           "superseded_at IS NULL"));
+    for (const std::string& source : sources) {
+      kept.Reset();
+      kept.Bind(1, source);
+      while (true) {
+        REEL_ASSIGN_OR_RETURN(bool row, kept.Step());
+        if (!row) break;
+        out.kept_frames.emplace_back(source, kept.ColumnText(0));
+      }
+    }
+  }
+  REEL_RETURN_IF_ERROR(txn.Commit());
+  return out;
 }
 
 Result<bool> Store::HasContexts(int64_t item_id, const std::string& prompt_id,

@@ -121,9 +121,20 @@ class Store {
 
   // Contexts, keyed (item, prompt, SHA-256 of manifest); returns the existing id for a repeat.
   Result<int64_t> PutContext(const ContextRecord& context);
+  // Every segment of one context (a split video's), in one transaction: a crash leaves all of
+  // them stored or none. Returns their ids, in the order given.
+  Result<std::vector<int64_t>> PutContexts(const std::vector<ContextRecord>& segments);
   // Whether contexts of (item, prompt) built from `settings_key` are stored.
   Result<bool> HasContexts(int64_t item_id, const std::string& prompt_id,
                            const std::string& settings_key);
+  // Contexts the job no longer builds for item `item_id`: every row whose (prompt_id, base key)
+  // is not one of `current` (each prompt of the job with its settings key now). In one
+  // transaction: the questions about them that were never sent (waiting, no request) are
+  // deleted; rows no task or request refers to are deleted; the others are kept for the history
+  // of the answers and marked superseded (superseded_at). Rows of `current` that were marked
+  // lose the mark. Returns what was retired, so the caller can delete frame files.
+  Result<RetiredContexts> RetireContexts(
+      int64_t item_id, const std::vector<std::pair<std::string, std::string>>& current);
   // The ids of those contexts, by segment_index (one per segment of a split video; empty: none).
   Result<std::vector<int64_t>> FindContexts(int64_t item_id, const std::string& prompt_id,
                                             const std::string& settings_key);

@@ -497,7 +497,9 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
           "r.ttft_seconds, r.local_prompt_tokens, p.prompt_tokens, p.completion_tokens, "
           "p.cached_tokens, p.reasoning_tokens, coalesce(p.truncated, 0), " +
               UnixSeconds("r.sent_at") + ", " + UnixSeconds("r.finished_at") +
-              ", (SELECT count(*) FROM requests o WHERE o.task_id = r.task_id AND o.id < r.id) "
+              ", (SELECT count(*) FROM requests o WHERE o.task_id = r.task_id AND o.id < r.id), "
+              "CASE WHEN json_valid(r.retry_reasons) THEN (SELECT count(*) FROM "
+              "json_each(r.retry_reasons) WHERE substr(value, 1, length(?3)) = ?3) ELSE 0 END "
               "FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
               "WHERE r.task_id IS NOT NULL AND r.status != 'sent' AND " +
               where));
@@ -506,6 +508,7 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
   } else {
     s.Bind(2, job_id);
   }
+  s.Bind(3, std::string(kAnswerCheckRetry));
   SendTotals t;
   t.first_sent_unix = 0;
   while (true) {
@@ -522,7 +525,9 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
       ++t.failed;
     }
     if (outcome == "prompt too long") ++t.too_long;
-    t.retries += std::max<int64_t>(0, s.ColumnInt(2) - 1);
+    const int64_t rechecked = s.ColumnInt(14);
+    t.rechecked += rechecked;
+    t.retries += std::max<int64_t>(0, s.ColumnInt(2) - 1 - rechecked);
     if (s.ColumnInt(13) > 0) ++t.resent;
     if (std::optional<double> latency = s.ColumnOptionalDouble(3)) {
       if (status == "succeeded") {

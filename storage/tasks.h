@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -65,6 +66,11 @@ struct SendRecord {
   std::optional<int64_t> local_prompt_tokens;
 };
 
+// A retry reason (SendOutcome::retry_reasons, requests.retry_reasons) that starts with this is no
+// HTTP retry: the answer failed its prompt kind's check (jobs/prompt_kinds.h) and the model was
+// asked again in the same conversation; the check's reason follows.
+inline constexpr std::string_view kAnswerCheckRetry = "answer check: ";
+
 // How a send ended (both ways).
 struct SendOutcome {
   std::string outcome = "ok";  // llm::ChatOutcomeName
@@ -80,7 +86,9 @@ struct SendOutcome {
   std::optional<int64_t> too_long_prompt_tokens;
   std::optional<int64_t> too_long_output_tokens;
   std::optional<int64_t> too_long_context_length;
-  std::optional<double> cost;  // from the job's prices
+  // From the job's prices, for every answer the request received (also one that failed its
+  // prompt kind's check and was asked again).
+  std::optional<double> cost;
 };
 
 // The answer of a succeeded send (responses row).
@@ -114,7 +122,8 @@ struct SendTotals {
   int64_t succeeded = 0;
   int64_t failed = 0;
   int64_t cancelled = 0;  // sends stopped by the run stopping (the task waits again)
-  int64_t retries = 0;    // HTTP retries inside sends (attempts - 1)
+  int64_t retries = 0;    // HTTP retries inside sends (attempts - 1 - rechecked)
+  int64_t rechecked = 0;  // answers that failed their kind's check and were asked again
   int64_t resent = 0;     // sends of a task that had been sent before
   int64_t too_long = 0;
   int64_t truncated = 0;      // answers cut by max_completion_tokens

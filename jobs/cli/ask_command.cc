@@ -279,9 +279,13 @@ int RunAsk(const AskFlags& flags) {
                  static_cast<long long>(outcome.counters.items_failed), database.c_str());
   }
   if (printer.answered() == 0 && printer.failed() == 0) {
-    std::fprintf(stderr, "reel ask: no answer: %s\n",
-                 outcome.message.empty() ? "nothing could be asked (see `reel status`)"
-                                         : SafeUtf8(outcome.message).c_str());
+    std::string why = SafeUtf8(outcome.message);
+    if (why.empty()) {
+      why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
+                             "or a still image has no timeline)"
+                           : "nothing could be asked (see `reel status`)";
+    }
+    std::fprintf(stderr, "reel ask: no answer: %s\n", why.c_str());
     return kExitFailed;
   }
   return printer.failed() > 0 || outcome.counters.items_failed > 0 ? kExitFailed : kExitOk;

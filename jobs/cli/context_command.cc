@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/item_context.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/runner.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
@@ -224,14 +225,22 @@ int RunContext(const ContextFlags& flags) {
         exit_code = kExitFailed;
         continue;
       }
+      if (!jobs::PromptAppliesTo(*prompt, c->input)) {
+        std::fprintf(stderr,
+                     "reel context: %s: prompt '%s' is not asked about this item (a %s prompt "
+                     "needs a video's timeline)\n",
+                     c->item.path.c_str(), prompt->id.c_str(), jobs::PromptKindName(prompt->kind));
+        if (flags.request) exit_code = kExitFailed;  // no request to write
+        continue;
+      }
       Result<std::vector<int64_t>> stored_ids =
           store.FindContexts(it.id, prompt->id, c->settings_key);
       std::optional<bool> stored;
       if (stored_ids.ok()) stored = !stored_ids->empty();
       if (flags.request) {
         jobs::ContextFramesReport frames;
-        Result<llm::ChatRequest> request =
-            jobs::ContextChatRequest(*job, *c, flags.segment, &frames);
+        Result<llm::ChatRequest> request = jobs::ContextChatRequest(
+            *job, *c, flags.segment, jobs::FrameCacheDir(*job, database), &frames);
         Result<std::unique_ptr<llm::BodySource>> body =
             request.ok() ? llm::BuildChatBody(**dialect, job->model.name, *request)
                          : Result<std::unique_ptr<llm::BodySource>>(request.status());

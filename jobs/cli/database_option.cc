@@ -91,8 +91,11 @@ Result<jobs::JobSpec> ResolveJob(const ResolvedDatabase& database) {
   REEL_ASSIGN_OR_RETURN(storage::Store store, storage::Store::Open(database.path));
   REEL_ASSIGN_OR_RETURN(std::optional<storage::JobRecord> record, store.FindJob(name));
   if (!record) return NotFound(database.path + " holds no job named '" + name + "'");
+  // Relative paths in it start where they did for the run that stored it: the job file's
+  // directory, which the stored spec names.
   Result<jobs::JobSpec> spec =
-      jobs::ParseJobText(record->spec_text, database.path + " (job '" + name + "' as stored)", "");
+      jobs::ParseJobText(record->spec_text, database.path + " (job '" + name + "' as stored)",
+                         jobs::ResolvedJobBaseDir(record->spec_text));
   if (!spec.ok()) return spec.status();
   return spec;
 }

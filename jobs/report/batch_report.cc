@@ -240,7 +240,10 @@ std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
         "</td></tr>"
         "<tr><th>asked again after a failure</th><td class=\"n\">" +
         Count(r.reasked) + "</td></tr><tr><th>HTTP retries</th><td class=\"n\">" +
-        (r.retries ? Count(*r.retries) : std::string(kNotRecorded)) + "</td></tr></tbody></table>";
+        (r.retries ? Count(*r.retries) : std::string(kNotRecorded)) +
+        "</td></tr><tr><th>asked again after a failed answer check</th><td class=\"n\">" +
+        (r.rechecked ? Count(*r.rechecked) : std::string(kNotRecorded)) +
+        "</td></tr></tbody></table>";
     out +=
         "<table class=\"data\"><caption>Tokens</caption><tbody>"
         "<tr><th>prompt</th><td class=\"n\">" +
@@ -328,8 +331,10 @@ std::string BatchText(const std::vector<storage::ReportRun>& runs,
         << Count(c.frames) << " frames\n";
     out << "  requests  " << Count(r.requests_succeeded) << " ok, " << Count(r.requests_failed)
         << " failed, " << Count(r.requests_sent) << " never finished, " << Count(r.reasked)
-        << " asked again; retries " << (r.retries ? Count(*r.retries) : std::string(kNotRecorded))
-        << "\n";
+        << " asked again; HTTP retries "
+        << (r.retries ? Count(*r.retries) : std::string(kNotRecorded))
+        << "; asked again after a failed answer check "
+        << (r.rechecked ? Count(*r.rechecked) : std::string(kNotRecorded)) << "\n";
     out << "  tokens    " << Count(r.prompt_tokens) << " prompt (" << Count(r.cached_tokens)
         << " cached, " << Percent(rates.cached_share) << "), " << Count(r.completion_tokens)
         << " output; " << Fixed(rates.tokens_per_second, 1) << " tokens/s, "

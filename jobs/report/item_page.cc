@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
+#include "jobs/prompt_kinds.h"
 #include "jobs/report/html.h"
 #include "llm/time_references.h"
 
@@ -247,7 +249,21 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
         failed = true;
       }
     }
-    if (!failed) out += Empty("No chapters (no answer to a chapters prompt).");
+    // Answers the model stage refused: they failed their prompt kind's check (the chapters
+    // check), also when asked again, and were recorded as failures with the reason.
+    for (const storage::ReportRequestFailure& f : item.request_failures) {
+      if (f.outcome != kInvalidAnswerOutcome || f.answered_later) continue;
+      std::string_view reason = f.error;
+      if (reason.starts_with(kAnswerCheckFailed)) reason.remove_prefix(kAnswerCheckFailed.size());
+      out += "<p class=\"error\">The answer to \"" + Html(f.prompt_id) +
+             "\" could not be used as chapters: " + Html(reason) + ".</p>";
+      failed = true;
+    }
+    if (!failed) {
+      out += Empty(timeline.frame_times.empty() && !timeline.duration_seconds
+                       ? "No chapters: the item has no timeline."
+                       : "No chapters (no answer to a chapters prompt).");
+    }
   }
   out += "</section>\n";
 

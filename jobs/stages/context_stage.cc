@@ -1,8 +1,12 @@
 // The context stage: after an item is committed (or found up to date), builds and stores the
-// context of each prompt whose context is missing or was built from other settings.
+// context of each prompt whose context is missing or was built from other settings (prompts that
+// do not apply to the item, jobs/prompt_kinds.h, get none: nothing is asked about them), hands the
+// builds to the model stage (ItemWork::contexts), and retires the contexts the job no longer
+// builds.
 #include <mutex>
 
 #include "jobs/item_context.h"
+#include "jobs/prompt_kinds.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {
@@ -10,25 +14,39 @@ namespace {
 
 class ContextStage : public StoredItemStage {
  public:
+  explicit ContextStage(std::string frame_cache) : frame_cache_(std::move(frame_cache)) {}
   const char* name() const override { return "context"; }
 
   Status Run(storage::Store& store, int64_t item_id, int64_t run_id,
              ItemWork& work) const override {
     const JobSpec& job = *work.job;
-    if (job.prompts.empty()) return Status::Ok();
+    if (job.prompts.empty()) {  // every stored context is one the job no longer builds
+      return RetireOldContexts(store, item_id, {}, frame_cache_).status();
+    }
     REEL_ASSIGN_OR_RETURN(std::shared_ptr<const ContextSetup> setup, Setup(job));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
     if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");
     std::optional<llm::ContextInput> input;
     std::string failures;
+    std::vector<std::pair<std::string, std::string>> current;  // (prompt id, settings key)
+    auto load_input = [&]() -> Status {
+      if (input) return Status::Ok();
+      REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
+      input = std::move(loaded);
+      return Status::Ok();
+    };
     for (const PromptSpec& prompt : job.prompts) {
       std::string key = ContextSettingsKey(job, prompt, *setup, *item);
+      if (!PromptAppliesToEveryItem(prompt)) {
+        REEL_RETURN_IF_ERROR(load_input());
+        // Not asked about this item (e.g. chapters of a document): no context, and one an older
+        // run stored is retired below.
+        if (!PromptAppliesTo(prompt, *input)) continue;
+      }
+      current.emplace_back(prompt.id, key);
       REEL_ASSIGN_OR_RETURN(bool stored, store.HasContexts(item_id, prompt.id, key));
       if (stored) continue;
-      if (!input) {
-        REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
-        input = std::move(loaded);
-      }
+      REEL_RETURN_IF_ERROR(load_input());
       Result<llm::Context> context = llm::BuildContext(
           *input, ContextOptionsFor(job, prompt, *input), setup->chat_template, *setup->counter);
       if (!context.ok()) {
@@ -36,9 +54,14 @@ class ContextStage : public StoredItemStage {
                     "': " + context.status().message();
         continue;
       }
-      REEL_RETURN_IF_ERROR(StoreContext(store, item_id, prompt, *context, *input, key).status());
+      REEL_RETURN_IF_ERROR(StoreContext(store, *item, prompt, *context, *input, key).status());
+      // The model stage sends this build (jobs/model_plan.h: ItemPlanner::Adopt).
+      work.contexts.push_back(std::make_shared<const ItemContext>(
+          ItemContext{*item, prompt, *input, std::move(context).value(), key}));
     }
     (void)run_id;
+    // The contexts the job no longer builds (a changed prompt, setting or item), and their frames.
+    REEL_RETURN_IF_ERROR(RetireOldContexts(store, item_id, current, frame_cache_).status());
     if (!failures.empty()) {
       return LimitExceeded(work.input.path + ": no context: " + failures);
     }
@@ -57,6 +80,7 @@ class ContextStage : public StoredItemStage {
     }
     return setup_;
   }
+  const std::string frame_cache_;
   mutable std::mutex mutex_;
   mutable const JobSpec* job_ = nullptr;
   mutable std::shared_ptr<const ContextSetup> setup_;
@@ -64,6 +88,8 @@ class ContextStage : public StoredItemStage {
 
 }  // namespace
 
-std::unique_ptr<StoredItemStage> MakeContextStage() { return std::make_unique<ContextStage>(); }
+std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache) {
+  return std::make_unique<ContextStage>(std::move(frame_cache));
+}
 
 }  // namespace reel::jobs

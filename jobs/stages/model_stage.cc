@@ -14,7 +14,7 @@ class ModelStage : public StoredItemStage {
              ItemWork& work) const override {
     (void)run_id;
     if (run_ == nullptr || work.job == nullptr || work.job->prompts.empty()) return Status::Ok();
-    return run_->AddItem(store, item_id, work.input.path);
+    return run_->AddItem(store, item_id, work.input.path, std::move(work.contexts));
   }
 
  private:

@@ -47,8 +47,10 @@ void ReportTextEncoding(ItemWork& work, const std::string& what, const std::stri
                         const TextEncodingInfo& info);
 
 // Builds and stores the context of every prompt (jobs/item_context.h), after the item is
-// committed; skips contexts already stored with the same settings key.
-std::unique_ptr<StoredItemStage> MakeContextStage();
+// committed; skips contexts already stored with the same settings key. Then retires the item's
+// contexts the job no longer builds, deleting their frame files in `frame_cache` (FrameCacheDir)
+// that no current context sends (RetireOldContexts).
+std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache);
 
 class ModelRun;
 // Hands the item to the run's model engine (jobs/model_run.h), after the context stage: its

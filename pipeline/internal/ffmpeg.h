@@ -16,6 +16,7 @@ extern "C" {
 }
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,33 @@ using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
+
+// An enum field FFmpeg filled from the file (codec parameters, stream and frame properties): its
+// bytes as an int, never loaded as the enum. A demuxer or decoder can leave any number there for a
+// damaged file (a decoder gave colorspace 32), and loading such a value as the enum is undefined
+// behaviour (UBSan: invalid enum load). Compare the result with the enum's constants.
+template <typename Enum>
+int RawEnumValue(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int raw = 0;
+  std::memcpy(&raw, &field, sizeof raw);
+  return raw;
+}
+
+// Whether a video stream's samples use the full (JPEG) range: its color_range says so, or its
+// pixel format is one of the yuvj formats. Reads the fields as raw ints (RawEnumValue).
+inline bool StreamFullRange(const AVCodecParameters& par) {
+  switch (par.format) {  // an int field
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUVJ422P:
+    case AV_PIX_FMT_YUVJ444P:
+    case AV_PIX_FMT_YUVJ440P:
+    case AV_PIX_FMT_YUVJ411P:
+      return true;
+    default:
+      return RawEnumValue(par.color_range) == AVCOL_RANGE_JPEG;
+  }
+}
 
 // FFmpeg's text for an error code.
 std::string AvErrorString(int error);

@@ -6,15 +6,7 @@ namespace reel::pipeline::internal {
 namespace {
 
 // A decoder can leave any number in an enum field of a damaged stream (colorspace 32 was seen by
-// the frames_json fuzz target): read the field's bytes as an int, never as the enum.
-template <typename Enum>
-int RawValue(const Enum& field) {
-  static_assert(sizeof(Enum) == sizeof(int));
-  int raw = 0;
-  std::memcpy(&raw, &field, sizeof raw);
-  return raw;
-}
-
+// the frames_json fuzz target): fields are read with RawEnumValue (ffmpeg.h).
 bool IsFullRange(const AVFrame* frame) {
   switch (frame->format) {
     case AV_PIX_FMT_YUVJ420P:
@@ -24,14 +16,14 @@ bool IsFullRange(const AVFrame* frame) {
     case AV_PIX_FMT_YUVJ411P:
       return true;
     default:
-      return RawValue(frame->color_range) == AVCOL_RANGE_JPEG;
+      return RawEnumValue(frame->color_range) == AVCOL_RANGE_JPEG;
   }
 }
 
 // The YUV->RGB matrix. Untagged video follows the usual player guess: BT.709 for HD sizes,
 // BT.601 below.
 int Matrix(const AVFrame* frame) {
-  switch (RawValue(frame->colorspace)) {
+  switch (RawEnumValue(frame->colorspace)) {
     case AVCOL_SPC_BT709:
       return SWS_CS_ITU709;
     case AVCOL_SPC_FCC:

@@ -451,12 +451,28 @@ WHERE r.status = 'failed'
        END);
 )sql";
 
+// Version 6: superseded contexts (docs/database.md, "Superseded contexts"). When the job no longer
+// builds a context (a changed prompt, context setting or item), the context stage deletes its
+// rows, unless a task or request refers to them: those are kept for history and marked
+// `superseded_at`. `base_key` is the settings key of the job's context a row belongs to (its own
+// key; for a re-fit or the reduce over a split video's answers, the key they were made from), so
+// derived rows stay current with their base. `frame_source` says what the row's frame files in the
+// frame cache were made from, so they can be deleted with it. Touches only `contexts`.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE contexts ADD COLUMN base_key TEXT;
+ALTER TABLE contexts ADD COLUMN superseded_at TEXT;
+ALTER TABLE contexts ADD COLUMN frame_source TEXT;
+UPDATE contexts SET base_key = settings_key;
+CREATE INDEX contexts_frame_source ON contexts(frame_source) WHERE frame_source IS NOT NULL;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
     {3, "answer time references", kSchemaV3},
     {kContextsVersion, "context counts, transports, segments and settings keys", kSchemaContexts},
     {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
+    {6, "superseded contexts: base keys, superseded_at, frame sources", kSchemaV6},
 };
 
 }  // namespace

@@ -92,13 +92,17 @@ TEST(ContextStageTest, StoredAfterTheItemAndRebuiltOnlyWhenAPromptOrSettingChang
   EXPECT_EQ(LastJsonLine(second.err)["skipped"], 2);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 4);
 
-  // A changed question: the items are skipped, only that prompt's contexts are built again.
+  // A changed question: the items are skipped, only that prompt's contexts are built again (and
+  // its old ones deleted: no question about them was sent; ContextCleanupTest).
+  const nlohmann::json what_before =
+      QueryJson(db, "SELECT id FROM contexts WHERE prompt_id = 'what'");
   Replace(dir + "/job.yaml", "Who is there?", "Who is there, and why?");
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   ASSERT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["done"], 0);
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 2);
-  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 2}, {"who", 4}}));
+  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 2}, {"who", 2}}));
+  EXPECT_EQ(QueryJson(db, "SELECT id FROM contexts WHERE prompt_id = 'what'"), what_before);
 
   // A changed context setting: every prompt's contexts again, still no item redone.
   Replace(dir + "/job.yaml",
@@ -106,7 +110,7 @@ TEST(ContextStageTest, StoredAfterTheItemAndRebuiltOnlyWhenAPromptOrSettingChang
   CommandResult fourth = Reel("run job.yaml --log-format json", dir);
   ASSERT_EQ(fourth.exit_code, 0) << fourth.err;
   EXPECT_EQ(LastJsonLine(fourth.err)["done"], 0);
-  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 4}, {"who", 6}}));
+  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 2}, {"who", 2}}));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE transport = 'video'"), 4);
   EXPECT_EQ(QueryJson(db, "SELECT id, attempts, finished_at FROM items"), items_before);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM frames"), frames_before);
@@ -141,6 +145,70 @@ TEST(ContextStageTest, ABadTokenizerFileStopsTheRunBeforeAnyItem) {
   EXPECT_NE(run.err.find("tokenizer.json"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("WordPiece"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(dir + "/out.db")) << "nothing is done before the job is valid";
+}
+
+size_t FilesUnder(const std::string& dir) {
+  size_t n = 0;
+  if (!fs::is_directory(dir)) return 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) n += entry.is_regular_file();
+  return n;
+}
+
+// Contexts the job no longer builds (a changed prompt, context setting or item) are deleted with
+// the questions about them that were never sent, and so are their frame files that no current
+// context uses; `reel context` shows the current ones, all stored.
+TEST(ContextCleanupTest, SupersededContextsAndTheirFramesAreDeleted) {
+  std::string dir = MakeContextJob("context_cleanup");
+  const std::string db = dir + "/out.db";
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 4);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 4);
+  for (const char* prompt : {"what", "who"}) {
+    CommandResult request = Reel(std::string("context job.yaml clip.mp4 --prompt ") + prompt +
+                                     " --request " + prompt + ".json",
+                                 dir);
+    ASSERT_EQ(request.exit_code, 0) << request.err;
+  }
+  EXPECT_EQ(FilesUnder(dir + "/out.db.frames"), 4u) << "both prompts send the same 4 frames";
+
+  // A changed question: that prompt's old contexts and its unsent questions go; the frames stay
+  // (the other prompt's context sends them).
+  Replace(dir + "/job.yaml", "Who is there?", "Who is there, and why?");
+  CommandResult changed = Reel("run job.yaml", dir);
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 2}, {"who", 2}}));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks"), 4);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM tasks t JOIN contexts c ON c.id = t.context_id "
+                     "WHERE c.superseded_at IS NULL"),
+            4);
+  EXPECT_EQ(FilesUnder(dir + "/out.db.frames"), 4u);
+
+  // A changed sampling setting: the video is sampled again; every context of it is replaced, and
+  // the frame files of the old sample are deleted.
+  Replace(dir + "/job.yaml", "fps: 1", "fps: 2");
+  CommandResult resampled = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(resampled.exit_code, 0) << resampled.err;
+  EXPECT_EQ(LastJsonLine(resampled.err)["done"], 1);  // the video
+  EXPECT_EQ(ContextsByPrompt(db), (std::map<std::string, int64_t>{{"what", 2}, {"who", 2}}));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks"), 4);
+  EXPECT_EQ(FilesUnder(dir + "/out.db.frames"), 0u);
+
+  // `reel context` shows the current contexts, each stored.
+  CommandResult shown = Reel("context job.yaml --json", dir);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  nlohmann::json contexts = nlohmann::json::parse(shown.out);
+  ASSERT_EQ(contexts.size(), 4u);
+  std::set<std::string> keys;
+  for (const auto& c : contexts) {
+    EXPECT_TRUE(c["stored"].get<bool>()) << c.dump();
+    keys.insert(c["settings_key"].get<std::string>());
+  }
+  std::set<std::string> stored;
+  for (const auto& row : QueryJson(db, "SELECT DISTINCT settings_key FROM contexts")) {
+    stored.insert(row["settings_key"].get<std::string>());
+  }
+  EXPECT_EQ(keys, stored);
 }
 
 // The width and height of a baseline or progressive JPEG (its SOF marker).
@@ -278,9 +346,17 @@ TEST(ContextCommandTest, AChaptersPromptSendsItsQuestionAndSchema) {
   EXPECT_NE(question.find("Divide this video into chapters"), std::string::npos) << question;
   EXPECT_NE(question.find("The video is 00:03 long."), std::string::npos) << question;
   EXPECT_EQ(j["response_format"]["type"], "json_schema") << j.dump().substr(0, 300);
-  // The stored context counted that question.
+  // The stored context counted that question; the document (no timeline) has no chapters
+  // context, and `reel context` says it is not asked.
   EXPECT_EQ(QueryInt(dir + "/out.db", "SELECT count(*) FROM contexts WHERE prompt_id = 'chapters'"),
-            2);
+            1);
+  CommandResult notes = Reel("context job.yaml notes.md --prompt chapters", dir);
+  EXPECT_EQ(notes.exit_code, 0) << notes.err;
+  EXPECT_NE(notes.err.find("prompt 'chapters' is not asked about this item (a chapters prompt "
+                           "needs a video's timeline)"),
+            std::string::npos)
+      << notes.err;
+  EXPECT_EQ(Reel("context job.yaml notes.md --prompt chapters --request n.json", dir).exit_code, 1);
 }
 
 TEST(ContextCommandTest, AnImageItemIsOneImageAtItsStoredSize) {

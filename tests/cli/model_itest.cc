@@ -372,6 +372,40 @@ TEST(ModelBatchTest, ExportThenImportGivesTheSameRowsAsTheOnlineRun) {
   EXPECT_EQ(QueryJson(db, rows).dump(1), QueryJson(online_dir + "/e2e.db", rows).dump(1));
 }
 
+// `reel export` (and `reel import`) read relative paths of the job (here a prompt's JSON schema
+// file, and the media) from the job file's directory, as `reel run` does, wherever they are run
+// from and whether the job comes from its file or from the database.
+TEST(ModelBatchTest, ExportFromAnotherDirectoryReadsPathsFromTheJobsDirectory) {
+  const std::string dir = MakeJobDir("model_batch_elsewhere");
+  std::string job = ReadText(dir + "/job.yaml");
+  const size_t schema_at = job.find("json_schema: {");
+  ASSERT_NE(schema_at, std::string::npos);
+  const size_t schema_end = job.find('\n', schema_at);
+  job.replace(schema_at, schema_end - schema_at, "json_schema: facts.schema.json");
+  WriteText(dir + "/job.yaml", job);
+  WriteText(
+      dir + "/facts.schema.json",
+      R"({"type": "object", "properties": {"facts": {"type": "array", "items": )"
+      R"({"type": "string"}}, "count": {"type": "integer"}}, "required": ["facts", "count"]})");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  CommandResult here = Reel("export --db e2e.db --format openai-batch here.jsonl", dir);
+  ASSERT_EQ(here.exit_code, 0) << here.err;
+  ASSERT_FALSE(ReadText(dir + "/here.jsonl").empty());
+
+  const std::string elsewhere = ScratchDir("model_batch_elsewhere_cwd");
+  for (const std::string& how :
+       {"--db " + ShellQuote(dir + "/e2e.db"), "--db " + ShellQuote(dir + "/e2e.db") + " --job e2e",
+        "--job " + ShellQuote(dir + "/job.yaml")}) {
+    SCOPED_TRACE(how);
+    fs::remove(elsewhere + "/there.jsonl");
+    CommandResult there = Reel("export " + how + " --format openai-batch there.jsonl", elsewhere);
+    ASSERT_EQ(there.exit_code, 0) << there.err;
+    EXPECT_EQ(there.err.find("warning"), std::string::npos) << there.err;
+    EXPECT_EQ(ReadText(elsewhere + "/there.jsonl"), ReadText(dir + "/here.jsonl"));
+  }
+  EXPECT_FALSE(fs::exists(elsewhere + "/e2e.db.frames"));
+}
+
 // Errors in a results file are stored too; a too-long one makes the next export a re-fitted
 // request (a new custom_id) instead of the same one again.
 TEST(ModelBatchTest, ImportedErrorsAreStoredAndTooLongIsRefitted) {
@@ -538,6 +572,25 @@ TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
   EXPECT_EQ(chats.size(), 6u);  // short, notes, still; the long video's 2 segments and reduce
   for (const json& c : chats) EXPECT_EQ(c.dump().find("Describe what"), std::string::npos);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts'"), 4);
+  // The old question's contexts are kept for the answers that name them, marked superseded:
+  // short, notes, still, and the long video's 2 segments and reduce.
+  const std::string superseded =
+      "SELECT count(*) FROM contexts c WHERE c.superseded_at IS NOT NULL AND c.prompt_id = "
+      "'facts' AND EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id AND t.status = "
+      "'succeeded')";
+  EXPECT_EQ(QueryInt(db, superseded), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 12);
+  // Back to the old question: nothing is asked, its contexts are current again.
+  job.replace(job.find("question: List every fact."), 26, old_question);
+  WriteText(dir + "/job.yaml", job);
+  server.Reset();
+  CommandResult back = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(ChatLog(server).size(), 0u);
+  EXPECT_EQ(QueryInt(db, superseded), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 18);
 }
 
 // The API key is sent in the Authorization header and written nowhere: not in the database, the
@@ -643,6 +696,99 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   EXPECT_EQ(messages.back()["role"], "user");
   EXPECT_NE(messages.back()["content"].get<std::string>().find("overlaps"), std::string::npos);
   EXPECT_EQ(chats[0]["body"]["response_format"]["json_schema"]["name"], "chapters");
+
+  // A document has no timeline: nothing is asked, and the message says why.
+  CommandResult document =
+      ReelEnv(env, "ask --chapters media/notes.md --endpoint " + server.endpoint(), dir);
+  EXPECT_EQ(document.exit_code, 1);
+  EXPECT_NE(document.err.find("chapters are asked only about videos and subtitle files"),
+            std::string::npos)
+      << document.err;
+  EXPECT_EQ(ChatLog(server).size(), 2u);
+}
+
+// The frames a run sends are cached beside the database it writes: with --db, beside that one
+// (not beside the job file's storage.database); `reel context --db` reads the same cache.
+TEST(FrameCacheTest, BesideTheDatabaseGivenWithDb) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_frame_cache");
+  fs::create_directories(dir + "/other");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml --db other/run.db", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ChatLog(server).size(), 12u);
+  size_t cached = 0;
+  if (fs::is_directory(dir + "/other/run.db.frames")) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir + "/other/run.db.frames")) {
+      cached += entry.is_regular_file() ? 1 : 0;
+    }
+  }
+  // short.mp4: 4 frames (0, 1, 2 s and the last), long.mp4: 13, still.png: 1.
+  EXPECT_EQ(cached, 18u);
+  EXPECT_FALSE(fs::exists(dir + "/e2e.db.frames")) << "the job's own database was not used";
+  CommandResult request =
+      Reel("context job.yaml short.mp4 --prompt describe --request r.json --db other/run.db", dir);
+  ASSERT_EQ(request.exit_code, 0) << request.err;
+  EXPECT_NE(request.err.find("4 from the cache, 0 decoded"), std::string::npos) << request.err;
+  EXPECT_FALSE(fs::exists(dir + "/e2e.db.frames"));
+}
+
+// Each context is built once per run and each file's request frames are decoded in one pass: the
+// model stage sends the contexts the context stage built in the same run (it builds only what
+// that stage did not: the reduces, or contexts stored by an earlier run), and frames come from
+// the cache after the first pass. The run report counts both.
+TEST(ModelContextTest, EachContextIsBuiltOnceAndEachFileDecodedOnce) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeJobDir("model_context_once");
+  const std::string db = dir + "/e2e.db";
+  auto last_report = [&db] {
+    return json::parse(
+        QueryJson(db, "SELECT report_json FROM runs ORDER BY id DESC LIMIT 1")[0]["report_json"]
+            .get<std::string>());
+  };
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectCompleteRows(db, "vllm");
+  json report = last_report();
+  // 4 items x 2 prompts built by the context stage and sent as built; the 2 reduces of the long
+  // video are built by the model stage (only it has the segments' answers).
+  EXPECT_EQ(report["contexts"]["reused"], 8) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 2) << report.dump();
+  // short.mp4, long.mp4 and still.png: one pass each, 4 + 13 + 1 frames.
+  EXPECT_EQ(report["frames"]["passes"], 3) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 18) << report.dump();
+  EXPECT_NE(run.err.find("requests prepared: 2 contexts built, 8 as the context stage built "
+                         "them; 18 frames decoded in 3 passes"),
+            std::string::npos)
+      << run.err;
+
+  // A changed question: its 4 contexts are built again (once), the frames come from the cache.
+  std::string text = ReadText(dir + "/job.yaml");
+  const std::string old_question = "question: List the facts.";
+  text.replace(text.find(old_question), old_question.size(), "question: List every fact.");
+  WriteText(dir + "/job.yaml", text);
+  CommandResult changed = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  report = last_report();
+  EXPECT_EQ(report["contexts"]["reused"], 4) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 1) << report.dump();
+  EXPECT_EQ(report["frames"]["passes"], 0) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 0) << report.dump();
+
+  // Contexts stored by a run without an endpoint are built once by the run that sends them.
+  const std::string dir2 = MakeJobDir("model_context_later");
+  const std::string db2 = dir2 + "/e2e.db";
+  ASSERT_EQ(Reel("run job.yaml", dir2).exit_code, 0);
+  server.Reset();
+  ASSERT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 0);
+  report = json::parse(
+      QueryJson(db2, "SELECT report_json FROM runs ORDER BY id DESC LIMIT 1")[0]["report_json"]
+          .get<std::string>());
+  EXPECT_EQ(report["contexts"]["reused"], 0) << report.dump();
+  EXPECT_EQ(report["contexts"]["built"], 10) << report.dump();
+  EXPECT_EQ(report["frames"]["passes"], 3) << report.dump();
+  EXPECT_EQ(report["frames"]["decoded"], 18) << report.dump();
 }
 
 }  // namespace

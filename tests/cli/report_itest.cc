@@ -1,114 +1,83 @@
-// End-to-end tests of `reel report`: a real `reel run` of a small generated job (frames,
-// thumbnails, subtitles, a document), answers and failures added through the storage API (until
-// the model stage's fake-server database replaces them), then the report folder: its files, its
-// links, its time references and chapters, paging, --item and --batch, and the pages rendered in
-// headless Chromium (skipped when Debian's chromium is not installed).
+// End-to-end tests of `reel report` on the database of the end-to-end model job
+// (tests/support/model_job_db.h: a generated job of three videos with subtitles and a note,
+// `reel run` against the fake OpenAI-compatible server with a describe prompt and two chapters
+// prompts, answers good and bad): the report folder's files and links, time references and
+// chapters as the run stored them, failed chapter checks, paging, --item, the batch report's
+// figures against the database, and the pages rendered in headless Chromium (skipped when
+// Debian's chromium is not installed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <set>
 
 #include "pipeline/image_codec.h"
-#include "storage/query.h"
-#include "storage/store.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/support/model_job_db.h"
 
 namespace reel::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
+// The shared database and a fresh folder for this test's report. Commands run in the job's
+// folder (which they only read) and write under `out`.
 struct ReportDb {
-  std::string dir;
+  const ModelJobDb* m = nullptr;
+  std::string dir;  // the job's folder
   std::string db;
-  int64_t video_a = 0;  // with a side-car subtitle file, answers and chapters
-  int64_t video_b = 0;  // a malformed chapters answer and a failed request
-  int64_t notes = 0;    // a document
-  int64_t frames_a = 0;
+  std::string out;  // this test's scratch folder
+  int64_t a = 0, b = 0, c = 0, notes = 0;
 };
 
-int64_t ItemId(const std::string& db, const std::string& suffix) {
-  nlohmann::json rows = QueryJson(db, "SELECT id, path FROM items");
-  for (const auto& row : rows) {
-    if (row["path"].get<std::string>().ends_with(suffix)) return row["id"].get<int64_t>();
-  }
-  ADD_FAILURE() << "no item " << suffix;
-  return 0;
+int64_t ItemId(const std::string& db, const std::string& name) {
+  return QueryInt(db, "SELECT id FROM items WHERE path LIKE '%/" + name + "'");
 }
 
-// Answers `prompt` for `item` as the model stage will: a context, a request, its response.
-void Answer(storage::Store& store, int64_t item, int64_t run, const std::string& prompt,
-            const std::string& content, int64_t prompt_tokens, int64_t output_tokens) {
-  auto context = store.PutContext({.item_id = item,
-                                   .prompt_id = prompt,
-                                   .text_tokens = 120,
-                                   .image_tokens = 0,
-                                   .video_tokens = prompt_tokens - 120,
-                                   .manifest_json = R"({"frames": "all"})"});
-  ASSERT_TRUE(context.ok()) << context.status().ToString();
-  auto request = store.BeginRequest({.item_id = item,
-                                     .context_id = *context,
-                                     .run_id = run,
-                                     .prompt_id = prompt,
-                                     .model = "MiniMax-M3"});
-  ASSERT_TRUE(request.ok()) << request.status().ToString();
-  ASSERT_TRUE(store
-                  .FinishRequest(*request, {.content = content,
-                                            .finish_reason = "stop",
-                                            .prompt_tokens = prompt_tokens,
-                                            .completion_tokens = output_tokens,
-                                            .cached_tokens = prompt_tokens / 2,
-                                            .latency_seconds = 2.5})
-                  .ok());
-}
-
-const char* kDescribeA =
-    "At 00:03 the colour bars scroll left. From 00:05-00:08 the counter passes five. "
-    "A meeting at 10:30 am is not a video time; at 45 seconds nothing happens (past the end).";
-const char* kChaptersA =
-    R"({"chapters": [{"start": "00:00", "end": "00:06", "title": "Bars", "summary": "Bars scroll."},)"
-    R"( {"start": "00:06", "end": "00:12", "title": "Counter", "summary": "The counter runs."}]})";
-
-ReportDb MakeReportDb(const std::string& test) {
+ReportDb Open(const std::string& test) {
   ReportDb r;
-  r.dir = ScratchDir(test);
-  const std::string clip = GeneratedMedia(
-      "report_clip_12s.mp4",
-      "-f lavfi -i testsrc2=size=320x180:rate=25:duration=12 -c:v libx264 -pix_fmt yuv420p");
-  fs::create_directories(r.dir + "/media");
-  fs::copy_file(clip, r.dir + "/media/a.mp4");
-  fs::copy_file(clip, r.dir + "/media/b.mp4");
-  WriteText(r.dir + "/media/a.srt",
-            "1\n00:00:00,500 --> 00:00:02,500\nThe bars & \"stripes\" scroll\n\n"
-            "2\n00:00:07,000 --> 00:00:09,000\nThe counter passes seven\n");
-  WriteText(r.dir + "/media/notes.md", "# Notes\n\nThe clip is a test pattern.\n");
-  WriteText(r.dir + "/job.yaml",
-            "name: reportjob\ninputs:\n  - media/*.mp4\n  - media/*.md\n"
-            "sampling:\n  policy: fps\n  fps: 1\nstorage:\n  database: out.db\n");
-  CommandResult run = Reel("run job.yaml", r.dir);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  r.db = r.dir + "/out.db";
-  r.video_a = ItemId(r.db, "a.mp4");
-  r.video_b = ItemId(r.db, "b.mp4");
+  r.m = &SharedModelJobDb(ReelPath());
+  r.dir = r.m->dir;
+  r.db = r.m->db;
+  r.out = ScratchDir(test);
+  if (!r.m->error.empty()) return r;
+  r.a = ItemId(r.db, "a.mp4");
+  r.b = ItemId(r.db, "b.mp4");
+  r.c = ItemId(r.db, "c.mp4");
   r.notes = ItemId(r.db, "notes.md");
-  r.frames_a =
-      QueryInt(r.db, "SELECT count(*) FROM frames WHERE item_id = " + std::to_string(r.video_a));
-  auto store = storage::Store::Open(r.db);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  if (!store.ok()) return r;
-  const int64_t run_id = QueryInt(r.db, "SELECT max(id) FROM runs");
-  Answer(*store, r.video_a, run_id, "describe", kDescribeA, 4000, 80);
-  Answer(*store, r.video_a, run_id, "chapters", kChaptersA, 4100, 60);
-  Answer(*store, r.video_b, run_id, "describe", "Nothing but bars until 0:11.", 4000, 20);
-  Answer(*store, r.video_b, run_id, "chapters",
-         R"({"chapters": [{"start": "00:00", "end": "00:08", "title": "A", "summary": "a"},)"
-         R"( {"start": "00:05", "end": "00:12", "title": "B", "summary": "b"}]})",
-         4100, 50);
-  Answer(*store, r.notes, run_id, "describe", "A note about a test pattern.", 300, 10);
-  auto failed = store->BeginRequest({.item_id = r.video_b, .run_id = run_id, .prompt_id = "count"});
-  EXPECT_TRUE(failed.ok());
-  EXPECT_TRUE(store->FailRequest(*failed, "server error: 503 after 2 retries", 30.0).ok());
   return r;
+}
+
+#define REEL_OPEN_REPORT_DB(r, name)                       \
+  ReportDb r = Open(name);                                 \
+  ASSERT_EQ(r.m->error, "") << "the model job's database"; \
+  ASSERT_EQ(r.m->run_exit_code, 1) << r.m->run_err
+
+std::string Page(int64_t item) { return "items/" + std::to_string(item) + ".html"; }
+
+// As the report writes numbers: 12,345; 0.1234; 35 ms / 1.2 s.
+std::string Thousands(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+std::string Fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, v);
+  return buffer;
+}
+std::string Duration(double seconds) {
+  return seconds < 1 ? Fixed(seconds * 1000, 0) + " ms" : Fixed(seconds, 1) + " s";
+}
+
+double QueryDouble(const std::string& db, const std::string& sql) {
+  json rows = QueryJson(db, sql);
+  if (rows.empty() || !rows[0].begin()->is_number()) return NAN;
+  return rows[0].begin()->get<double>();
 }
 
 std::vector<std::string> Matches(const std::string& text, const std::string& pattern) {
@@ -148,141 +117,236 @@ void ExpectLinksResolve(const std::string& dir, const std::string& page) {
   }
 }
 
-TEST(ReportCommandTest, WritesStoryboardPagesFromTheDatabase) {
-  ReportDb r = MakeReportDb("report_pages");
-  CommandResult report = Reel("report --db out.db -o site", r.dir);
+TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
+  REEL_OPEN_REPORT_DB(r, "report_pages");
+  const std::string site = r.out + "/site";
+  CommandResult report = Reel("report --db out.db -o " + ShellQuote(site), r.dir);
   ASSERT_EQ(report.exit_code, 0) << report.err;
-  EXPECT_NE(report.out.find("Open site/index.html"), std::string::npos) << report.out;
-  const std::string site = r.dir + "/site";
+  EXPECT_NE(report.out.find("Open " + site + "/index.html"), std::string::npos) << report.out;
   for (const char* file : {"index.html", "batch.html", "report.css"}) {
     EXPECT_TRUE(fs::exists(site + "/" + file)) << file;
   }
   const int64_t thumbs = QueryInt(r.db, "SELECT count(DISTINCT thumbnail_hash) FROM frames");
+  EXPECT_EQ(thumbs, 39) << "a.mp4: 33 frames; b.mp4 and c.mp4 are the same clip: 6";
   int64_t files = 0;
   for (const auto& e : fs::recursive_directory_iterator(site + "/thumbs"))
     files += e.is_regular_file();
   EXPECT_EQ(files, thumbs);
-  for (int64_t id : {r.video_a, r.video_b, r.notes}) {
-    ExpectLinksResolve(site, "items/" + std::to_string(id) + ".html");
-  }
+  for (int64_t id : {r.a, r.b, r.c, r.notes}) ExpectLinksResolve(site, Page(id));
   ExpectLinksResolve(site, "index.html");
   ExpectLinksResolve(site, "batch.html");
 
-  const std::string a = ReadText(site + "/items/" + std::to_string(r.video_a) + ".html");
-  EXPECT_EQ(static_cast<int64_t>(CountOf(a, "<figure class=\"frame\"")), r.frames_a);
-  // Time references: 00:03 and the range link to their frames; the clock time of day is text;
-  // 45 seconds is past the end of the 12 s clip.
-  EXPECT_NE(a.find("<a class=\"t\" href=\"#f3\""), std::string::npos);
-  EXPECT_NE(a.find("href=\"#f5\" data-seconds=\"5.000\" title=\"00:05.0 to 00:08.0: frame 5"),
+  // a.mp4: 80 s, frames every 2.5 s (f0 at 0 ... f31 at 77.5, f32 at 79.9).
+  const std::string a = ReadText(site + "/" + Page(r.a));
+  EXPECT_EQ(CountOf(a, "<figure class=\"frame\""), 33u);
+  // The describe answer's times link to the nearest frames; a time of day stays text; 2:00 is
+  // past the end.
+  EXPECT_NE(a.find("<a class=\"t\" href=\"#f1\" data-seconds=\"3.000\" title=\"00:03.0: frame 1 "
+                   "at 00:02.5\">00:03</a>"),
+            std::string::npos);
+  EXPECT_NE(a.find("href=\"#f2\" data-seconds=\"6.000\" title=\"00:06.0 to 00:09.0: frame 2 at "
+                   "00:05.0\">00:06-00:09</a>"),
+            std::string::npos);
+  EXPECT_NE(a.find("href=\"#f26\" data-seconds=\"64.000\" title=\"01:04.0: frame 26 at "
+                   "01:05.0\">0:01:04</a>"),
+            std::string::npos);
+  EXPECT_NE(a.find("href=\"#f30\" data-seconds=\"75.000\" title=\"01:15.0: frame 30 at "
+                   "01:15.0\">75 seconds</a>"),
             std::string::npos);
   EXPECT_NE(a.find("A meeting at 10:30 am is not"), std::string::npos);
-  EXPECT_NE(a.find("<span class=\"t outside\" title=\"00:45.0: outside the item\">45 seconds"),
+  EXPECT_NE(a.find("<span class=\"t outside\" title=\"02:00.0: outside the item\">2:00</span>"),
             std::string::npos);
-  // Chapters: the timeline over the frames, the list, and dividers in the sheet.
-  EXPECT_EQ(CountOf(a, "<a role=\"listitem\" class=\"chapter"), 2u);
-  EXPECT_NE(a.find("href=\"#f6\" style=\"left:50.000%"), std::string::npos) << "06 of 12 s";
-  EXPECT_EQ(CountOf(a, "<h3 class=\"chapter-start"), 2u);
-  // Subtitles beside the frame shown when they start, escaped.
-  EXPECT_NE(a.find("The bars &amp; &quot;stripes&quot; scroll"), std::string::npos);
-  EXPECT_NE(a.find("<figure class=\"frame\" id=\"f7\">"), std::string::npos);
-  const size_t f7 = a.find("id=\"f7\"");
-  EXPECT_LT(f7, a.find("The counter passes seven"));
-  EXPECT_GT(a.find("id=\"f8\""), a.find("The counter passes seven"));
-  // Media facts, tokens, no failures.
+  // Chapters from the "chapters" answer: the list, the timeline over the frames (00:31 of 80 s
+  // starts at 38.75%, on the frame at 30 s), dividers in the sheet.
+  EXPECT_NE(a.find("From the answer to <a href=\"#answer-chapters\">chapters</a>"),
+            std::string::npos);
+  EXPECT_EQ(CountOf(a, "<a role=\"listitem\" class=\"chapter"), 3u);
+  EXPECT_NE(a.find("href=\"#f12\" style=\"left:38.750%"), std::string::npos);
+  EXPECT_EQ(CountOf(a, "<h3 class=\"chapter-start"), 3u);
+  // Subtitles beside the frame shown when they start (the cue at 7 s beside the frame at 5 s),
+  // escaped.
+  EXPECT_NE(a.find("Alpha clip: the bars &amp; &quot;stripes&quot; scroll"), std::string::npos);
+  const size_t seven = a.find("The counter passes seven");
+  EXPECT_LT(a.find("id=\"f2\""), seven);
+  EXPECT_GT(a.find("id=\"f3\""), seven);
+  // Media facts, tokens and cost per prompt as stored, no failures (the re-asked "scenes" was
+  // answered).
   EXPECT_NE(a.find("<dt>codec</dt><dd>h264</dd>"), std::string::npos);
-  EXPECT_NE(a.find("<tr class=\"total\"><td>total</td><td class=\"n\">240</td>"),
-            std::string::npos);
+  const std::string a_id = std::to_string(r.a);
+  json sums = QueryJson(r.db,
+                        "SELECT sum(p.prompt_tokens) AS prompt, sum(p.cached_tokens) AS cached, "
+                        "sum(p.completion_tokens) AS output, sum(q.cost) AS cost FROM requests q "
+                        "JOIN responses p ON p.request_id = q.id WHERE q.item_id = " +
+                            a_id);
+  ASSERT_EQ(sums.size(), 1u);
+  EXPECT_NE(
+      a.find("<td class=\"n\">" + Thousands(sums[0]["prompt"]) + "</td><td class=\"n\">" +
+             Thousands(sums[0]["cached"]) + "</td><td class=\"n\">" + Thousands(sums[0]["output"]) +
+             "</td><td></td><td></td><td></td><td class=\"n\">" +
+             Fixed(sums[0]["cost"].get<double>(), 4) + "</td></tr>"),
+      std::string::npos)
+      << sums.dump();
   EXPECT_NE(a.find("No failures."), std::string::npos);
 
-  const std::string b = ReadText(site + "/items/" + std::to_string(r.video_b) + ".html");
-  EXPECT_NE(b.find("not a usable chapter list: chapter 2 (00:05-00:12) overlaps chapter 1 "
+  // b.mp4: "chapters" failed its check (overlapping); the chapters come from "scenes".
+  const std::string b = ReadText(site + "/" + Page(r.b));
+  EXPECT_NE(b.find("From the answer to <a href=\"#answer-scenes\">scenes</a>"), std::string::npos);
+  EXPECT_EQ(CountOf(b, "<a role=\"listitem\" class=\"chapter"), 2u);
+  EXPECT_NE(b.find("<strong>chapters</strong>"), std::string::npos);
+  EXPECT_NE(b.find("the answer failed its check: chapter 2 (00:05-00:12) overlaps chapter 1 "
                    "(00:00-00:08)"),
             std::string::npos);
-  EXPECT_NE(b.find("server error: 503 after 2 retries"), std::string::npos);
-  EXPECT_NE(b.find("<a class=\"t\" href=\"#f11\""), std::string::npos);
+  EXPECT_NE(b.find("<a class=\"t\" href=\"#f4\" data-seconds=\"11.000\""), std::string::npos)
+      << "11 s is nearer the frame at 10.08 s than the one at 11.96 s";
 
-  const std::string notes = ReadText(site + "/items/" + std::to_string(r.notes) + ".html");
+  // c.mp4: both chapters prompts failed their check; the reasons are where the chapters would be.
+  const std::string c = ReadText(site + "/" + Page(r.c));
+  EXPECT_NE(c.find("The answer to \"chapters\" could not be used as chapters: chapter 2 "
+                   "ends at 00:45, after the end of the video (00:12)."),
+            std::string::npos);
+  EXPECT_NE(c.find("The answer to \"scenes\" could not be used as chapters: the answer is "
+                   "not JSON (syntax error at byte 1)."),
+            std::string::npos);
+  EXPECT_EQ(CountOf(c, "<a role=\"listitem\" class=\"chapter"), 0u);
+  EXPECT_EQ(CountOf(c, "<strong>scenes</strong>"), 1u) << "in the failures";
+
+  const std::string notes = ReadText(site + "/" + Page(r.notes));
   EXPECT_NE(notes.find("No frames."), std::string::npos);
-  EXPECT_NE(notes.find("The clip is a test pattern."), std::string::npos);
+  EXPECT_NE(notes.find("No chapters: the item has no timeline."), std::string::npos);
+  EXPECT_NE(notes.find("The clips are a test pattern."), std::string::npos);
+  EXPECT_NE(notes.find("title=\"00:30.0: the item has no frames\">00:30</span>"),
+            std::string::npos);
 
   const std::string index = ReadText(site + "/index.html");
-  EXPECT_EQ(CountOf(index, "<td class=\"path\">"), 3u);
-  EXPECT_NE(index.find("1 failed request<"), std::string::npos);
+  EXPECT_EQ(CountOf(index, "<td class=\"path\">"), 4u);
+  EXPECT_EQ(CountOf(index, ">1 failed request<"), 1u);   // b.mp4
+  EXPECT_EQ(CountOf(index, ">2 failed requests<"), 1u);  // c.mp4
   const std::string batch = ReadText(site + "/batch.html");
   EXPECT_EQ(CountOf(batch, "<svg "), 1u);
   EXPECT_EQ(CountOf(batch, "<polyline class=\"series"), 3u) << "total, output, items";
-  EXPECT_NE(batch.find("<th>succeeded</th><td class=\"n\">5</td>"), std::string::npos);
-  // The schema records the time to first token (requests.ttft_seconds); these requests were not
-  // streamed, so there is none to show.
-  EXPECT_NE(batch.find("<th>time to first token mean / p99</th><td class=\"n\">- / -"),
+  EXPECT_NE(batch.find("<th>succeeded</th><td class=\"n\">7</td>"), std::string::npos);
+  EXPECT_NE(batch.find("<th>failed</th><td class=\"n\">3</td>"), std::string::npos);
+  EXPECT_NE(batch.find("<th>HTTP retries</th><td class=\"n\">1</td>"), std::string::npos);
+  EXPECT_NE(batch.find("<th>asked again after a failed answer check</th><td class=\"n\">4</td>"),
             std::string::npos);
+  EXPECT_NE(batch.find("<th>estimated cost</th><td class=\"n\">" +
+                       Fixed(QueryDouble(r.db, "SELECT sum(cost) FROM requests"), 4) + "</td>"),
+            std::string::npos);
+  EXPECT_EQ(batch.find("<th>time to first token mean / p99</th><td class=\"n\">- / -"),
+            std::string::npos)
+      << "the answers were streamed";
   EXPECT_TRUE(fs::exists(site + "/plots/run-1.svg"));
 
-  // `reel search` shows the frames the model meant on answer hits: the times in the snippet.
-  for (const auto& [words, frames] : std::vector<std::pair<std::string, std::string>>{
-           {"colour", "00:03 -> frame 3 (0:00:03.000)"},
-           {"counter", "00:05-00:08 -> frame 5 (0:00:05.000)"},
-           {"nothing", "45 seconds -> outside the item"}}) {
-    CommandResult search = Reel("search --db out.db " + words + " --answers --format json", r.dir);
-    ASSERT_EQ(search.exit_code, 0) << search.err;
-    nlohmann::json hits = nlohmann::json::parse(search.out);
-    int described = 0;
-    for (const auto& hit : hits) {
-      if (hit["source"] != "answer:describe" || hit["item_id"] != r.video_a) continue;
-      ++described;
-      ASSERT_TRUE(hit["frames"].is_string()) << hit.dump();
-      EXPECT_NE(hit["frames"].get<std::string>().find(frames), std::string::npos) << hit.dump();
-    }
-    EXPECT_EQ(described, 1) << search.out;
-    if (words == "counter") {  // the chapters answer too; its end snaps to the last frame
-      EXPECT_NE(search.out.find("00:12 -> frame 12 (0:00:11.960)"), std::string::npos)
-          << search.out;
-    }
-  }
-
   // A second report keeps the thumbnails it already wrote.
-  CommandResult again = Reel("report --db out.db -o site", r.dir);
+  CommandResult again = Reel("report --db out.db -o " + ShellQuote(site), r.dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("and 0 thumbnails (" + std::to_string(thumbs) + " already there)"),
             std::string::npos)
       << again.out;
 }
 
-TEST(ReportCommandTest, PagesTheIndexAndWritesSingleItemsAndTheBatch) {
-  ReportDb r = MakeReportDb("report_paging");
-  CommandResult paged = Reel("report --db out.db -o site --page-size 1 -q", r.dir);
+TEST(ReportCommandTest, PagesTheIndexAndWritesSingleItems) {
+  REEL_OPEN_REPORT_DB(r, "report_paging");
+  const std::string site = r.out + "/site";
+  CommandResult paged =
+      Reel("report --db out.db -o " + ShellQuote(site) + " --page-size 1 -q", r.dir);
   ASSERT_EQ(paged.exit_code, 0) << paged.err;
-  const std::string site = r.dir + "/site";
-  for (const char* page : {"index.html", "index-2.html", "index-3.html"}) {
+  for (const char* page : {"index.html", "index-2.html", "index-3.html", "index-4.html"}) {
     ASSERT_TRUE(fs::exists(site + "/" + page)) << page;
     ExpectLinksResolve(site, page);
     EXPECT_EQ(CountOf(ReadText(site + "/" + page), "<td class=\"path\">"), 1u) << page;
   }
-  EXPECT_FALSE(fs::exists(site + "/index-4.html"));
+  EXPECT_FALSE(fs::exists(site + "/index-5.html"));
   EXPECT_NE(ReadText(site + "/index-2.html").find("rel=\"next\""), std::string::npos);
   // A report with fewer pages removes the pages it no longer has.
-  ASSERT_EQ(Reel("report --db out.db -o site -q", r.dir).exit_code, 0);
+  ASSERT_EQ(Reel("report --db out.db -o " + ShellQuote(site) + " -q", r.dir).exit_code, 0);
   EXPECT_FALSE(fs::exists(site + "/index-2.html"));
 
-  // --item by path writes that page only; an unknown item fails naming it.
-  CommandResult one = Reel("report --db out.db -o one --item media/b.mp4", r.dir);
-  ASSERT_EQ(one.exit_code, 0) << one.err;
-  EXPECT_TRUE(fs::exists(r.dir + "/one/items/" + std::to_string(r.video_b) + ".html"));
-  EXPECT_FALSE(fs::exists(r.dir + "/one/index.html"));
-  CommandResult unknown = Reel("report --db out.db -o x --item nope.mp4", r.dir);
+  // --item by path (as the job names it) writes that page only; an unknown item fails naming it.
+  const std::string one = r.out + "/one";
+  CommandResult item =
+      Reel("report --db out.db -o " + ShellQuote(one) + " --item media/b.mp4", r.dir);
+  ASSERT_EQ(item.exit_code, 0) << item.err;
+  EXPECT_TRUE(fs::exists(one + "/" + Page(r.b)));
+  EXPECT_FALSE(fs::exists(one + "/" + Page(r.a)));
+  EXPECT_FALSE(fs::exists(one + "/index.html"));
+  CommandResult unknown =
+      Reel("report --db out.db -o " + ShellQuote(r.out + "/x") + " --item nope.mp4", r.dir);
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("no item 'nope.mp4'"), std::string::npos) << unknown.err;
   EXPECT_EQ(Reel("report --db out.db", r.dir).exit_code, 2) << "no -o";
+}
 
-  // --batch prints the run's figures.
+// `reel report --batch`: each figure of the run as the database has it.
+TEST(ReportCommandTest, TheBatchReportsFiguresAreTheDatabases) {
+  REEL_OPEN_REPORT_DB(r, "report_batch");
   CommandResult batch = Reel("report --job job.yaml --batch", r.dir);
   ASSERT_EQ(batch.exit_code, 0) << batch.err;
-  EXPECT_NE(batch.out.find("Run 1 of reportjob: succeeded"), std::string::npos) << batch.out;
-  EXPECT_NE(batch.out.find("requests  5 ok, 1 failed, 0 never finished"), std::string::npos)
-      << batch.out;
-  EXPECT_NE(batch.out.find("16,500 prompt (8,250 cached, 50.0%), 220 output"), std::string::npos)
-      << batch.out;
-  EXPECT_NE(batch.out.find("first token mean -, p99 -"), std::string::npos) << batch.out;
+  const std::string& out = batch.out;
+  EXPECT_NE(out.find("Run 1 of reportjob: failed"), std::string::npos) << out;
+  EXPECT_NE(out.find("items     4 seen, 4 done, 0 skipped, 0 failed; 45 frames"), std::string::npos)
+      << out;
+  // Requests by outcome: 3 questions failed their chapters check; 1 HTTP retry (a 503), 4
+  // answers asked again after a failed check (3 failed again, 1 was then good).
+  EXPECT_NE(out.find("requests  7 ok, 3 failed, 0 never finished, 0 asked again; HTTP retries 1; "
+                     "asked again after a failed answer check 4"),
+            std::string::npos)
+      << out;
+  // Tokens: the stored answers' usage.
+  json t = QueryJson(r.db,
+                     "SELECT sum(p.prompt_tokens) AS prompt, sum(p.cached_tokens) AS cached, "
+                     "sum(p.completion_tokens) AS output FROM responses p")[0];
+  const int64_t prompt = t["prompt"], cached = t["cached"], output = t["output"];
+  ASSERT_GT(cached, 0) << "the fake server's prefix cache: prompts about one context share it";
+  EXPECT_NE(
+      out.find("tokens    " + Thousands(prompt) + " prompt (" + Thousands(cached) + " cached, " +
+               Fixed(100.0 * cached / prompt, 1) + "%), " + Thousands(output) + " output; "),
+      std::string::npos)
+      << out;
+  // Tokens per second over the run's wall time (started to the last thing that finished).
+  const std::string started =
+      QueryJson(r.db, "SELECT started_at FROM runs WHERE id = 1")[0]["started_at"];
+  const double wall = QueryDouble(
+      r.db, "SELECT max((julianday(finished_at) - julianday('" + started +
+                "')) * 86400) FROM (SELECT finished_at FROM runs WHERE id = 1 UNION ALL SELECT "
+                "finished_at FROM requests WHERE run_id = 1 UNION ALL SELECT finished_at FROM "
+                "items WHERE last_run_id = 1)");
+  std::smatch rate;
+  ASSERT_TRUE(std::regex_search(out, rate, std::regex("; ([0-9.]+) tokens/s, ([0-9.]+) output")))
+      << out;
+  EXPECT_NEAR(std::stod(rate[1]), (prompt + output) / wall, 0.1);
+  EXPECT_NEAR(std::stod(rate[2]), output / wall, 0.1);
+  // Latency and time to first token (streamed answers): mean and p99 (the largest of 10).
+  for (const auto& [column, label] : std::vector<std::pair<std::string, std::string>>{
+           {"latency_seconds", "latency   mean "}, {"ttft_seconds", "; first token mean "}}) {
+    // (Summed in the report's order, so the mean is the same double.)
+    json values = QueryJson(r.db, "SELECT " + column + " AS v FROM requests WHERE run_id = 1 AND " +
+                                      column + " IS NOT NULL ORDER BY id");
+    ASSERT_EQ(values.size(), 10u) << column;
+    double sum = 0, max = 0;
+    for (const json& v : values) {
+      sum += v["v"].get<double>();
+      max = std::max(max, v["v"].get<double>());
+    }
+    EXPECT_NE(out.find(label + Duration(sum / 10) + ", p99 " + Duration(max)), std::string::npos)
+        << column << "\n"
+        << out;
+  }
+  // Cost: every answer the server gave at the job's prices, also those that failed the check.
+  EXPECT_NE(out.find("cost      " + Fixed(QueryDouble(r.db, "SELECT sum(cost) FROM requests"), 4)),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(QueryInt(r.db, "SELECT count(*) FROM requests WHERE cost IS NULL"), 0);
+  // The slowest item (its describe answer took 0.3 s more) and the most expensive (33 frames).
+  EXPECT_NE(out.find("slowest   " + r.dir + "/media/a.mp4 ("), std::string::npos) << out;
+  const int64_t a_tokens =
+      QueryInt(r.db,
+               "SELECT sum(p.prompt_tokens + p.completion_tokens) FROM requests q JOIN responses p "
+               "ON p.request_id = q.id WHERE q.item_id = " +
+                   std::to_string(r.a));
+  EXPECT_NE(out.find("costliest " + r.dir + "/media/a.mp4 (" + Thousands(a_tokens) + " tokens)"),
+            std::string::npos)
+      << out;
 }
 
 // --- headless Chromium ---------------------------------------------------------------------------
@@ -322,24 +386,26 @@ int64_t DifferentPixels(const pipeline::Image& a, const pipeline::Image& b) {
 TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   const std::string chromium = Chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
-  ReportDb r = MakeReportDb("report_browser");
-  ASSERT_EQ(Reel("report --db out.db -o site -q", r.dir).exit_code, 0);
-  const std::string site = fs::absolute(r.dir + "/site").string();
-  const std::string item_url = "file://" + site + "/items/" + std::to_string(r.video_a) + ".html";
+  REEL_OPEN_REPORT_DB(r, "report_browser");
+  const std::string site = r.out + "/site";
+  ASSERT_EQ(Reel("report --db out.db -o " + ShellQuote(site) + " -q", r.dir).exit_code, 0);
+  const std::string item_url = "file://" + site + "/" + Page(r.a);
 
   // The DOM as the browser built it: element counts and link targets.
-  CommandResult dom = Browse(chromium, r.dir + "/profile-dom", "--dump-dom", item_url);
+  CommandResult dom = Browse(chromium, r.out + "/profile-dom", "--dump-dom", item_url);
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   const std::string& html = dom.out;
-  EXPECT_EQ(static_cast<int64_t>(CountOf(html, "<figure class=\"frame\"")), r.frames_a);
-  EXPECT_EQ(static_cast<int64_t>(CountOf(html, "<img ")), r.frames_a);
-  EXPECT_EQ(CountOf(html, "<a role=\"listitem\" class=\"chapter"), 2u);
-  EXPECT_EQ(CountOf(html, "<article class=\"answer\""), 2u);
+  EXPECT_EQ(CountOf(html, "<figure class=\"frame\""), 33u);
+  EXPECT_EQ(CountOf(html, "<img "), 33u);
+  EXPECT_EQ(CountOf(html, "<a role=\"listitem\" class=\"chapter"), 3u);
+  EXPECT_EQ(CountOf(html, "<article class=\"answer\""), 3u) << "chapters, describe, scenes";
   std::set<std::string> ids;
   for (const std::string& id : Matches(html, "id=\"([^\"]+)\"")) ids.insert(id);
   std::vector<std::string> time_links = Matches(html, "<a class=\"t\" href=\"#([^\"]+)\"");
-  // The two chapter starts (the list comes first), then 00:03 and 00:05-00:08 in the answer.
-  EXPECT_EQ(time_links, (std::vector<std::string>{"f0", "f6", "f3", "f5"}));
+  // The chapter list first (00:00, 00:31, 01:04), then the describe answer (00:03, 00:06-00:09,
+  // 0:01:04, 75 seconds), then the scenes answer's times (0:00:00, 0:00:40 twice, 0:01:20).
+  EXPECT_EQ(time_links, (std::vector<std::string>{"f0", "f12", "f26", "f1", "f2", "f26", "f30",
+                                                  "f0", "f16", "f16", "f32"}));
   for (const std::string& target : time_links) EXPECT_TRUE(ids.count(target)) << target;
   for (const std::string& src : Matches(html, "<img src=\"([^\"]+)\"")) {
     EXPECT_TRUE(src.starts_with("../thumbs/")) << src;
@@ -350,8 +416,8 @@ TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   // without its thumbnails folder looks different over a large area). The window is tall enough
   // for the whole page (headless Chromium paints a page opened at a #fragment only partly).
   auto screenshot = [&](const std::string& url, const std::string& name) {
-    const std::string png = r.dir + "/" + name + ".png";
-    CommandResult shot = Browse(chromium, r.dir + "/profile-" + name,
+    const std::string png = r.out + "/" + name + ".png";
+    CommandResult shot = Browse(chromium, r.out + "/profile-" + name,
                                 "--window-size=1200,3000 --virtual-time-budget=5000 "
                                 "--screenshot=" +
                                     ShellQuote(png),
@@ -367,11 +433,11 @@ TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   pipeline::Image frames = screenshot(item_url, "frames");
   EXPECT_EQ(frames.width, 1200);
   EXPECT_EQ(frames.height, 3000);
-  fs::rename(site + "/thumbs", r.dir + "/thumbs-away");
+  fs::rename(site + "/thumbs", r.out + "/thumbs-away");
   pipeline::Image bare = screenshot(item_url, "bare");
   const int64_t differing = DifferentPixels(frames, bare);
-  // 13 thumbnails of 160x90 are 187,200 pixels.
-  EXPECT_GT(differing, 100000) << "thumbnails did not load";
+  // 33 thumbnails of 160x90 are 475,200 pixels.
+  EXPECT_GT(differing, 200000) << "thumbnails did not load";
   RecordProperty("thumbnail_pixels_differing", std::to_string(differing));
 }
 

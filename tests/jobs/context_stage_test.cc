@@ -4,10 +4,16 @@
 // counted by hand. The tokenizer has one token per byte and M3's special tokens as added tokens,
 // so a layout's count is its bytes, plus one per special token, plus the placeholders.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -129,7 +135,7 @@ class HourContextTest : public ::testing::Test {
     ItemWork work;
     work.job = &job;
     work.input.path = dir_ + "/hour.mp4";
-    auto stage = MakeContextStage();
+    auto stage = MakeContextStage(dir_ + "/hour.db.frames");
     Status s = stage->Run(*store_, item_id_, 0, work);
     EXPECT_TRUE(s.ok()) << s.ToString();
     auto setup = LoadContextSetup(job);
@@ -235,9 +241,66 @@ TEST_F(HourContextTest, ATokenizerWithoutTheTemplatesTokensIsRefused) {
   ItemWork work;
   work.job = &job;
   work.input.path = dir_ + "/hour.mp4";
-  Status s = MakeContextStage()->Run(*store_, item_id_, 0, work);
+  Status s = MakeContextStage(dir_ + "/hour.db.frames")->Run(*store_, item_id_, 0, work);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("of different models"), std::string::npos) << s.message();
+}
+
+// A split context is stored whole or not at all: a process killed with -9 while it stores the
+// segments of split contexts (113 segments each: 3,600 frames, 32 per video) leaves only
+// complete ones, each with every segment.
+TEST_F(HourContextTest, KilledWhileStoringASplitContextLeavesNoHalfContext) {
+  JobSpec job = Job("  transport: video\n  server_num_frames: 32\n  fit_strategy: split\n");
+  auto setup = LoadContextSetup(job);
+  ASSERT_TRUE(setup.ok()) << setup.status().ToString();
+  auto built = BuildItemContext(*store_, job, **setup, item_id_, job.prompts[0]);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const size_t segments = built->context.segments.size();
+  ASSERT_GT(segments, 100u);
+  const std::string db = dir_ + "/hour.db";
+  std::mt19937 random(7);
+  for (int round = 0; round < 6; ++round) {
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // stores contexts of new prompts until it is killed
+      close(ready[0]);
+      auto store = storage::Store::Open(db);
+      if (!store.ok()) _exit(1);
+      PromptSpec prompt = job.prompts[0];
+      for (int i = 0;; ++i) {
+        prompt.id = "r" + std::to_string(round) + "-" + std::to_string(i);
+        if (!StoreContext(*store, built->item, prompt, built->context, built->input, "key").ok()) {
+          _exit(2);
+        }
+        if (i == 0 && write(ready[1], "x", 1) != 1) _exit(3);
+      }
+    }
+    close(ready[1]);
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1) << "the child stored its first context";
+    close(ready[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 30000));
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child failed by itself: " << status;
+  }
+  auto groups = storage::Query(db,
+                               "SELECT prompt_id, count(*), min(segment_index), "
+                               "max(segment_index), min(segment_count), max(segment_count) "
+                               "FROM contexts GROUP BY prompt_id, settings_key");
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  ASSERT_GE(groups->rows.size(), 6u);
+  for (const auto& row : groups->rows) {
+    SCOPED_TRACE(std::get<std::string>(row[0]));
+    EXPECT_EQ(std::get<int64_t>(row[1]), static_cast<int64_t>(segments));
+    EXPECT_EQ(std::get<int64_t>(row[2]), 0);
+    EXPECT_EQ(std::get<int64_t>(row[3]), static_cast<int64_t>(segments) - 1);
+    EXPECT_EQ(std::get<int64_t>(row[4]), static_cast<int64_t>(segments));
+    EXPECT_EQ(std::get<int64_t>(row[5]), static_cast<int64_t>(segments));
+  }
 }
 
 // The frames a request sends are decoded again from the file: they must be the frames the run
@@ -268,12 +331,14 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->input.frames.size(), 7u);  // 0..5 s and the last frame
   ContextFramesReport first;
-  auto request = ContextChatRequest(*job, *c, 0, &first);
+  const std::string cache = FrameCacheDir(*job, dir + "/f.db");
+  EXPECT_EQ(cache, dir + "/f.db.frames");
+  auto request = ContextChatRequest(*job, *c, 0, cache, &first);
   ASSERT_TRUE(request.ok()) << request.status().ToString();
   EXPECT_EQ(first.decoded, 7);
   EXPECT_EQ(first.passes, 1);
   std::vector<size_t> all = {0, 1, 2, 3, 4, 5, 6};
-  auto files = ContextFrameFiles(*job, c->item, c->input, c->context, all, FrameCacheDir(*job));
+  auto files = ContextFrameFiles(*job, c->item, c->input, c->context, all, cache);
   ASSERT_TRUE(files.ok());
   for (size_t f = 0; f < all.size(); ++f) {
     auto image = pipeline::ReadImageFile((*files)[f]);
@@ -288,7 +353,7 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
         << f;
   }
   ContextFramesReport second;
-  ASSERT_TRUE(ContextChatRequest(*job, *c, 0, &second).ok());
+  ASSERT_TRUE(ContextChatRequest(*job, *c, 0, cache, &second).ok());
   EXPECT_EQ(second.cached, 7);
   EXPECT_EQ(second.decoded, 0);
   EXPECT_EQ(second.passes, 0);
@@ -298,8 +363,7 @@ TEST(ContextFramesTest, RequestFramesAreTheStoredFramesDecodedOnce) {
   c->context.frame_height = 168;
   c->context.frame_max_pixels = 308 * 168;
   ContextFramesReport smaller;
-  auto small =
-      ContextFrameFiles(*job, c->item, c->input, c->context, {0, 6}, FrameCacheDir(*job), &smaller);
+  auto small = ContextFrameFiles(*job, c->item, c->input, c->context, {0, 6}, cache, &smaller);
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ(smaller.decoded, 2);
   auto image = pipeline::ReadImageFile((*small)[6]);

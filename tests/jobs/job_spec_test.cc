@@ -475,6 +475,26 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
   }
 }
 
+// A stored (resolved) spec names where its relative paths start; reading it back gives that
+// directory, so a job parsed from the database resolves paths as the run did.
+TEST(JobSpecTest, ResolvedSpecNamesItsBaseDirectory) {
+  for (const std::string dir : {std::string("/data/jobs"), std::string("/a \"quoted\" ${HOME} dir"),
+                                std::string("/caf\xc3\xa9/x.")}) {
+    Result<JobSpec> job = ParseJobText("name: j\ninputs: [a.mp4]\n", "job.yaml", dir);
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    const std::string spec = RenderResolvedJob(*job);
+    EXPECT_EQ(ResolvedJobBaseDir(spec), dir) << spec.substr(0, 200);
+    Result<JobSpec> again = ParseJobText(spec, "stored", ResolvedJobBaseDir(spec));
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(again->base_dir, dir);
+  }
+  Result<JobSpec> here = ParseJobText("name: j\ninputs: [a.mp4]\n", "job.yaml", "");
+  ASSERT_TRUE(here.ok());
+  EXPECT_EQ(ResolvedJobBaseDir(RenderResolvedJob(*here)), "");
+  EXPECT_EQ(ResolvedJobBaseDir("name: j\n# Relative paths start at \"/x\".\n"), "")
+      << "only the comment lines at the top count";
+}
+
 TEST(JobSpecTest, NullValuesMeanDefault) {
   Result<JobSpec> job = Parse(kHead + "sampling:\nmodel:\n  seed: ~\n  endpoint: null\n");
   ASSERT_TRUE(job.ok()) << job.status().ToString();

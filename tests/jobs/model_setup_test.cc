@@ -155,6 +155,7 @@ TEST(RunReportTest, PercentilesTokensRatesAndCost) {
   t.succeeded = 3;
   t.failed = 1;
   t.retries = 2;
+  t.rechecked = 1;
   t.prompt_tokens = 3'000'000;
   t.cached_tokens = 1'000'000;
   t.completion_tokens = 30'000;
@@ -191,7 +192,11 @@ TEST(RunReportTest, PercentilesTokensRatesAndCost) {
     for (const auto& l : r.Lines()) s += l + "\n";
     return s;
   }();
-  EXPECT_NE(lines.find("4 requests (3 ok, 1 failed, 2 retried"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("4 requests (3 ok, 1 failed, 2 retried, 1 asked again after a failed "
+                       "answer check, 0 sent again"),
+            std::string::npos)
+      << lines;
+  EXPECT_EQ(back->rechecked, 1);
   EXPECT_NE(lines.find("time to first token mean 1.00 s, p99 1.50 s"), std::string::npos) << lines;
   EXPECT_NE(lines.find("1 waiting for a model"), std::string::npos) << lines;
 }

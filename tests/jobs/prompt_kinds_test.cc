@@ -134,5 +134,38 @@ TEST(PromptKindsTest, AnswerChecksPerKind) {
   }
 }
 
+// Chapters are asked about items with a timeline only; questions about every item.
+TEST(PromptKindsTest, ChaptersApplyToItemsWithATimeline) {
+  PromptSpec question = Prompt("q", PromptKind::kQuestion, "What happens?");
+  PromptSpec chapters = Prompt("chapters", PromptKind::kChapters);
+  auto input = [](llm::ContextItemKind kind, double duration, int frames) {
+    llm::ContextInput in;
+    in.kind = kind;
+    in.duration_s = duration;
+    for (int i = 0; i < frames; ++i) in.frames.push_back({.time_s = static_cast<double>(i)});
+    return in;
+  };
+  using K = llm::ContextItemKind;
+  struct Case {
+    llm::ContextInput in;
+    bool chapters;
+  } cases[] = {
+      {input(K::kVideo, 12, 12), true},    // frames and a duration
+      {input(K::kVideo, 0, 3), true},      // frames, duration unknown
+      {input(K::kVideo, 12, 0), true},     // a duration, no frames
+      {input(K::kVideo, 0, 0), false},     // neither: the check could never pass
+      {input(K::kSubtitle, 30, 0), true},  // timed text
+      {input(K::kImage, 0, 1), false},    {input(K::kDocument, 0, 0), false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_TRUE(PromptAppliesTo(question, c.in));
+    EXPECT_EQ(PromptAppliesTo(chapters, c.in), c.chapters)
+        << static_cast<int>(c.in.kind) << " " << c.in.duration_s << " " << c.in.frames.size();
+  }
+  // The chapters kind judges its answers itself (a schema mismatch gives way to the check).
+  EXPECT_TRUE(AnswerCheckedByKind(chapters));
+  EXPECT_FALSE(AnswerCheckedByKind(question));
+}
+
 }  // namespace
 }  // namespace reel::jobs

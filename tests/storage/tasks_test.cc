@@ -151,14 +151,16 @@ TEST(TaskStoreTest, BatchImportsAreRecognisedAgainAndTotalsAddUp) {
   ASSERT_TRUE(tasks.FinishSend(r1, ok, answer).ok());
   const int64_t r2 = tasks.StartSend(b, {.run_id = f.run.id, .local_prompt_tokens = 1000}).value();
   SendOutcome failed;
-  failed.outcome = "server error";
-  failed.attempts = 3;
+  failed.outcome = "invalid answer";
+  failed.attempts = 3;  // a 503 retried, then an answer that failed its check, asked again
+  failed.retry_reasons = {"HTTP 503", std::string(kAnswerCheckRetry) + "not JSON"};
   ASSERT_TRUE(tasks.FailSend(r2, failed, false).ok());
   auto totals = tasks.Totals(f.run.id, std::nullopt).value();
   EXPECT_EQ(totals.sends, 2);
   EXPECT_EQ(totals.succeeded, 1);
   EXPECT_EQ(totals.failed, 1);
-  EXPECT_EQ(totals.retries, 4);
+  EXPECT_EQ(totals.retries, 3) << "HTTP retries";
+  EXPECT_EQ(totals.rechecked, 1) << "answers asked again after a failed check";
   EXPECT_EQ(totals.prompt_tokens, 1010);
   EXPECT_EQ(totals.cached_tokens, 512);
   EXPECT_EQ(totals.completion_tokens, 50);
@@ -179,6 +181,68 @@ TEST(TaskStoreTest, BatchImportsAreRecognisedAgainAndTotalsAddUp) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].start_seconds, 1.5);
   EXPECT_EQ(rows[0].end_seconds, 9.0);
+}
+
+// Contexts the job no longer builds: unreferenced ones go (with their never-sent questions), the
+// ones a sent question names stay, marked superseded, until the job builds them again.
+TEST(TaskStoreTest, RetiredContextsAreDeletedUnlessASentQuestionNamesThem) {
+  Fixture f("tasks_retire");
+  TaskStore tasks(f.store->database());
+  auto put = [&](const std::string& prompt, const std::string& key, const std::string& manifest,
+                 std::optional<std::string> base = std::nullopt) {
+    return f.store
+        ->PutContexts({{.item_id = f.item,
+                        .prompt_id = prompt,
+                        .manifest_json = manifest,
+                        .settings_key = key,
+                        .base_key = base,
+                        .frame_source = "src"}})
+        .value()
+        .front();
+  };
+  // "describe" under "key" (the fixture's, with a sent question), "old" (an unsent question),
+  // "older" (no question), and a reduce derived from "new".
+  auto sent = tasks.EnsureTask(f.Task("reel-sent"));
+  ASSERT_TRUE(sent.ok());
+  ASSERT_TRUE(tasks.StartSend(sent->id, {.run_id = f.run.id, .model = "M"}).ok());
+  const int64_t old = put("describe", "old", R"({"n": 1})");
+  TaskRecord unsent = f.Task("reel-unsent");
+  unsent.context_id = old;
+  ASSERT_TRUE(tasks.EnsureTask(unsent).ok());
+  const int64_t older = put("describe", "older", R"({"n": 2})");
+  const int64_t current = put("describe", "new", R"({"n": 3})");
+  const int64_t reduce = put("describe", "reduce-of-new", R"({"n": 4})", "new");
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE base_key = 'new'"), 2);
+
+  auto retired = f.store->RetireContexts(f.item, {{"describe", "new"}});
+  ASSERT_TRUE(retired.ok()) << retired.status().ToString();
+  EXPECT_EQ(retired->deleted, 2);     // old, older
+  EXPECT_EQ(retired->superseded, 1);  // the fixture's, named by a sent question
+  EXPECT_EQ(retired->tasks_deleted, 1);
+  ASSERT_EQ(retired->retired.size(), 3u);
+  // The current rows sharing their frame source: their frames stay.
+  EXPECT_EQ(retired->kept_frames.size(), 2u);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE id IN (" + std::to_string(old) + ", " +
+                    std::to_string(older) + ")"),
+            0);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL AND id = " +
+                    std::to_string(f.context)),
+            1);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE superseded_at IS NULL AND id IN (" +
+                    std::to_string(current) + ", " + std::to_string(reduce) + ")"),
+            2);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM tasks"), 1);
+  // Nothing more to do the second time.
+  auto again = f.store->RetireContexts(f.item, {{"describe", "new"}});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->retired.empty());
+  // The old settings back: the kept row is current again, the others are superseded or gone.
+  auto back = f.store->RetireContexts(f.item, {{"describe", "key"}});
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->restored, 1);
+  EXPECT_EQ(back->deleted, 2);  // new and its reduce: nothing names them
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts"), 1);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 1);
 }
 
 TEST(TaskStoreTest, MergingShardsKeepsOneTaskPerCustomIdWithItsAnswer) {

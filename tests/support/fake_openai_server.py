@@ -14,12 +14,13 @@ one token, each image part --image-tokens tokens, each video part --video-tokens
 
 Behaviour is scripted through a control endpoint, one entry per coming chat request:
   POST /_fake/script  [{"kind": ..., "times": 1, "match": "text in the body"}, ...]
+                      ("match" may be a list: every text in it must be in the body)
   POST /_fake/reset   clears the script, the log, the prefix cache and "down"
   GET  /_fake/log     what each request looked like (big base64 strings shortened)
-Kinds: ok, content (content/reasoning/finish_reason), status (status, headers, body),
-malformed, empty_choices, stall (seconds), cut (half a body, then close), reset (close, no
-answer), too_long (shape vllm | sglang | sglang_total, prompt_tokens, limit), slow (seconds
-before the answer), stream_cut (some chunks, then close), stream_error (an error event),
+Kinds: ok, content (content/reasoning/finish_reason; seconds: a wait before it), status (status,
+headers, body), malformed, empty_choices, stall (seconds), cut (half a body, then close), reset
+(close, no answer), too_long (shape vllm | sglang | sglang_total, prompt_tokens, limit), slow
+(seconds before the answer), stream_cut (some chunks, then close), stream_error (an error event),
 slow_stream (chunk_delay), stream_done_then_cut (the whole stream, then the connection ends
 without the chunked terminator), down (seconds, status: every request in that window fails),
 echo_key (a 401 whose message repeats the Authorization header).
@@ -358,7 +359,10 @@ def take_behaviour(raw_text):
         if time.time() < DOWN["until"]:
             return {"kind": "down_now"}
         for i, b in enumerate(SCRIPT):
-            if "match" in b and b["match"] not in raw_text:
+            wanted = b.get("match", [])
+            if isinstance(wanted, str):
+                wanted = [wanted]
+            if any(w not in raw_text for w in wanted):
                 continue
             b["times"] = b.get("times", 1) - 1
             if b["times"] <= 0:
@@ -631,7 +635,7 @@ class Handler(BaseHTTPRequestHandler):
                                                           "total_tokens": len(tokens)}})
             return
         # Prefill: scripted, or from the token count.
-        delay = float(behaviour.get("seconds", 0)) if kind == "slow" else 0.0
+        delay = float(behaviour.get("seconds", 0)) if kind in ("slow", "content") else 0.0
         if ARGS.prefill_tokens_per_second > 0:
             delay += len(tokens) / ARGS.prefill_tokens_per_second
         if delay > 0:
