@@ -1,7 +1,8 @@
 #include "llm/internal/added_vocabulary.h"
 
 #include <algorithm>
-#include <bitset>
+#include <array>
+#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,21 @@ struct AddedVocabulary::Trie {
     int64_t id = -1;                                     // a pattern ends here
   };
   std::vector<Node> nodes{Node{}};
-  std::bitset<256> first;
+  std::array<bool, 256> first{};  // the bytes patterns start with
+  int first_count = 0;
+  unsigned char only_first = 0;  // the byte, when first_count is 1
+
+  // The first position at or after `pos` where a pattern may start, or text.size(). (Texts
+  // are long and added tokens rare: with one first byte, as in nearly every file, memchr.)
+  size_t NextStart(std::string_view text, size_t pos) const {
+    if (first_count == 1) {
+      const void* p = std::memchr(text.data() + pos, only_first, text.size() - pos);
+      return p == nullptr ? text.size()
+                          : static_cast<size_t>(static_cast<const char*>(p) - text.data());
+    }
+    while (pos < text.size() && !first[static_cast<unsigned char>(text[pos])]) ++pos;
+    return pos;
+  }
 
   void Add(std::string_view pattern, uint32_t id) {
     uint32_t n = 0;
@@ -39,7 +54,12 @@ struct AddedVocabulary::Trie {
       n = next;
     }
     nodes[n].id = id;
-    first.set(static_cast<unsigned char>(pattern[0]));
+    auto b = static_cast<unsigned char>(pattern[0]);
+    if (!first[b]) {
+      first[b] = true;
+      ++first_count;
+      only_first = b;
+    }
   }
 
   // The longest pattern starting at text[pos]: its length, or 0.
@@ -190,11 +210,7 @@ void AddedVocabulary::Split(std::string_view text, bool normalized,
   }
   size_t start_offset = 0;
   size_t pos = 0;
-  while (pos < text.size()) {
-    if (!trie->first[static_cast<unsigned char>(text[pos])]) {
-      ++pos;
-      continue;
-    }
+  while ((pos = trie->NextStart(text, pos)) < text.size()) {
     uint32_t id = 0;
     size_t len = trie->LongestAt(text, pos, id);
     if (len == 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <queue>
 
 #include <nlohmann/json.hpp>
@@ -144,14 +145,23 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
     ++rank;
   }
   m->merge_count_ = rank;
+  m->merges_.Finish();
 
   m->simple_bytes_ = m->prefix_.empty() && m->suffix_.empty();
   for (int byte = 0; byte < 256; ++byte) {
     const uint32_t* id = m->vocab_.Find(ByteLevelUtf8(static_cast<uint8_t>(byte)));
     m->byte_ids_[static_cast<size_t>(byte)] = id == nullptr ? -1 : *id;
-    if (id == nullptr) m->simple_bytes_ = false;
+    if (id == nullptr || *id > MergeTable::kMaxId) m->simple_bytes_ = false;
   }
+  // (The merge loop of byte-level pieces needs every id it meets within the merge table's
+  // range; a vocabulary with larger ids takes the general path.)
+  if (m->merges_.MaxMergedId() > MergeTable::kMaxId) m->simple_bytes_ = false;
   if (m->simple_bytes_) {
+    for (int byte = 0; byte < 256; ++byte) {
+      m->byte_token_ids_[static_cast<size_t>(byte)] =
+          static_cast<uint32_t>(m->byte_ids_[static_cast<size_t>(byte)]);
+    }
+    m->byte_merge_tables_ = {&m->merges_, m->byte_token_ids_.data(), nullptr};
     m->byte_pairs_.resize(1 << 16);
     for (int a = 0; a < 256; ++a) {
       for (int b = 0; b < 256; ++b) {
@@ -179,7 +189,22 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
       if (ok && m->byte_vocab_.Find(bytes) == nullptr)
         m->byte_vocab_.Put(bytes, m->vocab_.Value(e));
     }
+    size_t bits = 64;
+    int shift = 58;
+    while (bits < m->byte_vocab_.size() * 16) {
+      bits <<= 1;
+      --shift;
+    }
+    m->token_filter_.assign(bits / 64, 0);
+    m->token_filter_shift_ = shift;
+    for (size_t e = 0; e < m->byte_vocab_.size(); ++e) {
+      std::string_view key = m->byte_vocab_.Key(e);
+      m->max_token_bytes_ = std::max(m->max_token_bytes_, key.size());
+      uint64_t bit = HashBytes(key) >> shift;
+      m->token_filter_[bit >> 6] |= 1ull << (bit & 63);
+    }
   }
+  m->byte_merge_tables_.pair_ranks = m->byte_pairs_.data();
   return m;
 }
 
@@ -214,6 +239,144 @@ void BpeModel::Tokenize(std::string_view text, bool byte_level, PieceCache& cach
   size_t before = out.size();
   TokenizeUncached(text, byte_level, out);
   cache.Insert(text, hash, out.data() + before, out.size() - before);
+}
+
+void BpeModel::TokenizePieces(std::string_view text, std::span<const PieceSpan> pieces,
+                              bool byte_level, std::vector<uint32_t>& out) const {
+  PieceCache& cache = ThreadCache(byte_level);
+  if (byte_level && simple_bytes_) {
+    TokenizeBytePieces(text, pieces, cache, out);
+    return;
+  }
+  // In batches: hash the pieces and prefetch their cache slots, then look them up (the
+  // lookups of new text miss the CPU caches; issued together, the misses overlap).
+  constexpr size_t kBatch = 16;
+  uint64_t hashes[kBatch];
+  for (size_t b = 0; b < pieces.size(); b += kBatch) {
+    const size_t n = std::min(kBatch, pieces.size() - b);
+    for (size_t k = 0; k < n; ++k) {
+      const PieceSpan& p = pieces[b + k];
+      hashes[k] = HashBytes(text.substr(p.start, p.end - p.start));
+      cache.Prefetch(hashes[k]);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      const PieceSpan& p = pieces[b + k];
+      Tokenize(text.substr(p.start, p.end - p.start), byte_level, cache, hashes[k], out);
+    }
+  }
+}
+
+namespace {
+
+// Per-thread space of TokenizeBytePieces.
+constexpr size_t kPieceBatch = 256;
+struct PieceBatch {
+  uint64_t hashes[kPieceBatch];
+  const uint32_t* ids[kPieceBatch];  // each piece's ids: in the cache, byte_token_ids_ or `buffer`
+  uint32_t counts[kPieceBatch];
+  uint32_t misses[kPieceBatch];  // the pieces not in the cache
+  uint32_t merged[kPieceBatch];  // the piece of each of `merges`
+  std::vector<BytePiece> merges;
+  std::vector<uint32_t> buffer;
+  std::vector<uint32_t> long_ids;
+};
+
+}  // namespace
+
+// Batches of pieces: (1) hash each and prefetch its cache slot, then the entry the slot points
+// to (a piece's own slot is nearly always the one); (2) look them up; (3) tokenize
+// the ones not found, merging them all together; (4) append every piece's ids in order; (5)
+// cache the new ones (after (4): an insertion may move what the found ones point into).
+void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSpan> pieces,
+                                  PieceCache& cache, std::vector<uint32_t>& out) const {
+  static thread_local PieceBatch batch;
+  PieceBatch& s = batch;
+  auto piece_text = [&](size_t i) {
+    return text.substr(pieces[i].start, pieces[i].end - pieces[i].start);
+  };
+  for (size_t b = 0; b < pieces.size(); b += kPieceBatch) {
+    const size_t n = std::min(kPieceBatch, pieces.size() - b);
+    for (size_t k = 0; k < n; ++k) {
+      s.hashes[k] = HashBytes(piece_text(b + k));
+      cache.Prefetch(s.hashes[k]);
+    }
+    for (size_t k = 0; k < n; ++k) cache.PrefetchEntry(s.hashes[k]);
+    size_t miss_count = 0, miss_bytes = 0;
+    for (size_t k = 0; k < n; ++k) {
+      std::string_view piece = piece_text(b + k);
+      if (piece.size() <= 1) {  // one byte, one token: not worth a cache slot
+        s.ids[k] = &byte_token_ids_[piece.empty() ? 0 : static_cast<uint8_t>(piece[0])];
+        s.counts[k] = static_cast<uint32_t>(piece.size());
+        continue;
+      }
+      size_t count = 0;
+      const uint32_t* ids =
+          piece.size() <= kMaxCachedPieceBytes ? cache.Lookup(piece, s.hashes[k], count) : nullptr;
+      if (ids != nullptr) {
+        s.ids[k] = ids;
+        s.counts[k] = static_cast<uint32_t>(count);
+        continue;
+      }
+      s.misses[miss_count++] = static_cast<uint32_t>(k);
+      miss_bytes += piece.size();  // a byte-level piece has at most one id per byte
+    }
+    if (miss_count > 0) {
+      s.buffer.resize(miss_bytes + 3);
+      s.merges.clear();
+      uint32_t* dest = s.buffer.data();
+      for (size_t m = 0; m < miss_count; ++m) {
+        const size_t k = s.misses[m];
+        std::string_view piece = piece_text(b + k);
+        uint32_t* ids = dest;
+        dest += piece.size();
+        s.ids[k] = ids;
+        if (ignore_merges_ && piece.size() <= max_token_bytes_ && MaybeToken(s.hashes[k])) {
+          if (const uint32_t* id = byte_vocab_.Find(piece, s.hashes[k])) {
+            ids[0] = *id;
+            s.counts[k] = 1;
+            continue;
+          }
+        }
+        if (piece.size() <= kMaxMergePieceBytes) {
+          s.merged[s.merges.size()] = static_cast<uint32_t>(k);
+          s.merges.push_back({reinterpret_cast<const unsigned char*>(piece.data()),
+                              static_cast<uint32_t>(piece.size()), 0, ids});
+          continue;
+        }
+        s.long_ids.clear();
+        TokenizeUncached(piece, true, s.long_ids);
+        std::copy(s.long_ids.begin(), s.long_ids.end(), ids);
+        s.counts[k] = static_cast<uint32_t>(s.long_ids.size());
+      }
+      MergeBytePieces(byte_merge_tables_, s.merges);
+      for (size_t j = 0; j < s.merges.size(); ++j) s.counts[s.merged[j]] = s.merges[j].count;
+    }
+    size_t total = 0;
+    for (size_t k = 0; k < n; ++k) total += s.counts[k];
+    // Nearly every piece has at most four ids: they are copied as one 16-byte block (every
+    // source has room: the cache and the other sources are padded), into room made for it.
+    const size_t at = out.size();
+    out.resize(at + total + 3);
+    uint32_t* o = out.data() + at;
+    for (size_t k = 0; k < n; ++k) {
+      if (s.counts[k] <= 4) {
+        uint32_t block[4];
+        std::memcpy(block, s.ids[k], sizeof block);
+        std::memcpy(o, block, sizeof block);
+      } else {
+        std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
+      }
+      o += s.counts[k];
+    }
+    out.resize(at + total);
+    for (size_t m = 0; m < miss_count; ++m) {
+      const size_t k = s.misses[m];
+      std::string_view piece = piece_text(b + k);
+      if (piece.size() <= kMaxCachedPieceBytes) {
+        cache.Insert(piece, s.hashes[k], s.ids[k], s.counts[k]);
+      }
+    }
+  }
 }
 
 void BpeModel::TokenizeUncached(std::string_view text, bool byte_level,

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,10 +22,19 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "llm/internal/bpe_merge.h"
 #include "llm/internal/hash_tables.h"
+#include "llm/internal/merge_table.h"
+#include "llm/internal/piece_cache.h"
 #include "llm/internal/tokenizer_json.h"
 
 namespace reel::llm::internal {
+
+// A piece of a text: bytes [start, end).
+struct PieceSpan {
+  uint32_t start;
+  uint32_t end;
+};
 
 class BpeModel {
  public:
@@ -45,6 +55,12 @@ class BpeModel {
   size_t VocabSize() const { return vocab_.size(); }
   size_t MergeCount() const { return merge_count_; }
 
+  // Appends the ids of each piece of `text` in order (what Tokenize gives for each), through
+  // the calling thread's cache. Byte-level pieces not cached yet are merged together
+  // (MergeBytePieces), so that their merge-table lookups overlap.
+  void TokenizePieces(std::string_view text, std::span<const PieceSpan> pieces, bool byte_level,
+                      std::vector<uint32_t>& out) const;
+
   // The cache of this model for the calling thread (pieces that are / are not byte-level).
   PieceCache& ThreadCache(bool byte_level) const;
   // Tokenize with the cache already looked up; `hash` is HashBytes(text).
@@ -60,6 +76,14 @@ class BpeModel {
     uint32_t length;  // bytes of the piece it covers (for the unk/byte-fallback order only)
   };
   void TokenizeUncached(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
+  // TokenizePieces for byte-level pieces when simple_bytes_.
+  void TokenizeBytePieces(std::string_view text, std::span<const PieceSpan> pieces,
+                          PieceCache& cache, std::vector<uint32_t>& out) const;
+  // False when no token of byte_vocab_ has this hash (HashBytes of its bytes); true: maybe.
+  bool MaybeToken(uint64_t hash) const {
+    uint64_t bit = hash >> token_filter_shift_;
+    return (token_filter_[bit >> 6] >> (bit & 63)) & 1;
+  }
   // The library's merge_word on the characters of `text` (already mapped if byte-level).
   void InitialSymbols(std::string_view text, std::vector<uint32_t>& ids) const;
   // Applies the merges. `bytes`, when given, are the bytes the initial ids stand for (the
@@ -73,10 +97,20 @@ class BpeModel {
   MergeTable merges_;
   size_t merge_count_ = 0;
   std::array<int64_t, 256> byte_ids_{};  // id of the ByteLevel character of each byte, or -1
-  bool simple_bytes_ = false;            // byte-level pieces can start from byte_ids_ directly
+  // Byte-level pieces can start from byte_ids_ directly (and every id they meet fits the merge
+  // table's fields).
+  bool simple_bytes_ = false;
   // The merge rank of the pair of the ids of two bytes, when simple_bytes_: the first lookups
   // of every piece hit this 256 KB table instead of the large merge table.
   std::vector<uint32_t> byte_pairs_;
+  // byte_ids_ as uint32, when simple_bytes_ (3 more: ids are copied four at a time).
+  std::array<uint32_t, 256 + 3> byte_token_ids_{};
+  ByteMergeTables byte_merge_tables_;
+  // For ignore_merges: a one-hash Bloom filter of byte_vocab_ (about 16 bits per token, so a
+  // piece that is no token is told apart with one load nearly always), and the longest token.
+  std::vector<uint64_t> token_filter_;
+  int token_filter_shift_ = 63;
+  size_t max_token_bytes_ = 0;
   std::optional<uint32_t> unk_id_;
   std::string unk_token_;
   bool has_unk_token_ = false;

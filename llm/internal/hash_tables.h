@@ -1,6 +1,6 @@
-// Compact hash tables for the tokenizer's hot paths: merge ranks keyed by a pair of ids, and a
-// cache from a pre-token's bytes to its ids. Open addressing, linear probing, power-of-two
-// sizes; no deletion (the cache is cleared as a whole when full).
+// Hashing and comparing short byte strings, and the vocabulary map (bytes -> id), for the
+// tokenizer's hot paths (merge ranks: merge_table.h; the piece cache: piece_cache.h). Open
+// addressing, linear probing, power-of-two sizes; no deletion.
 #pragma once
 
 #include <cstdint>
@@ -20,22 +20,61 @@ inline uint64_t Mix64(uint64_t x) {
   return x;
 }
 
-// A hash of a byte string (not cryptographic; stable within a process).
+// A hash of a byte string (not cryptographic; stable within a process). The last, partial word
+// is read as overlapping loads rather than byte by byte: pieces are short, and a copy of a
+// variable length is a call and a mispredicted branch.
 inline uint64_t HashBytes(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t n = s.size();
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
-  while (n >= 8) {
+  const char* p = s.data();
+  const size_t n = s.size();
+  auto word8 = [](const char* q) {
     uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ Mix64(w)) * 0x9fb21c651e98df25ull;
-    p += 8;
-    n -= 8;
+    std::memcpy(&w, q, 8);
+    return w;
+  };
+  auto word4 = [](const char* q) {
+    uint32_t w;
+    std::memcpy(&w, q, 4);
+    return w;
+  };
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+  uint64_t tail;
+  if (n >= 8) {
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) h = (h ^ Mix64(word8(p + i))) * 0x9fb21c651e98df25ull;
+    tail = word8(p + n - 8);  // the last 8 bytes (overlapping the previous word, if any)
+  } else if (n >= 4) {
+    tail = (static_cast<uint64_t>(word4(p + n - 4)) << 32) | word4(p);
+  } else {
+    tail = n == 0 ? 0
+                  : static_cast<uint64_t>(static_cast<unsigned char>(p[0])) |
+                        static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8 |
+                        static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p, n);
   h = (h ^ Mix64(tail ^ (static_cast<uint64_t>(n) << 56))) * 0x9fb21c651e98df25ull;
   return h ^ (h >> 29);
+}
+
+// Whether a[0, n) == b[0, n): short strings (most pieces) with a few overlapping word loads
+// instead of a call to memcmp.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  auto word8 = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  auto word4 = [](const char* p) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+  };
+  if (n >= 8) {
+    if (n > 24) return std::memcmp(a, b, n) == 0;
+    uint64_t d = (word8(a) ^ word8(b)) | (word8(a + n - 8) ^ word8(b + n - 8));
+    if (n > 16) d |= word8(a + 8) ^ word8(b + 8);
+    return d == 0;
+  }
+  if (n >= 4) return ((word4(a) ^ word4(b)) | (word4(a + n - 4) ^ word4(b + n - 4))) == 0;
+  return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
 // Strings -> uint32 (the vocabulary). Keys live in one arena; a later Put of the same key
@@ -65,9 +104,11 @@ class StringIdMap {
         {static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(key.size()), value});
     arena_.append(key);
   }
-  const uint32_t* Find(std::string_view key) const {
+  const uint32_t* Find(std::string_view key) const { return Find(key, HashBytes(key)); }
+  // The same with `hash` = HashBytes(key) already known.
+  const uint32_t* Find(std::string_view key, uint64_t hash) const {
     if (slots_.empty()) return nullptr;
-    uint64_t h = HashBytes(key) | 1;
+    uint64_t h = hash | 1;
     size_t i = h & mask_;
     while (slots_[i].hash != 0) {
       if (slots_[i].hash == h && Key(slots_[i].entry) == key) {
@@ -106,166 +147,6 @@ class StringIdMap {
   std::vector<Entry> entries_;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
-};
-
-// (left id, right id) -> rank, and rank -> merged id. A slot is one 64-bit word (left id 21
-// bits, right id 21 bits, rank 22 bits) and the table is 75% full, so the merge table of a
-// 200,000-token vocabulary takes about 2 MB: lookups, the hot path of tokenizing new text, hit
-// the CPU caches far more often than with wider slots.
-class MergeTable {
- public:
-  static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  static constexpr uint32_t kMaxId = (1u << 21) - 2;
-  static constexpr uint32_t kMaxRank = (1u << 22) - 1;
-
-  void Reserve(size_t count) {
-    capacity_ = count + count / 3 + 16;
-    slots_.assign(capacity_, kEmpty);
-    merged_.assign(count, 0);
-  }
-  // Inserts or overwrites (a later merge of the same pair wins, as in the library). Ids must be
-  // <= kMaxId and ranks < the reserved count.
-  void Put(uint32_t a, uint32_t b, uint32_t rank, uint32_t merged) {
-    uint64_t pair = Pair(a, b);
-    size_t i = Index(pair);
-    while (slots_[i] != kEmpty && (slots_[i] >> 22) != pair) i = Next(i);
-    slots_[i] = (pair << 22) | rank;
-    if (rank >= merged_.size()) merged_.resize(rank + 1);
-    merged_[rank] = merged;
-  }
-  // The rank of (a, b), or kNone if the pair does not merge.
-  inline uint32_t Rank(uint32_t a, uint32_t b) const {
-    uint64_t pair = Pair(a, b);
-    size_t i = Index(pair);
-    while (true) {
-      uint64_t s = slots_[i];
-      if ((s >> 22) == pair) return static_cast<uint32_t>(s & kMaxRank);
-      if (s == kEmpty) return kNone;
-      i = Next(i);
-    }
-  }
-  inline void Prefetch(uint32_t a, uint32_t b) const {
-    __builtin_prefetch(&slots_[Index(Pair(a, b))]);
-  }
-  // The id a merge of the given rank makes.
-  inline uint32_t Merged(uint32_t rank) const { return merged_[rank]; }
-  inline void PrefetchMerged(uint32_t rank) const {
-    if (rank != kNone) __builtin_prefetch(&merged_[rank]);
-  }
-  size_t MemoryBytes() const { return slots_.size() * 8 + merged_.size() * 4; }
-
- private:
-  static constexpr uint64_t kEmpty = ~0ull;
-  static uint64_t Pair(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 21) | b; }
-  size_t Index(uint64_t pair) const {
-    return static_cast<size_t>((static_cast<unsigned __int128>(Mix64(pair)) * capacity_) >> 64);
-  }
-  size_t Next(size_t i) const { return i + 1 == capacity_ ? 0 : i + 1; }
-  std::vector<uint64_t> slots_;
-  std::vector<uint32_t> merged_;
-  size_t capacity_ = 0;
-};
-
-// Bytes -> small list of ids. A slot is one 64-byte cache line holding a piece of up to 24
-// bytes and up to 5 ids inline (nearly every piece); longer ones live in two arenas.
-class PieceCache {
- public:
-  explicit PieceCache(size_t max_entries = 1 << 20) : max_entries_(max_entries) { Clear(); }
-
-  void Clear() {
-    slots_.assign(1024, Slot{});
-    mask_ = slots_.size() - 1;
-    size_ = 0;
-    keys_.clear();
-    ids_.clear();
-  }
-
-  // Starts loading the slot a key of this hash is looked up in (lookups of consecutive pieces
-  // are independent: prefetching a batch overlaps their cache misses).
-  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[(hash | 1) & mask_]); }
-
-  // Appends the cached ids of `key` to `out` and returns true, or returns false.
-  bool Find(std::string_view key, uint64_t hash, std::vector<uint32_t>& out) const {
-    hash |= 1;  // 0 marks an empty slot
-    size_t i = hash & mask_;
-    while (true) {
-      const Slot& s = slots_[i];
-      if (s.hash == 0) return false;
-      if (s.hash == hash && s.length == key.size() &&
-          std::memcmp(KeyOf(s), key.data(), key.size()) == 0) {
-        const uint32_t* ids = s.id_count <= kInlineIds ? s.ids : ids_.data() + s.ids[0];
-        out.insert(out.end(), ids, ids + s.id_count);
-        return true;
-      }
-      i = (i + 1) & mask_;
-    }
-  }
-
-  void Insert(std::string_view key, uint64_t hash, const uint32_t* ids, size_t count) {
-    if (key.empty() || key.size() > 0xFFFF || count > 0xFFFF) return;
-    hash |= 1;
-    if (size_ >= max_entries_) Clear();
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
-    size_t i = hash & mask_;
-    while (slots_[i].hash != 0) i = (i + 1) & mask_;
-    Slot& s = slots_[i];
-    s.hash = hash;
-    s.length = static_cast<uint16_t>(key.size());
-    s.id_count = static_cast<uint16_t>(count);
-    if (key.size() <= kInlineKey) {
-      std::memcpy(s.key, key.data(), key.size());
-    } else {
-      uint32_t offset = static_cast<uint32_t>(keys_.size());
-      std::memcpy(s.key, &offset, 4);
-      keys_.append(key);
-    }
-    if (count <= kInlineIds) {
-      if (count > 0) std::memcpy(s.ids, ids, count * 4);
-    } else {
-      s.ids[0] = static_cast<uint32_t>(ids_.size());
-      ids_.insert(ids_.end(), ids, ids + count);
-    }
-    ++size_;
-  }
-
-  size_t size() const { return size_; }
-
- private:
-  static constexpr size_t kInlineKey = 24;
-  static constexpr size_t kInlineIds = 5;
-  struct alignas(64) Slot {
-    uint64_t hash = 0;
-    uint16_t length = 0;
-    uint16_t id_count = 0;
-    uint32_t ids[kInlineIds] = {};
-    char key[kInlineKey] = {};
-  };
-  static_assert(sizeof(Slot) == 64, "one cache line per slot");
-  const char* KeyOf(const Slot& s) const {
-    if (s.length <= kInlineKey) return s.key;
-    uint32_t offset;
-    std::memcpy(&offset, s.key, 4);
-    return keys_.data() + offset;
-  }
-  void Grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.hash == 0) continue;
-      size_t i = s.hash & mask_;
-      while (slots_[i].hash != 0) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-  size_t max_entries_;
-  std::string keys_;
-  std::vector<uint32_t> ids_;
 };
 
 }  // namespace reel::llm::internal

@@ -17,9 +17,7 @@ class UnicodeNormalizer : public Normalizer {
  public:
   explicit UnicodeNormalizer(NormalizationForm form) : form_(form) {}
   bool Normalize(std::string_view in, std::string& out) const override {
-    if (IsNormalizedQuick(in, form_)) return false;
-    out = internal::Normalize(in, form_);
-    return true;
+    return NormalizeChanged(in, form_, out);
   }
 
  private:

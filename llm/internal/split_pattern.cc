@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "llm/internal/regex.h"
 #include "llm/internal/unicode.h"
@@ -25,12 +26,20 @@ enum : uint32_t {
   kW = 16,   // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
   kCr = 32,  // [\r\n]
   kSlash = 64,
+  kMulti = 128,  // (byte table only) not ASCII: decode the character
 };
 
+// The classes of every byte that is a whole character (ASCII), and of every code point, in a
+// table with the general-category table's first stage: one load more than ASCII for the rest.
 struct ClassTables {
-  std::array<uint32_t, kGeneralCategoryCount> by_category{};
-  std::array<uint32_t, 128> ascii{};
+  std::array<uint8_t, 256> byte{};
+  std::vector<uint8_t> stage2;
+  const uint16_t* stage1;
+  int shift;
+  uint32_t low_mask;
+
   ClassTables() {
+    std::array<uint8_t, kGeneralCategoryCount> by_category{};
     for (int g = 0; g < kGeneralCategoryCount; ++g) {
       uint32_t bit = 1u << g;
       uint32_t f = 0;
@@ -44,16 +53,26 @@ struct ClassTables {
       if (bit & (CategoryBit(G::kLl) | CategoryBit(G::kLm) | CategoryBit(G::kLo) | kMarkMask)) {
         f |= kW;
       }
-      by_category[static_cast<size_t>(g)] = f;
+      by_category[static_cast<size_t>(g)] = static_cast<uint8_t>(f);
     }
-    for (uint32_t c = 0; c < 128; ++c) ascii[c] = Of(c);
+    const CategoryTable gc = GeneralCategoryTable();
+    stage1 = gc.stage1;
+    shift = gc.shift;
+    low_mask = (1u << shift) - 1;
+    stage2.resize(gc.stage2_size);
+    for (size_t i = 0; i < gc.stage2_size; ++i) stage2[i] = by_category[gc.stage2[i]];
+    for (uint32_t c = 0; c < 256; ++c) {
+      uint32_t f = c < 0x80 ? Of(c) : kMulti;
+      if ((c >= 0x09 && c <= 0x0D)) f |= kS;
+      if (c == '\r' || c == '\n') f |= kCr;
+      if (c == '/') f |= kSlash;
+      byte[c] = static_cast<uint8_t>(f);
+    }
   }
+  // The classes of a code point above ASCII.
   uint32_t Of(uint32_t cp) const {
-    uint32_t f = by_category[static_cast<size_t>(CategoryOf(cp))];
-    if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x85) f |= kS;
-    if (cp == '\r' || cp == '\n') f |= kCr;
-    if (cp == '/') f |= kSlash;
-    return f;
+    uint32_t f = stage2[(static_cast<uint32_t>(stage1[cp >> shift]) << shift) | (cp & low_mask)];
+    return cp == 0x85 ? f | kS : f;
   }
 };
 
@@ -68,25 +87,31 @@ struct CharInfo {
   uint32_t len;
 };
 
+// Everything here runs once or more per character of the text: kept inline, with ASCII first.
+#define REEL_HOT inline __attribute__((always_inline))
+
 class Scanner {
  public:
   explicit Scanner(std::string_view t) : t_(t), classes_(Classes()) {}
 
   size_t size() const { return t_.size(); }
-  bool IsByte(size_t pos, char b) const { return pos < t_.size() && t_[pos] == b; }
+  REEL_HOT bool IsByte(size_t pos, char b) const { return pos < t_.size() && t_[pos] == b; }
 
-  CharInfo At(size_t pos) const {
-    unsigned char b = static_cast<unsigned char>(t_[pos]);
-    if (b < 0x80) return {classes_.ascii[b], 1};
+  REEL_HOT CharInfo At(size_t pos) const {
+    auto b = static_cast<unsigned char>(t_[pos]);
+    uint32_t f = classes_.byte[b];
+    if (!(f & kMulti)) [[likely]] {
+      return {f, 1};
+    }
     size_t i = pos;
     uint32_t cp = NextCodePoint(t_, i);
     return {classes_.Of(cp), static_cast<uint32_t>(i - pos)};
   }
   // Flags of the character at pos, or 0 at the end.
-  uint32_t FlagsAt(size_t pos) const { return pos < t_.size() ? At(pos).flags : 0; }
+  REEL_HOT uint32_t FlagsAt(size_t pos) const { return pos < t_.size() ? At(pos).flags : 0; }
 
   // End of the run of characters whose flags contain any of `any` and none of `none`.
-  size_t RunEnd(size_t pos, uint32_t any, uint32_t none = 0) const {
+  REEL_HOT size_t RunEnd(size_t pos, uint32_t any, uint32_t none = 0) const {
     while (pos < t_.size()) {
       CharInfo c = At(pos);
       if (!(c.flags & any) || (c.flags & none)) break;
@@ -95,7 +120,7 @@ class Scanner {
     return pos;
   }
   // End of the run of characters with none of the flags in `none` (e.g. [^\s\p{L}\p{N}]).
-  size_t RunEndNot(size_t pos, uint32_t none) const {
+  REEL_HOT size_t RunEndNot(size_t pos, uint32_t none) const {
     while (pos < t_.size()) {
       CharInfo c = At(pos);
       if (c.flags & none) break;
@@ -106,7 +131,7 @@ class Scanner {
 
   // (?i:'s|'t|'re|'ve|'m|'ll|'d) at pos: the end of the match, or pos. Case folding as
   // Oniguruma does it: s also matches U+017F (long s).
-  size_t Contraction(size_t pos, bool ignore_case) const {
+  REEL_HOT size_t Contraction(size_t pos, bool ignore_case) const {
     if (pos >= t_.size() || t_[pos] != '\'') return pos;
     size_t i = pos + 1;
     if (i >= t_.size()) return pos;
@@ -130,7 +155,7 @@ class Scanner {
   }
 
   // \s*[\r\n]+ | \s+(?!\S) | \s+ at pos, whose character is in \s.
-  size_t Whitespace(size_t pos, bool newline_branch) const {
+  REEL_HOT size_t Whitespace(size_t pos, bool newline_branch) const {
     size_t e = pos;
     size_t last_char = pos;
     size_t after_last_newline = 0;
@@ -153,7 +178,7 @@ class Scanner {
 };
 
 // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-size_t MatchGpt2(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchGpt2(const Scanner& s, size_t pos) {
   size_t c = s.Contraction(pos, false);
   if (c != pos) return c;
   if (s.IsByte(pos, ' ') && pos + 1 < s.size()) {
@@ -171,45 +196,51 @@ size_t MatchGpt2(const Scanner& s, size_t pos) {
 
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|
 // \s*[\r\n]+|\s+(?!\S)|\s+        (D = 3: cl100k, Llama 3; D = 1, written \p{N}: Qwen 2/3)
+// (Each character's classes are looked up once where the alternatives share it.)
 template <int kDigits>
-size_t MatchCl100k(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchCl100k(const Scanner& s, size_t pos) {
   size_t c = s.Contraction(pos, true);
   if (c != pos) return c;
-  CharInfo c0 = s.At(pos);
-  if (!(c0.flags & (kCr | kL | kN)) && (s.FlagsAt(pos + c0.len) & kL)) {
-    return s.RunEnd(pos + c0.len, kL);
-  }
-  if (c0.flags & kL) return s.RunEnd(pos, kL);
+  const CharInfo c0 = s.At(pos);
+  const size_t p1 = pos + c0.len;
+  const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
+  if (!(c0.flags & (kCr | kL | kN)) && (c1.flags & kL)) return s.RunEnd(p1 + c1.len, kL);
+  if (c0.flags & kL) return s.RunEnd(p1, kL);
   if (c0.flags & kN) {
-    size_t e = pos;
-    for (int i = 0; i < kDigits && e < s.size(); ++i) {
+    size_t e = p1;
+    for (int i = 1; i < kDigits && e < s.size(); ++i) {
       CharInfo d = s.At(e);
       if (!(d.flags & kN)) break;
       e += d.len;
     }
     return e;
   }
-  if (s.IsByte(pos, ' ') && pos + 1 < s.size() && !(s.At(pos + 1).flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos + 1, kS | kL | kN), kCr);
+  if (s.IsByte(pos, ' ') && p1 < s.size() && !(c1.flags & (kS | kL | kN))) {
+    return s.RunEnd(s.RunEndNot(p1 + c1.len, kS | kL | kN), kCr);
   }
-  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(pos, kS | kL | kN), kCr);
+  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(p1, kS | kL | kN), kCr);
   return s.Whitespace(pos, true);
 }
 
-// X? U* W+ C? at p (X handled by the caller): 0 if it does not match.
-//   U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = contractions.
-size_t O200kLowerWord(const Scanner& s, size_t p, bool contractions) {
+// X? U* W+ C? at p, whose character is `first` (X handled by the caller): the end, or 0 if it
+// does not match.   U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C =
+// contractions.
+REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
   size_t u_end = p;
   size_t last_w = SIZE_MAX;
-  while (u_end < s.size()) {
-    CharInfo c = s.At(u_end);
-    if (!(c.flags & kU)) break;
+  CharInfo c = first;
+  while (c.flags & kU) {
     if (c.flags & kW) last_w = u_end;
     u_end += c.len;
+    if (u_end >= s.size()) {
+      c = {0, 0};
+      break;
+    }
+    c = s.At(u_end);
   }
   size_t e;
-  if (s.FlagsAt(u_end) & kW) {
-    e = s.RunEnd(u_end, kW);  // U* kept whole, then the run of W after it
+  if (c.flags & kW) {
+    e = s.RunEnd(u_end + c.len, kW);  // U* kept whole, then the run of W after it
   } else if (last_w != SIZE_MAX) {
     e = last_w + s.At(last_w).len;  // U* gives back down to its last W, which W+ takes alone
   } else {
@@ -218,10 +249,9 @@ size_t O200kLowerWord(const Scanner& s, size_t p, bool contractions) {
   return contractions ? s.Contraction(e, true) : e;
 }
 
-// X? U+ W* C? at p: 0 if it does not match.
-size_t O200kUpperWord(const Scanner& s, size_t p, bool contractions) {
-  if (!(s.FlagsAt(p) & kU)) return 0;
-  size_t e = s.RunEnd(s.RunEnd(p, kU), kW);
+// X? U+ W* C? at p, whose character is `first` (in U): the end.
+REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
+  size_t e = s.RunEnd(s.RunEnd(p + first.len, kU), kW);
   return contractions ? s.Contraction(e, true) : e;
 }
 
@@ -230,44 +260,50 @@ size_t O200kUpperWord(const Scanner& s, size_t p, bool contractions) {
 // \p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //   o200k (GPT-4o, gpt-oss, MiniMax-M3): C = (?i:'s|'t|'re|'ve|'m|'ll|'d), D = 3.
 //   Mistral Nemo (Tekken): no C, D = 1.
+// The alternatives in the regex's order: the first with X, then without, then the second
+// with X, then without (a word alternative can only match from a character in U or W).
 template <bool kContractions, int kDigits>
-size_t MatchO200k(const Scanner& s, size_t pos) {
-  CharInfo c0 = s.At(pos);
-  bool x = !(c0.flags & (kCr | kL | kN));
+REEL_HOT size_t MatchO200k(const Scanner& s, size_t pos) {
+  const CharInfo c0 = s.At(pos);
+  const size_t p1 = pos + c0.len;
+  const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
+  const bool x = !(c0.flags & (kCr | kL | kN));
   size_t e;
-  if (x && (e = O200kLowerWord(s, pos + c0.len, kContractions)) != 0) return e;
-  if ((e = O200kLowerWord(s, pos, kContractions)) != 0) return e;
-  if (x && (e = O200kUpperWord(s, pos + c0.len, kContractions)) != 0) return e;
-  if ((e = O200kUpperWord(s, pos, kContractions)) != 0) return e;
+  if (x && (c1.flags & (kU | kW)) && (e = O200kLowerWord(s, p1, c1, kContractions)) != 0) {
+    return e;
+  }
+  if ((c0.flags & (kU | kW)) && (e = O200kLowerWord(s, pos, c0, kContractions)) != 0) return e;
+  if (x && (c1.flags & kU)) return O200kUpperWord(s, p1, c1, kContractions);
+  if (c0.flags & kU) return O200kUpperWord(s, pos, c0, kContractions);
   if (c0.flags & kN) {
-    e = pos;
-    for (int i = 0; i < kDigits && e < s.size(); ++i) {
+    e = p1;
+    for (int i = 1; i < kDigits && e < s.size(); ++i) {
       CharInfo d = s.At(e);
       if (!(d.flags & kN)) break;
       e += d.len;
     }
     return e;
   }
-  if (s.IsByte(pos, ' ') && pos + 1 < s.size() && !(s.At(pos + 1).flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos + 1, kS | kL | kN), kCr | kSlash);
+  if (s.IsByte(pos, ' ') && p1 < s.size() && !(c1.flags & (kS | kL | kN))) {
+    return s.RunEnd(s.RunEndNot(p1 + c1.len, kS | kL | kN), kCr | kSlash);
   }
-  if (!(c0.flags & (kS | kL | kN))) {
-    return s.RunEnd(s.RunEndNot(pos, kS | kL | kN), kCr | kSlash);
-  }
+  if (!(c0.flags & (kS | kL | kN))) return s.RunEnd(s.RunEndNot(p1, kS | kL | kN), kCr | kSlash);
   return s.Whitespace(pos, true);
 }
 
 using MatchFn = size_t (*)(const Scanner&, size_t);
 
+// A matcher for one pattern (a template argument, so that it is inlined into the loop).
+template <MatchFn kMatch>
 class FastPattern : public SplitPattern {
  public:
-  FastPattern(MatchFn fn, const char* name) : fn_(fn), name_(name) {}
+  explicit FastPattern(const char* name) : name_(name) {}
 
   void FindMatches(std::string_view text, std::vector<PatternMatch>& out) const override {
     Scanner s(text);
     size_t pos = 0, gap = 0;
     while (pos < text.size()) {
-      size_t e = fn_(s, pos);
+      size_t e = kMatch(s, pos);
       if (e > pos) {
         if (gap < pos)
           out.push_back({static_cast<uint32_t>(gap), static_cast<uint32_t>(pos), false});
@@ -284,7 +320,6 @@ class FastPattern : public SplitPattern {
   const char* Name() const override { return name_; }
 
  private:
-  MatchFn fn_;
   const char* name_;
 };
 
@@ -357,16 +392,21 @@ std::string O200kSource(bool contractions, const char* digits) {
 
 }  // namespace
 
+std::vector<std::string> FastPatternSources() {
+  return {kGpt2Pattern, Cl100kSource(R"(\p{N}{1,3})"), Cl100kSource(R"(\p{N})"),
+          O200kSource(true, R"(\p{N}{1,3})"), O200kSource(false, R"(\p{N})")};
+}
+
 std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source) {
   static const std::string cl100k = Cl100kSource(R"(\p{N}{1,3})");
   static const std::string qwen = Cl100kSource(R"(\p{N})");
   static const std::string o200k = O200kSource(true, R"(\p{N}{1,3})");
   static const std::string tekken = O200kSource(false, R"(\p{N})");
-  if (source == kGpt2Pattern) return std::make_unique<FastPattern>(&MatchGpt2, "gpt2");
-  if (source == cl100k) return std::make_unique<FastPattern>(&MatchCl100k<3>, "cl100k");
-  if (source == qwen) return std::make_unique<FastPattern>(&MatchCl100k<1>, "cl100k-1digit");
-  if (source == o200k) return std::make_unique<FastPattern>(&MatchO200k<true, 3>, "o200k");
-  if (source == tekken) return std::make_unique<FastPattern>(&MatchO200k<false, 1>, "tekken");
+  if (source == kGpt2Pattern) return std::make_unique<FastPattern<&MatchGpt2>>("gpt2");
+  if (source == cl100k) return std::make_unique<FastPattern<&MatchCl100k<3>>>("cl100k");
+  if (source == qwen) return std::make_unique<FastPattern<&MatchCl100k<1>>>("cl100k-1digit");
+  if (source == o200k) return std::make_unique<FastPattern<&MatchO200k<true, 3>>>("o200k");
+  if (source == tekken) return std::make_unique<FastPattern<&MatchO200k<false, 1>>>("tekken");
   return nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,9 @@ Result<std::unique_ptr<SplitPattern>> MakeRegexPattern(std::string_view source,
 
 // The hand-written matcher for `source`, or nullptr if there is none.
 std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source);
+
+// The regex sources that have a hand-written matcher (for tests that compare the two).
+std::vector<std::string> FastPatternSources();
 
 // Patterns of a character predicate, as the library's `impl Pattern for Fn(char) -> bool`:
 // every matching character is a match of its own.

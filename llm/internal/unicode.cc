@@ -110,6 +110,10 @@ GeneralCategory CategoryOf(uint32_t cp) {
   return static_cast<GeneralCategory>(Lookup(kGcStage1, kGcStage2, kGcShift, cp));
 }
 
+CategoryTable GeneralCategoryTable() {
+  return {kGcStage1, kGcStage2, sizeof kGcStage2 / sizeof kGcStage2[0], kGcShift};
+}
+
 bool IsWhiteSpace(uint32_t cp) { return Props(cp) & 1; }
 bool IsAlphabetic(uint32_t cp) { return Props(cp) & 2; }
 bool IsNumeric(uint32_t cp) { return Props(cp) & 4; }
@@ -136,46 +140,105 @@ void AppendLowercase(std::string& out, uint32_t cp) {
 
 uint8_t CombiningClass(uint32_t cp) { return static_cast<uint8_t>(Norm(cp) & 0xFF); }
 
-bool IsNormalizedQuick(std::string_view s, NormalizationForm form) {
-  const bool composed = form == NormalizationForm::kNfc || form == NormalizationForm::kNfkc;
-  const bool compat = form == NormalizationForm::kNfkc || form == NormalizationForm::kNfkd;
-  uint16_t refuse;
-  if (composed) {
-    refuse = kNormMaybe | (compat ? kNormNfkcNo : kNormNfcNo);
-  } else {
-    refuse = compat ? kNormCompat : kNormCanonical;
+namespace {
+
+// The quick check of a normalization form (UAX #15): which flags make a character "maybe not
+// normalized".
+struct QuickCheck {
+  explicit QuickCheck(NormalizationForm form)
+      : composed(form == NormalizationForm::kNfc || form == NormalizationForm::kNfkc) {
+    const bool compat = form == NormalizationForm::kNfkc || form == NormalizationForm::kNfkd;
+    if (composed) {
+      refuse = kNormMaybe | (compat ? kNormNfkcNo : kNormNfcNo);
+    } else {
+      refuse = compat ? kNormCompat : kNormCanonical;
+    }
   }
+  // Whether the character may change (or reorder) after one of combining class `last_ccc`;
+  // updates `last_ccc`.
+  bool Fails(uint32_t cp, uint16_t n, uint8_t& last_ccc) const {
+    if (IsHangulSyllable(cp)) {
+      last_ccc = 0;
+      return !composed;
+    }
+    uint8_t ccc = static_cast<uint8_t>(n & 0xFF);
+    if ((ccc != 0 && ccc < last_ccc) || (n & refuse)) return true;
+    last_ccc = ccc;
+    return false;
+  }
+  bool composed;
+  uint16_t refuse;
+};
+
+// Whether normalization never looks across the start of this character, in every form: a
+// starter without decomposition that composes with nothing before it (and no Hangul jamo or
+// syllable, which compose arithmetically). Text cut just before such characters normalizes
+// piece by piece to the same result as whole.
+bool IsBoundaryBefore(uint32_t cp, uint16_t n) {
+  if ((n & (0xFF | kNormCanonical | kNormCompat | kNormMaybe | kNormNfcNo | kNormNfkcNo)) != 0) {
+    return false;
+  }
+  return !(cp >= 0x1100 && cp <= 0x11FF) && !IsHangulSyllable(cp);
+}
+
+}  // namespace
+
+bool IsNormalizedQuick(std::string_view s, NormalizationForm form) {
+  const QuickCheck check(form);
   uint8_t last_ccc = 0;
   size_t i = 0;
   while (i < s.size()) {
-    if (static_cast<unsigned char>(s[i]) < 0xCC) {  // below U+0300: ccc 0, never changes
-      // (Latin-1 letters decompose under NFD/NFKD, and a few compatibility characters exist.)
-      if (static_cast<unsigned char>(s[i]) < 0x80 || composed) {
-        if (!(static_cast<unsigned char>(s[i]) < 0x80)) {
-          size_t j = i;
-          uint32_t cp = NextCodePoint(s, j);
-          if (Norm(cp) & refuse) return false;
-          i = j;
-        } else {
-          ++i;
-        }
-        last_ccc = 0;
-        continue;
-      }
-    }
-    uint32_t cp = NextCodePoint(s, i);
-    uint16_t n = Norm(cp);
-    if (IsHangulSyllable(cp)) {
-      if (!composed) return false;
+    if (static_cast<unsigned char>(s[i]) < 0x80) {  // ASCII: ccc 0, never changes
+      ++i;
       last_ccc = 0;
       continue;
     }
-    uint8_t ccc = static_cast<uint8_t>(n & 0xFF);
-    if (ccc != 0 && ccc < last_ccc) return false;
-    if (n & refuse) return false;
-    last_ccc = ccc;
+    uint32_t cp = NextCodePoint(s, i);
+    if (check.Fails(cp, Norm(cp), last_ccc)) return false;
   }
   return true;
+}
+
+bool NormalizeChanged(std::string_view s, NormalizationForm form, std::string& out) {
+  const QuickCheck check(form);
+  bool changed = false;
+  size_t copied = 0;    // s[0, copied) is in `out` (once changed)
+  size_t boundary = 0;  // the last boundary (IsBoundaryBefore) at or before i
+  uint8_t last_ccc = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      boundary = i++;
+      last_ccc = 0;
+      continue;
+    }
+    const size_t start = i;
+    uint32_t cp = NextCodePoint(s, i);
+    uint16_t n = Norm(cp);
+    if (!check.Fails(cp, n, last_ccc)) {
+      if (IsBoundaryBefore(cp, n)) boundary = start;
+      continue;
+    }
+    // Normalize from the last boundary to the next one; the text around stays as it is.
+    size_t end = i;
+    while (end < s.size()) {
+      size_t next = end;
+      uint32_t c = NextCodePoint(s, next);
+      if (c < 0x80 || IsBoundaryBefore(c, Norm(c))) break;
+      end = next;
+    }
+    if (!changed) {
+      out.clear();
+      out.reserve(s.size() + s.size() / 8);
+      changed = true;
+    }
+    out.append(s.data() + copied, boundary - copied);
+    out += Normalize(s.substr(boundary, end - boundary), form);
+    copied = boundary = i = end;
+    last_ccc = 0;
+  }
+  if (changed) out.append(s.data() + copied, s.size() - copied);
+  return changed;
 }
 
 std::string Normalize(std::string_view s, NormalizationForm form) {

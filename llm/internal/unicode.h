@@ -50,6 +50,18 @@ const char* GeneralCategoryName(GeneralCategory g);
 
 GeneralCategory CategoryOf(uint32_t cp);
 
+// The two-stage table behind CategoryOf: the category of cp (< 0x110000) is
+// stage2[stage1[cp >> shift] << shift | (cp & ((1 << shift) - 1))], as a GeneralCategory.
+// For callers that derive their own per-code-point table from it (same stage 1, a stage 2 of
+// their own values).
+struct CategoryTable {
+  const uint16_t* stage1;
+  const uint8_t* stage2;
+  size_t stage2_size;
+  int shift;
+};
+CategoryTable GeneralCategoryTable();
+
 // One bit per general category, for sets of categories (\p{L} is kLetterMask).
 constexpr uint32_t CategoryBit(GeneralCategory g) { return 1u << static_cast<int>(g); }
 using G = GeneralCategory;
@@ -105,6 +117,12 @@ std::string Normalize(std::string_view s, NormalizationForm form);
 // True when `s` is certainly unchanged by Normalize(s, form) (a quick check; false means
 // "normalize to find out").
 bool IsNormalizedQuick(std::string_view s, NormalizationForm form);
+
+// Normalize(s, form) into `out`, normalizing only the stretches of `s` that fail the quick
+// check (each from the boundary before it to the one after it; text between boundaries
+// normalizes on its own). Returns false, leaving `out` untouched, when `s` is certainly
+// unchanged.
+bool NormalizeChanged(std::string_view s, NormalizationForm form, std::string& out);
 
 // The canonical combining class of `cp` in Unicode 9.0.0.
 uint8_t CombiningClass(uint32_t cp);

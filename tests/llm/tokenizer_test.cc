@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "llm/internal/byte_level.h"
 #include "llm/internal/regex.h"
 #include "llm/internal/split_pattern.h"
 #include "llm/internal/utf8.h"
@@ -79,6 +80,46 @@ TEST(TokenizerTest, LongPiecesMergeLikeShortOnes) {
     expected.push_back(3);
   }
   EXPECT_EQ(t.Encode(long_text), expected);  // one piece of 400 characters: the heap path
+}
+
+TEST(TokenizerTest, LargeIdsNeverPassForAnotherPair) {
+  // Merge lookups key a pair by 21 bits per id. A vocabulary id above that range (no merge may
+  // use one) used to spill into the left id's bits: ("a" 0, "e" 2^21 + 1) read as ("b" 1, "b"
+  // 1) and merged into "bb".
+  json j = TinyTokenizer();
+  j["model"]["vocab"]["bb"] = 11;
+  j["model"]["vocab"]["e"] = (1u << 21) + 1;
+  j["model"]["merges"].push_back("b b");
+  Tokenizer t = Make(j);
+  EXPECT_EQ(t.Encode("bb"), (std::vector<uint32_t>{11}));
+  EXPECT_EQ(t.Encode("ae"), (std::vector<uint32_t>{0, (1u << 21) + 1}));
+  EXPECT_EQ(t.Encode("eb"), (std::vector<uint32_t>{(1u << 21) + 1, 1}));
+}
+
+TEST(TokenizerTest, LargeMergedIdsInByteLevelPieces) {
+  // A byte-level tokenizer (GPT-2 split, every byte a token: ids 0-255) whose merge "a b"
+  // makes an id above the merge table's 21-bit field. Looked up unclamped, (ab, "b") would
+  // pass for (id 10, "b") and take the merge "\n b" (id 10 is the byte token of "\n").
+  json j = {{"version", "1.0"},
+            {"added_tokens", json::array()},
+            {"normalizer", nullptr},
+            {"pre_tokenizer",
+             {{"type", "ByteLevel"},
+              {"add_prefix_space", false},
+              {"trim_offsets", true},
+              {"use_regex", true}}},
+            {"post_processor", nullptr},
+            {"decoder", nullptr}};
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[internal::ByteLevelUtf8(static_cast<uint8_t>(b))] = b;
+  const std::string nl(internal::ByteLevelUtf8(static_cast<uint8_t>(10)));
+  const uint32_t ab = (1u << 21) + 10;
+  vocab["ab"] = ab;
+  vocab[nl + "b"] = 300;
+  j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"a b", nl + " b"}}};
+  Tokenizer t = Make(j);
+  EXPECT_EQ(t.Encode("abb"), (std::vector<uint32_t>{ab, 'b'}));
+  EXPECT_EQ(t.Encode("\nb"), (std::vector<uint32_t>{10, 'b'}));  // (split apart: \n is \s)
 }
 
 TEST(TokenizerTest, UnknownTokenAndByteFallback) {

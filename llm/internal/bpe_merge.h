@@ -1,0 +1,46 @@
+// The merge loop of byte-level BPE for many pieces at once. Each piece starts as the ids of its
+// bytes and is merged lowest rank first, leftmost first among equal ranks (the library's
+// order). The pieces are merged round-robin, one merge of each per round: the merge-table
+// lookups a merge needs are prefetched when it is made and read a round later, so the lookups
+// of all pieces overlap instead of each waiting for memory in turn. On text not seen before
+// nearly every lookup misses the CPU caches, and that wait was most of the tokenizer's time.
+//
+// Thread safety: MergeBytePieces only reads the tables; it may run concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace reel::llm::internal {
+
+class MergeTable;
+
+// What the merge loop of byte-level pieces reads. Every byte id and merged id must be at most
+// MergeTable::kMaxId (the loop looks pairs up without clamping them).
+struct ByteMergeTables {
+  const MergeTable* merges = nullptr;
+  const uint32_t* byte_ids = nullptr;    // the token id of each byte (256)
+  const uint32_t* pair_ranks = nullptr;  // rank of the ids of bytes (a, b) at [a << 8 | b]
+};
+
+// The longest piece MergeBytePieces takes.
+inline constexpr size_t kMaxMergePieceBytes = 64;
+
+// A piece to merge: `length` bytes (2 to kMaxMergePieceBytes); its ids are written to `ids`
+// (room for `length`) and their number to `count`.
+struct BytePiece {
+  const unsigned char* bytes;
+  uint32_t length;
+  uint32_t count;
+  uint32_t* ids;
+};
+
+// Which instructions the merge loop uses: the best the processor has (AVX2 where present), or
+// only the portable ones (SSE2 on x86-64; for tests, which compare the two).
+enum class MergeInstructions { kBest, kPortable };
+
+void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces,
+                     MergeInstructions instructions = MergeInstructions::kBest);
+
+}  // namespace reel::llm::internal
