@@ -17,22 +17,28 @@ const char kGpt2Pattern[] =
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Character classes of the known patterns, as bits.
+// Character classes of the known patterns, as bits. The first eight come from the general
+// category (the per-code-point table holds one byte); the rest are set for ASCII bytes only.
 enum : uint32_t {
-  kL = 1,    // \p{L}
-  kN = 2,    // \p{N}
-  kS = 4,    // Oniguruma's \s
-  kU = 8,    // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-  kW = 16,   // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-  kCr = 32,  // [\r\n]
-  kSlash = 64,
-  kMulti = 128,  // (byte table only) not ASCII: decode the character
+  kL = 1,     // \p{L}
+  kN = 2,     // \p{N}
+  kS = 4,     // Oniguruma's \s
+  kU = 8,     // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+  kW = 16,    // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+  kP = 32,    // \p{P}
+  kSym = 64,  // \p{S}
+  kM = 128,   // \p{M}
+  kCr = 256,  // [\r\n]
+  kSlash = 512,
+  kMulti = 1024,       // (byte table only) not ASCII: decode the character
+  kAsciiPunct = 2048,  // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]
+  kAsciiAlpha = 4096,  // [A-Za-z]
 };
 
 // The classes of every byte that is a whole character (ASCII), and of every code point, in a
 // table with the general-category table's first stage: one load more than ASCII for the rest.
 struct ClassTables {
-  std::array<uint8_t, 256> byte{};
+  std::array<uint16_t, 256> byte{};
   std::vector<uint8_t> stage2;
   const uint16_t* stage1;
   int shift;
@@ -53,6 +59,9 @@ struct ClassTables {
       if (bit & (CategoryBit(G::kLl) | CategoryBit(G::kLm) | CategoryBit(G::kLo) | kMarkMask)) {
         f |= kW;
       }
+      if (bit & kPunctuationMask) f |= kP;
+      if (bit & kSymbolMask) f |= kSym;
+      if (bit & kMarkMask) f |= kM;
       by_category[static_cast<size_t>(g)] = static_cast<uint8_t>(f);
     }
     const CategoryTable gc = GeneralCategoryTable();
@@ -66,7 +75,12 @@ struct ClassTables {
       if ((c >= 0x09 && c <= 0x0D)) f |= kS;
       if (c == '\r' || c == '\n') f |= kCr;
       if (c == '/') f |= kSlash;
-      byte[c] = static_cast<uint8_t>(f);
+      if ((c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+          (c >= '{' && c <= '~')) {
+        f |= kAsciiPunct;
+      }
+      if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) f |= kAsciiAlpha;
+      byte[c] = static_cast<uint16_t>(f);
     }
   }
   // The classes of a code point above ASCII.
@@ -95,6 +109,7 @@ class Scanner {
   explicit Scanner(std::string_view t) : t_(t), classes_(Classes()) {}
 
   size_t size() const { return t_.size(); }
+  std::string_view text() const { return t_; }
   REEL_HOT bool IsByte(size_t pos, char b) const { return pos < t_.size() && t_[pos] == b; }
 
   REEL_HOT CharInfo At(size_t pos) const {
@@ -291,6 +306,52 @@ REEL_HOT size_t MatchO200k(const Scanner& s, size_t pos) {
   return s.Whitespace(pos, true);
 }
 
+// \p{N}{1,3}   (DeepSeek V3, the first of its three Split pre-tokenizers)
+REEL_HOT size_t MatchDigits3(const Scanner& s, size_t pos) {
+  const CharInfo c0 = s.At(pos);
+  if (!(c0.flags & kN)) return pos;
+  size_t e = pos + c0.len;
+  for (int i = 1; i < 3 && e < s.size(); ++i) {
+    CharInfo d = s.At(e);
+    if (!(d.flags & kN)) break;
+    e += d.len;
+  }
+  return e;
+}
+
+// [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+   (DeepSeek V3, the second): CJK ideographs,
+// hiragana and katakana. All are three bytes long in UTF-8; ASCII never matches.
+REEL_HOT size_t MatchDeepSeekCjk(const Scanner& s, size_t pos) {
+  std::string_view t = s.text();
+  size_t e = pos;
+  while (e < t.size() && static_cast<unsigned char>(t[e]) >= 0x80) {
+    size_t i = e;
+    uint32_t cp = NextCodePoint(t, i);
+    if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF))) break;
+    e = i;
+  }
+  return e;
+}
+
+// [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+// ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+   (DeepSeek V3, the third)
+REEL_HOT size_t MatchDeepSeek(const Scanner& s, size_t pos) {
+  const CharInfo c0 = s.At(pos);
+  const size_t p1 = pos + c0.len;
+  const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
+  if ((c0.flags & kAsciiPunct) && (c1.flags & kAsciiAlpha)) return s.RunEnd(p1 + 1, kAsciiAlpha);
+  if (!(c0.flags & (kCr | kL | kP | kSym)) && (c1.flags & (kL | kM))) {
+    return s.RunEnd(p1 + c1.len, kL | kM);
+  }
+  if (c0.flags & (kL | kM)) return s.RunEnd(p1, kL | kM);
+  if (s.IsByte(pos, ' ') && (c1.flags & (kP | kSym))) {
+    return s.RunEnd(s.RunEnd(p1 + c1.len, kP | kSym), kCr);
+  }
+  if (c0.flags & (kP | kSym)) return s.RunEnd(s.RunEnd(p1, kP | kSym), kCr);
+  if (c0.flags & kS) return s.Whitespace(pos, true);
+  return pos;
+}
+
 using MatchFn = size_t (*)(const Scanner&, size_t);
 
 // A matcher for one pattern (a template argument, so that it is inlined into the loop).
@@ -390,11 +451,27 @@ std::string O200kSource(bool contractions, const char* digits) {
          R"(| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 }
 
+// DeepSeek V3's three Split patterns (the CJK ranges as UTF-8, as its tokenizer.json holds
+// them after JSON unescaping; [\r\n] as the characters themselves).
+constexpr const char* kDeepSeekDigits = R"(\p{N}{1,3})";
+constexpr const char* kDeepSeekCjk =
+    "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+";
+constexpr const char* kDeepSeekWords =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|"
+    "[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|"
+    "\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+
 }  // namespace
 
 std::vector<std::string> FastPatternSources() {
-  return {kGpt2Pattern, Cl100kSource(R"(\p{N}{1,3})"), Cl100kSource(R"(\p{N})"),
-          O200kSource(true, R"(\p{N}{1,3})"), O200kSource(false, R"(\p{N})")};
+  return {kGpt2Pattern,
+          Cl100kSource(R"(\p{N}{1,3})"),
+          Cl100kSource(R"(\p{N})"),
+          O200kSource(true, R"(\p{N}{1,3})"),
+          O200kSource(false, R"(\p{N})"),
+          kDeepSeekDigits,
+          kDeepSeekCjk,
+          kDeepSeekWords};
 }
 
 std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source) {
@@ -407,6 +484,11 @@ std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source) {
   if (source == qwen) return std::make_unique<FastPattern<&MatchCl100k<1>>>("cl100k-1digit");
   if (source == o200k) return std::make_unique<FastPattern<&MatchO200k<true, 3>>>("o200k");
   if (source == tekken) return std::make_unique<FastPattern<&MatchO200k<false, 1>>>("tekken");
+  if (source == kDeepSeekDigits) {
+    return std::make_unique<FastPattern<&MatchDigits3>>("deepseek-digits");
+  }
+  if (source == kDeepSeekCjk) return std::make_unique<FastPattern<&MatchDeepSeekCjk>>("deepseek-cjk");
+  if (source == kDeepSeekWords) return std::make_unique<FastPattern<&MatchDeepSeek>>("deepseek");
   return nullptr;
 }
 

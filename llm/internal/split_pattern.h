@@ -1,7 +1,8 @@
 // What the library calls a Pattern: something that finds the matches of a Split pre-tokenizer
 // (or of Digits, WhitespaceSplit) in a piece of text. The common split patterns of byte-level
-// BPE tokenizers (GPT-2, cl100k/Llama 3/Qwen, o200k/M3) have hand-written matchers that give
-// the same matches as Oniguruma without a regex engine; anything else runs on Regex.
+// BPE tokenizers (GPT-2, cl100k/Llama 3/Qwen, o200k/M3, DeepSeek V3's three) have hand-written
+// matchers that give the same matches as Oniguruma without a regex engine; anything else runs on
+// Regex.
 #pragma once
 
 #include <cstddef>
