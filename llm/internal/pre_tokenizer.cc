@@ -115,6 +115,8 @@ class SplitPreTokenizer : public PreTokenizer {
     list.splits.swap(out);
   }
   // Isolated keeps matches and gaps as pieces; Removed keeps the gaps, or (inverted) the matches.
+  bool Isolated() const { return behavior_ == Behavior::kIsolated; }
+  const SplitPattern* pattern() const { return pattern_.get(); }
   bool Fused(FusedSplit& out) const override {
     if (behavior_ == Behavior::kIsolated) {
       out = {pattern_.get(), true, true, false};
@@ -172,15 +174,74 @@ class ByteLevelPreTokenizer : public PreTokenizer {
   std::unique_ptr<SplitPattern> gpt2_;
 };
 
+// Isolated splits in a row, as one pattern: every piece (match or gap) of the first pattern cut
+// by the second, and so on. Every span it gives is a match (Isolated keeps all of them).
+class ChainedPattern : public SplitPattern {
+ public:
+  explicit ChainedPattern(std::vector<const SplitPattern*> parts) : parts_(std::move(parts)) {}
+  void FindMatches(std::string_view text, std::vector<PatternMatch>& out) const override {
+    Refine(0, text, 0, out);
+  }
+  const char* Name() const override { return "chained splits"; }
+
+ private:
+  void Refine(size_t level, std::string_view text, uint32_t base,
+              std::vector<PatternMatch>& out) const {
+    if (level + 1 == parts_.size()) {
+      size_t first = out.size();
+      parts_[level]->FindMatches(text, out);
+      size_t kept = first;
+      for (size_t i = first; i < out.size(); ++i) {
+        if (out[i].end == out[i].start) continue;
+        out[kept++] = {out[i].start + base, out[i].end + base, true};
+      }
+      out.resize(kept);
+      return;
+    }
+    // One list per level, sized before any is used (so that none moves while a lower level
+    // runs).
+    static thread_local std::vector<std::vector<PatternMatch>> scratch;
+    if (scratch.size() < parts_.size()) scratch.resize(parts_.size());
+    std::vector<PatternMatch>& spans = scratch[level];
+    spans.clear();
+    parts_[level]->FindMatches(text, spans);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const PatternMatch m = spans[i];
+      if (m.end == m.start) continue;
+      Refine(level + 1, text.substr(m.start, m.end - m.start), base + m.start, out);
+    }
+  }
+
+  std::vector<const SplitPattern*> parts_;
+};
+
 class SequencePreTokenizer : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> parts)
-      : parts_(std::move(parts)) {}
+      : parts_(std::move(parts)) {
+    // Several Isolated splits followed by the plain ByteLevel mapping (DeepSeek V3): fused as
+    // one chained pattern.
+    if (parts_.size() < 3) return;
+    auto* byte_level = dynamic_cast<const ByteLevelPreTokenizer*>(parts_.back().get());
+    if (byte_level == nullptr || !byte_level->PlainMapping()) return;
+    std::vector<const SplitPattern*> patterns;
+    for (size_t i = 0; i + 1 < parts_.size(); ++i) {
+      auto* split = dynamic_cast<const SplitPreTokenizer*>(parts_[i].get());
+      if (split == nullptr || !split->Isolated()) return;
+      patterns.push_back(split->pattern());
+    }
+    chained_ = std::make_unique<ChainedPattern>(std::move(patterns));
+  }
   void Apply(SplitList& list) const override {
     for (const auto& p : parts_) p->Apply(list);
   }
-  // [Split, ByteLevel without prefix or regex], or a single fused part.
+  // [Split, ByteLevel without prefix or regex], [Isolated Split..., ByteLevel without prefix or
+  // regex], or a single fused part.
   bool Fused(FusedSplit& out) const override {
+    if (chained_ != nullptr) {
+      out = {chained_.get(), true, true, true};
+      return true;
+    }
     if (parts_.size() == 1) return parts_[0]->Fused(out);
     if (parts_.size() != 2) return false;
     auto* byte_level = dynamic_cast<const ByteLevelPreTokenizer*>(parts_[1].get());
@@ -197,6 +258,7 @@ class SequencePreTokenizer : public PreTokenizer {
 
  private:
   std::vector<std::unique_ptr<PreTokenizer>> parts_;
+  std::unique_ptr<ChainedPattern> chained_;
 };
 
 }  // namespace
