@@ -487,7 +487,8 @@ std::unique_ptr<SplitPattern> MakeFastPattern(std::string_view source) {
   if (source == kDeepSeekDigits) {
     return std::make_unique<FastPattern<&MatchDigits3>>("deepseek-digits");
   }
-  if (source == kDeepSeekCjk) return std::make_unique<FastPattern<&MatchDeepSeekCjk>>("deepseek-cjk");
+  if (source == kDeepSeekCjk)
+    return std::make_unique<FastPattern<&MatchDeepSeekCjk>>("deepseek-cjk");
   if (source == kDeepSeekWords) return std::make_unique<FastPattern<&MatchDeepSeek>>("deepseek");
   return nullptr;
 }

@@ -4,10 +4,12 @@
 // on random text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "llm/internal/byte_level.h"
+#include "llm/internal/pre_tokenizer.h"
 #include "llm/internal/regex.h"
 #include "llm/internal/split_pattern.h"
 #include "llm/internal/utf8.h"
@@ -265,7 +267,18 @@ TEST(SplitPatternTest, HandWrittenMatchersAgreeWithTheEngine) {
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+      // DeepSeek V3's three, as its tokenizer.json holds them after JSON unescaping.
+      R"(\p{N}{1,3})",
+      "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+      "[!\"#$%&'()*+,\\-./"
+      ":;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+      "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
   };
+  // Every pattern with a hand-written matcher is among them.
+  for (const std::string& source : internal::FastPatternSources()) {
+    EXPECT_TRUE(std::find(std::begin(sources), std::end(sources), source) != std::end(sources))
+        << source;
+  }
   // Random text from an alphabet of every class the patterns care about.
   const char* alphabet[] = {"a",
                             "Z",
@@ -303,7 +316,20 @@ TEST(SplitPatternTest, HandWrittenMatchersAgreeWithTheEngine) {
                             "😀",
                             "\xe2\x80\x8d",
                             "_",
-                            "-"};
+                            "-",
+                            "$",
+                            "+",
+                            "\xe2\x82\xac",  // euro sign (Sc)
+                            "\xc2\xa1",      // inverted ! (Po)
+                            "\x0b",          // vertical tab: \s, not [\r\n]
+                            "\xe3\x81\x81",  // hiragana small a
+                            "\xe3\x82\xa2",  // katakana a
+                            "\xe3\x82\xa0",  // U+30A0 (Pd, in DeepSeek's CJK range)
+                            "\xe9\xbe\xa5",  // U+9FA5, the last of the CJK range
+                            "\xe9\xbe\xa6",  // U+9FA6, just past it
+                            "\xe3\x90\x80",  // U+3400 (CJK extension A, not in it)
+                            "A",
+                            "12345"};
   std::mt19937 rng(11);
   std::vector<std::string> texts;
   for (int i = 0; i < 3000; ++i) {
@@ -334,6 +360,48 @@ TEST(SplitPatternTest, HandWrittenMatchersAgreeWithTheEngine) {
       }
       if (!same && failures++ < 3) ADD_FAILURE() << fast->Name() << " differs on \"" << t << "\"";
     }
+  }
+}
+
+// A Sequence of Isolated Splits and the plain ByteLevel mapping (DeepSeek V3's setup) runs
+// fused as one chained pattern; its pieces are the ones the split-list path makes.
+TEST(PreTokenizerTest, ChainedIsolatedSplitsMatchTheSplitListPath) {
+  json split = {{"type", "Split"}, {"behavior", "Isolated"}, {"invert", false}};
+  json digits = split, cjk = split, words = split;
+  digits["pattern"] = {{"Regex", R"(\p{N}{1,3})"}};
+  cjk["pattern"] = {{"Regex", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}};
+  words["pattern"] = {{"Regex", R"( ?\p{L}+|\s+)"}};  // a general-engine pattern among them
+  json config = {{"type", "Sequence"},
+                 {"pretokenizers",
+                  {digits,
+                   cjk,
+                   words,
+                   {{"type", "ByteLevel"},
+                    {"add_prefix_space", false},
+                    {"trim_offsets", true},
+                    {"use_regex", false}}}}};
+  auto pre = internal::MakePreTokenizer(config);
+  ASSERT_TRUE(pre.ok()) << pre.status().ToString();
+  internal::FusedSplit fused;
+  ASSERT_TRUE((*pre)->Fused(fused));
+  EXPECT_TRUE(fused.keep_matches && fused.keep_gaps && fused.byte_level);
+  for (std::string text : {"abc 12345 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\x8bx7  y!!\n",
+                           "1", "   ", "\xe3\x82\xa2\xe3\x82\xa2 99999999 a1b2 , .", ""}) {
+    if (text.empty()) continue;
+    std::vector<internal::PatternMatch> spans;
+    fused.pattern->FindMatches(text, spans);
+    std::vector<std::string> from_fused;
+    for (const auto& m : spans) from_fused.push_back(text.substr(m.start, m.end - m.start));
+    internal::SplitList list;
+    list.buffer = text;
+    list.splits = {{0, static_cast<uint32_t>(text.size()), false}};
+    (*pre)->Apply(list);
+    std::vector<std::string> from_list;
+    for (const auto& s : list.splits) {
+      // The list path marks pieces byte-level without writing the mapping out.
+      from_list.emplace_back(list.Text(s));
+    }
+    EXPECT_EQ(from_fused, from_list) << text;
   }
 }
 
