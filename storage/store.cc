@@ -7,6 +7,7 @@
 #include <set>
 
 #include "storage/internal/answer_times.h"
+#include "storage/internal/json_string_array.h"
 #include "storage/internal/random_uid.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
@@ -860,30 +861,6 @@ Result<std::vector<ContextState>> ContextStates(
   return states;
 }
 
-// A JSON array of strings (for json_each).
-std::string JsonStringArray(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ",";
-    out += '"';
-    for (unsigned char c : items[i]) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += static_cast<char>(c);
-      } else if (c < 0x20) {
-        static const char kHex[] = "0123456789abcdef";
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-    out += '"';
-  }
-  return out + "]";
-}
-
 // The questions of item ?1 the job no longer asks: waiting, and either of a prompt that is not
 // one of ?2 (a JSON array of the prompts asked about the item now; a prompt that no longer
 // applies to it, e.g. chapters of a document, is not) or about a superseded context. (Over
@@ -949,7 +926,7 @@ Result<RetiredContexts> Store::RetireContexts(
   RetiredContexts out;
   std::vector<std::string> prompt_list;
   for (const auto& [prompt, key] : current) prompt_list.push_back(prompt);
-  const std::string prompts = JsonStringArray(prompt_list);
+  const std::string prompts = internal::JsonStringArray(prompt_list);
   // Most runs change nothing: look before taking the write lock.
   REEL_ASSIGN_OR_RETURN(std::vector<ContextState> states, ContextStates(db, item_id, current));
   REEL_ASSIGN_OR_RETURN(bool stale_tasks, StaleTasksOrRestored(db, item_id, prompts));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "storage/internal/json_string_array.h"
 #include "storage/internal/random_uid.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
@@ -75,29 +76,6 @@ Result<TaskRecord> ReadTask(const Statement& s) {
   return t;
 }
 
-std::string JsonList(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ",";
-    out += '"';
-    for (unsigned char c : items[i]) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += static_cast<char>(c);
-      } else if (c < 0x20) {
-        static const char kHex[] = "0123456789abcdef";
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-    out += '"';
-  }
-  return out + "]";
-}
-
 // Writes the outcome columns of request `request_id` with `status`.
 Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const SendOutcome& o) {
   REEL_ASSIGN_OR_RETURN(
@@ -116,7 +94,7 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
   std::optional<int64_t> http;
   if (o.http_status) http = *o.http_status;
   std::optional<std::string> reasons;
-  if (!o.retry_reasons.empty()) reasons = JsonList(o.retry_reasons);
+  if (!o.retry_reasons.empty()) reasons = internal::JsonStringArray(o.retry_reasons);
   update.Bind(1, request_id)
       .Bind(2, status)
       .Bind(3, error)

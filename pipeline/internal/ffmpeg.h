@@ -63,10 +63,10 @@ int RawEnumValue(const Enum& field) {
   return raw;
 }
 
-// Whether a video stream's samples use the full (JPEG) range: its color_range says so, or its
-// pixel format is one of the yuvj formats. Reads the fields as raw ints (RawEnumValue).
-inline bool StreamFullRange(const AVCodecParameters& par) {
-  switch (par.format) {  // an int field
+// Whether samples use the full (JPEG) range: the color_range says so, or the pixel format is one
+// of the yuvj formats. Takes the fields as raw ints (RawEnumValue).
+inline bool IsFullRange(int pixel_format, int color_range) {
+  switch (pixel_format) {
     case AV_PIX_FMT_YUVJ420P:
     case AV_PIX_FMT_YUVJ422P:
     case AV_PIX_FMT_YUVJ444P:
@@ -74,8 +74,13 @@ inline bool StreamFullRange(const AVCodecParameters& par) {
     case AV_PIX_FMT_YUVJ411P:
       return true;
     default:
-      return RawEnumValue(par.color_range) == AVCOL_RANGE_JPEG;
+      return color_range == AVCOL_RANGE_JPEG;
   }
+}
+
+// A video stream's range, from its parameters.
+inline bool StreamFullRange(const AVCodecParameters& par) {
+  return IsFullRange(par.format, RawEnumValue(par.color_range));
 }
 
 // FFmpeg's text for an error code.

@@ -8,16 +8,7 @@ namespace {
 // A decoder can leave any number in an enum field of a damaged stream (colorspace 32 was seen by
 // the frames_json fuzz target): fields are read with RawEnumValue (ffmpeg.h).
 bool IsFullRange(const AVFrame* frame) {
-  switch (frame->format) {
-    case AV_PIX_FMT_YUVJ420P:
-    case AV_PIX_FMT_YUVJ422P:
-    case AV_PIX_FMT_YUVJ444P:
-    case AV_PIX_FMT_YUVJ440P:
-    case AV_PIX_FMT_YUVJ411P:
-      return true;
-    default:
-      return RawEnumValue(frame->color_range) == AVCOL_RANGE_JPEG;
-  }
+  return internal::IsFullRange(frame->format, RawEnumValue(frame->color_range));
 }
 
 // The YUV->RGB matrix. Untagged video follows the usual player guess: BT.709 for HD sizes,
