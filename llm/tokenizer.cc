@@ -1,12 +1,14 @@
 #include "llm/tokenizer.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
 #include "llm/internal/added_vocabulary.h"
 #include "llm/internal/bpe_model.h"
+#include "llm/internal/char_words.h"
 #include "llm/internal/decoder.h"
 #include "llm/internal/normalizer.h"
 #include "llm/internal/post_processor.h"
@@ -30,6 +32,10 @@ struct Tokenizer::Impl {
   std::string description;
   internal::FusedSplit fused;  // the pre-tokenizer as one pattern, when it is one
   bool has_fused = false;
+  // SentencePiece-style: the normalizer a character substitution, the pre-tokenizer leaving
+  // text whole, no normalized added tokens; the model cuts raw text into words
+  // (internal/char_words.h).
+  bool char_words = false;
 
   void EncodeText(std::string_view text, std::vector<uint32_t>& ids) const;
   void EncodeNormalized(std::string_view text, std::vector<uint32_t>& ids) const;
@@ -161,6 +167,13 @@ Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& 
   if (!added.ok()) return fail(added.status());
   impl->added = std::move(added).value();
 
+  internal::CharSubstitution substitution;
+  if (impl->normalizer != nullptr && impl->normalizer->Substitution(substitution) &&
+      (impl->pre_tokenizer == nullptr || impl->pre_tokenizer->KeepsWhole(substitution.from)) &&
+      !impl->added->HasTokens(true)) {
+    impl->char_words = impl->model->EnableCharWords(substitution);
+  }
+
   std::string& d = impl->description;
   d += "normalizer: ";
   Describe(root.value("normalizer", json()), d);
@@ -173,6 +186,12 @@ Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& 
   Describe(root.value("post_processor", json()), d);
   d += "\ndecoder: ";
   Describe(root.value("decoder", json()), d);
+  if (impl->char_words) {
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", substitution.to);
+    d += std::string("\nfast path: SentencePiece words, cut before ") + code + " except after " +
+         std::to_string(impl->model->char_words()->Joiners().size()) + " characters";
+  }
   return Tokenizer(std::move(impl));
 }
 
@@ -180,6 +199,19 @@ Result<Tokenizer> Tokenizer::FromJson(std::string_view text, const std::string& 
 // split out -> pre-tokenized -> model.
 void Tokenizer::Impl::EncodeText(std::string_view text, std::vector<uint32_t>& ids) const {
   if (text.empty()) return;
+  if (char_words) {
+    // (The same pieces, normalized and tokenized whole by the model.)
+    Scratch& scratch = GetScratch(0);
+    std::vector<AddedPiece>& pieces = scratch.raw_pieces;
+    pieces.clear();
+    if (added->HasTokens(false)) {
+      added->Split(text, false, pieces);
+    } else {
+      pieces.push_back({0, static_cast<uint32_t>(text.size()), -1});
+    }
+    model->TokenizeCharWords(text, pieces, ids);
+    return;
+  }
   if (!added->HasTokens(false)) {
     EncodeNormalized(text, ids);
     return;

@@ -39,12 +39,16 @@ constexpr uint32_t kSentinel = MergeTable::kMaxId + 1;
 // One piece being merged: a list of symbols at fixed positions (a merge joins a symbol with
 // the next one alive, which leaves the list), so nothing is moved.
 struct Lane {
-  BytePiece* piece;
+  uint32_t* out;  // where the merged ids go
+  uint32_t* out_count;
   uint32_t n;  // the piece's bytes are at positions 1..n; 0 and n + 1 hold kSentinel
   // The position of the last merge, whose pairs with its neighbours are to be looked up in the
   // buckets prefetched (and the buckets); 0 when none.
   uint32_t pending;
   uint32_t pending_bucket[2];
+  // A piece loaded from ids: the ranks of all its pairs are to be looked up (their buckets were
+  // prefetched when it was loaded).
+  bool initial;
   uint8_t next[kArray], prev[kArray];  // the neighbours alive of each position alive
   uint32_t ids[kArray];
   // ranks[i]: the pair (ids[i], ids[next[i]]) of a position alive; kNoMerge for the others.
@@ -172,9 +176,11 @@ class Merger {
   void Load(Lane& lane, BytePiece& piece) const {
     const unsigned char* b = piece.bytes;
     const uint32_t n = piece.length;
-    lane.piece = &piece;
+    lane.out = piece.ids;
+    lane.out_count = &piece.count;
     lane.n = n;
     lane.pending = 0;
+    lane.initial = false;
     lane.ids[0] = kSentinel;
     lane.ranks[0] = kNoMerge;
     for (uint32_t i = 0; i < n; ++i) {
@@ -194,10 +200,45 @@ class Merger {
     }
   }
 
+  // A piece given as ids: the buckets of its pairs are prefetched; Resolve reads them.
+  void Load(Lane& lane, IdPiece& piece) const {
+    const uint32_t n = piece.length;
+    lane.out = piece.ids;
+    lane.out_count = &piece.count;
+    lane.n = n;
+    lane.pending = 0;
+    lane.initial = true;
+    lane.ids[0] = kSentinel;
+    lane.ranks[0] = kNoMerge;
+    for (uint32_t i = 0; i < n; ++i) {
+      lane.ids[i + 1] = piece.ids[i];
+      lane.next[i] = static_cast<uint8_t>(i + 1);
+      lane.prev[i + 1] = static_cast<uint8_t>(i);
+    }
+    lane.next[n] = static_cast<uint8_t>(n + 1);
+    lane.ids[n + 1] = kSentinel;
+    for (uint32_t i = 1; i < n; ++i) {
+      merges_.PrefetchBucket(merges_.Locate(lane.ids[i], lane.ids[i + 1]));
+    }
+    for (uint32_t i = n; i < n + kBlock; i += 4) {
+      std::memcpy(lane.ranks + i, kNoMerges, sizeof kNoMerges);
+    }
+  }
+
   // Looks up the ranks of the last merge's new pairs. (A round does this for every lane before
   // any lane's Step: the ranks are written as single words and read back as vectors, and a
   // vector load right behind such stores waits for them to reach the cache.)
   void Resolve(Lane& lane) const {
+    if (lane.initial) [[unlikely]] {
+      for (uint32_t i = 1; i < lane.n; ++i) {
+        const uint32_t rank = Isa::RankIn(merges_, merges_.Locate(lane.ids[i], lane.ids[i + 1]),
+                                          lane.ids[i], lane.ids[i + 1]);
+        lane.ranks[i] = ToRank(rank);
+        merges_.PrefetchMerged(rank);
+      }
+      lane.initial = false;
+      return;
+    }
     if (const uint32_t p = lane.pending; p != 0) {
       const uint32_t left = lane.prev[p], right = lane.next[p];
       const uint32_t r0 = Isa::RankIn(merges_, lane.pending_bucket[0], lane.ids[left], lane.ids[p]);
@@ -217,11 +258,10 @@ class Merger {
     int32_t best;
     const uint32_t at = Isa::FindLowest(lane.ranks, lane.n + 1, best);
     if (best == kNoMerge) {
-      BytePiece& piece = *lane.piece;
       uint32_t count = 0;
       for (uint32_t i = lane.next[0]; i <= lane.n; i = lane.next[i])
-        piece.ids[count++] = lane.ids[i];
-      piece.count = count;
+        lane.out[count++] = lane.ids[i];
+      *lane.out_count = count;
       return false;
     }
     Apply(lane, at, static_cast<uint32_t>(best));
@@ -254,8 +294,8 @@ class Merger {
   const MergeTable& merges_;
 };
 
-template <class Isa>
-inline void MergePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces) {
+template <class Isa, class Piece>
+inline void MergePieces(const ByteMergeTables& tables, std::span<Piece> pieces) {
   // Enough pieces in flight that a prefetch has a few hundred instructions to arrive (32 was
   // fastest on the benchmark: the lookups of 8 still waited on memory).
   constexpr size_t kLanes = 32;
@@ -291,6 +331,10 @@ REEL_AVX2 __attribute__((flatten)) void MergePiecesAvx2(const ByteMergeTables& t
                                                         std::span<BytePiece> pieces) {
   MergePieces<Avx2>(tables, pieces);
 }
+REEL_AVX2 __attribute__((flatten)) void MergeIdPiecesAvx2(const ByteMergeTables& tables,
+                                                          std::span<IdPiece> pieces) {
+  MergePieces<Avx2>(tables, pieces);
+}
 #endif
 
 }  // namespace
@@ -301,6 +345,19 @@ void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces,
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
   if (avx2 && instructions == MergeInstructions::kBest) {
     MergePiecesAvx2(tables, pieces);
+    return;
+  }
+#endif
+  MergePieces<Portable>(tables, pieces);
+}
+
+void MergeIdPieces(const MergeTable& merges, std::span<IdPiece> pieces,
+                   MergeInstructions instructions) {
+  const ByteMergeTables tables{&merges, nullptr, nullptr};
+#if defined(REEL_HAVE_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+  if (avx2 && instructions == MergeInstructions::kBest) {
+    MergeIdPiecesAvx2(tables, pieces);
     return;
   }
 #endif

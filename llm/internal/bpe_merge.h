@@ -1,11 +1,13 @@
-// The merge loop of byte-level BPE for many pieces at once. Each piece starts as the ids of its
-// bytes and is merged lowest rank first, leftmost first among equal ranks (the library's
-// order). The pieces are merged round-robin, one merge of each per round: the merge-table
-// lookups a merge needs are prefetched when it is made and read a round later, so the lookups
-// of all pieces overlap instead of each waiting for memory in turn. On text not seen before
-// nearly every lookup misses the CPU caches, and that wait was most of the tokenizer's time.
+// The merge loop of BPE for many pieces at once. Each piece starts as the ids of its bytes
+// (byte-level pieces) or as given ids (the characters of SentencePiece-style words) and is merged
+// lowest rank first, leftmost first among equal ranks (the library's order). The pieces are merged
+// round-robin, one merge of each per round: the merge-table lookups a merge needs are prefetched
+// when it is made and read a round later, so the lookups of all pieces overlap instead of each
+// waiting for memory in turn. On text not seen before nearly every lookup misses the CPU caches,
+// and that wait was most of the tokenizer's time.
 //
-// Thread safety: MergeBytePieces only reads the tables; it may run concurrently.
+// Thread safety: MergeBytePieces and MergeIdPieces only read the tables; they may run
+// concurrently.
 #pragma once
 
 #include <cstddef>
@@ -42,5 +44,21 @@ enum class MergeInstructions { kBest, kPortable };
 
 void MergeBytePieces(const ByteMergeTables& tables, std::span<BytePiece> pieces,
                      MergeInstructions instructions = MergeInstructions::kBest);
+
+// The longest piece MergeIdPieces takes, in ids.
+inline constexpr size_t kMaxMergePieceIds = kMaxMergePieceBytes;
+
+// A piece given as ids: `ids` holds its `length` first ids (2 to kMaxMergePieceIds, each at most
+// MergeTable::kMaxId) and receives the merged ones, their number in `count`.
+struct IdPiece {
+  uint32_t length;
+  uint32_t count;
+  uint32_t* ids;
+};
+
+// The same loop for pieces given as ids (their first ranks come from the merge table, looked up
+// a round after their buckets are prefetched).
+void MergeIdPieces(const MergeTable& merges, std::span<IdPiece> pieces,
+                   MergeInstructions instructions = MergeInstructions::kBest);
 
 }  // namespace reel::llm::internal

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/internal/byte_level.h"
+#include "llm/internal/char_words.h"
 #include "llm/internal/json_util.h"
 #include "llm/internal/utf8.h"
 
@@ -19,28 +20,30 @@ using nlohmann::json;
 
 std::atomic<uint64_t> g_next_owner{1};
 
-// Per-thread caches of recently tokenized pieces, for the few most recently used models.
+// Per-thread caches of recently tokenized pieces, for the few most recently used models: plain
+// pieces, byte-level pieces, raw words of TokenizeCharWords (keyed before the substitution).
+enum CacheKind { kPlainPieces = 0, kByteLevelPieces = 1, kRawWords = 2 };
 struct ThreadCaches {
   struct Entry {
     uint64_t owner;
-    PieceCache caches[2];
+    PieceCache caches[3];
   };
   std::vector<std::unique_ptr<Entry>> entries;  // most recently used first
 
-  PieceCache& Get(uint64_t owner, bool byte_level) {
-    if (!entries.empty() && entries[0]->owner == owner) return entries[0]->caches[byte_level];
+  PieceCache& Get(uint64_t owner, int kind) {
+    if (!entries.empty() && entries[0]->owner == owner) return entries[0]->caches[kind];
     for (size_t i = 1; i < entries.size(); ++i) {
       if (entries[i]->owner == owner) {
         std::rotate(entries.begin(), entries.begin() + static_cast<long>(i),
                     entries.begin() + static_cast<long>(i) + 1);
-        return entries[0]->caches[byte_level];
+        return entries[0]->caches[kind];
       }
     }
     if (entries.size() >= 4) entries.pop_back();
     auto e = std::make_unique<Entry>();
     e->owner = owner;
     entries.insert(entries.begin(), std::move(e));
-    return entries[0]->caches[byte_level];
+    return entries[0]->caches[kind];
   }
 };
 
@@ -89,6 +92,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
     m->vocab_.Put(token, id);
     max_id = std::max(max_id, id);
   }
+  m->max_id_ = max_id;
   m->id_to_entry_.assign(m->vocab_.size() == 0 ? 0 : max_id + 1, -1);
   for (size_t e = 0; e < m->vocab_.size(); ++e) {
     m->id_to_entry_[m->vocab_.Value(e)] = static_cast<int64_t>(e);
@@ -100,6 +104,17 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
     }
     m->unk_id_ = *unk;
   }
+
+  // The byte-fallback and unk tokens (merges of them rule out TokenizeCharWords).
+  std::vector<bool> fallback_token(m->vocab_.size() == 0 ? 0 : max_id + 1, false);
+  if (m->byte_fallback_) {
+    for (int byte = 0; byte < 256; ++byte) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", byte);
+      if (const uint32_t* id = m->vocab_.Find(std::string_view(name))) fallback_token[*id] = true;
+    }
+  }
+  if (m->unk_id_) fallback_token[*m->unk_id_] = true;
 
   if (!tables.has_merges) return Unsupported(what + ": \"merges\" must be a list");
   m->merges_.Reserve(tables.merges.size());
@@ -142,6 +157,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::Make(const json& config, const Vocab
       return Unsupported(what + ": more than 2,097,150 token ids or 4,194,303 merges");
     }
     m->merges_.Put(*ia, *ib, rank, *im);
+    if (fallback_token[*ia] || fallback_token[*ib]) m->merges_fallback_tokens_ = true;
     ++rank;
   }
   m->merge_count_ = rank;
@@ -220,7 +236,7 @@ std::optional<std::string_view> BpeModel::IdToToken(uint32_t id) const {
 }
 
 PieceCache& BpeModel::ThreadCache(bool byte_level) const {
-  return Caches().Get(cache_owner_, byte_level);
+  return Caches().Get(cache_owner_, byte_level ? kByteLevelPieces : kPlainPieces);
 }
 
 void BpeModel::Tokenize(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const {
@@ -279,6 +295,23 @@ struct PieceBatch {
   std::vector<BytePiece> merges;
   std::vector<uint32_t> buffer;
   std::vector<uint32_t> long_ids;
+  // TokenizeWords: added tokens' ids (padded: four ids are read from each), words given as ids,
+  // a word substituted.
+  uint32_t tokens[kPieceBatch + 3];
+  std::vector<IdPiece> id_pieces;
+  std::string substituted;
+};
+
+PieceBatch& Batch() {
+  static thread_local PieceBatch batch;
+  return batch;
+}
+
+// Per-thread space of TokenizeCharWords.
+struct CharWordsScratch {
+  std::string buffer;  // the texts with the prefix, when there is one
+  std::vector<AddedPiece> prefixed;
+  std::vector<PieceSpan> words;
 };
 
 }  // namespace
@@ -289,8 +322,7 @@ struct PieceBatch {
 // cache the new ones (after (4): an insertion may move what the found ones point into).
 void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSpan> pieces,
                                   PieceCache& cache, std::vector<uint32_t>& out) const {
-  static thread_local PieceBatch batch;
-  PieceBatch& s = batch;
+  PieceBatch& s = Batch();
   auto piece_text = [&](size_t i) {
     return text.substr(pieces[i].start, pieces[i].end - pieces[i].start);
   };
@@ -374,6 +406,173 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
       std::string_view piece = piece_text(b + k);
       if (piece.size() <= kMaxCachedPieceBytes) {
         cache.Insert(piece, s.hashes[k], s.ids[k], s.counts[k]);
+      }
+    }
+  }
+}
+
+bool BpeModel::EnableCharWords(const CharSubstitution& substitution) {
+  char_words_.reset();
+  if (!prefix_.empty() || !suffix_.empty() || ignore_merges_ || merges_fallback_tokens_ ||
+      max_id_ > MergeTable::kMaxId) {
+    return false;
+  }
+  std::vector<uint32_t> byte_ids;
+  if (byte_fallback_) {
+    for (int byte = 0; byte < 256; ++byte) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", byte);
+      const uint32_t* id = vocab_.Find(std::string_view(name));
+      if (id == nullptr) {
+        byte_ids.clear();
+        break;
+      }
+      byte_ids.push_back(*id);
+    }
+  }
+  // A character with neither a token nor byte fallback, and no unk token, is dropped: its
+  // neighbours would meet across it, and a cut next to it could separate them.
+  if (byte_ids.empty() && !unk_id_) return false;
+  char_words_ = CharWords::Make(vocab_, substitution, byte_ids);
+  return char_words_ != nullptr;
+}
+
+void BpeModel::TokenizeCharWords(std::string_view text, std::span<const AddedPiece> pieces,
+                                 std::vector<uint32_t>& out) const {
+  PieceCache& cache = Caches().Get(cache_owner_, kRawWords);
+  static thread_local CharWordsScratch scratch;
+  const std::string& prefix = char_words_->substitution().prefix;
+  if (!prefix.empty()) {
+    // Each text with the prefix before it, in one buffer (the prefix has no replaced
+    // character: as raw text, it stands for itself).
+    scratch.buffer.clear();
+    scratch.prefixed.clear();
+    for (const AddedPiece& p : pieces) {
+      if (p.end == p.start || p.id >= 0) {
+        scratch.prefixed.push_back(p);
+        continue;
+      }
+      const auto at = static_cast<uint32_t>(scratch.buffer.size());
+      scratch.buffer += prefix;
+      scratch.buffer.append(text.substr(p.start, p.end - p.start));
+      scratch.prefixed.push_back({at, static_cast<uint32_t>(scratch.buffer.size()), -1});
+    }
+    text = scratch.buffer;
+    pieces = scratch.prefixed;
+  }
+  // Words of several texts go together (a line is a text in files whose added tokens include
+  // "\n"; its few words alone would keep few merges in flight).
+  constexpr size_t kFlush = 4096;
+  std::vector<PieceSpan>& words = scratch.words;
+  words.clear();
+  for (const AddedPiece& p : pieces) {
+    if (p.end == p.start) continue;
+    if (p.id >= 0) {
+      words.push_back({static_cast<uint32_t>(p.id), kTokenSpan});
+    } else {
+      char_words_->Cut(text.substr(p.start, p.end - p.start), p.start, words);
+    }
+    if (words.size() >= kFlush) {
+      TokenizeWords(text, words, cache, out);
+      words.clear();
+    }
+  }
+  TokenizeWords(text, words, cache, out);
+}
+
+// As TokenizeBytePieces: batches of words hashed and prefetched, looked up, the new ones merged
+// together, every word's ids appended, the new ones cached.
+void BpeModel::TokenizeWords(std::string_view text, std::span<const PieceSpan> words,
+                             PieceCache& cache, std::vector<uint32_t>& out) const {
+  PieceBatch& s = Batch();
+  auto word_text = [&](size_t i) {
+    return text.substr(words[i].start, words[i].end - words[i].start);
+  };
+  for (size_t b = 0; b < words.size(); b += kPieceBatch) {
+    const size_t n = std::min(kPieceBatch, words.size() - b);
+    for (size_t k = 0; k < n; ++k) {
+      if (words[b + k].end == kTokenSpan) continue;
+      s.hashes[k] = HashBytes(word_text(b + k));
+      cache.Prefetch(s.hashes[k]);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (words[b + k].end != kTokenSpan) cache.PrefetchEntry(s.hashes[k]);
+    }
+    size_t miss_count = 0, miss_bytes = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (words[b + k].end == kTokenSpan) {
+        s.tokens[k] = words[b + k].start;
+        s.ids[k] = &s.tokens[k];
+        s.counts[k] = 1;
+        continue;
+      }
+      std::string_view word = word_text(b + k);
+      size_t count = 0;
+      const uint32_t* ids =
+          word.size() <= kMaxCachedPieceBytes ? cache.Lookup(word, s.hashes[k], count) : nullptr;
+      if (ids != nullptr) {
+        s.ids[k] = ids;
+        s.counts[k] = static_cast<uint32_t>(count);
+        continue;
+      }
+      s.misses[miss_count++] = static_cast<uint32_t>(k);
+      miss_bytes += word.size();  // a word has at most one first id per byte
+    }
+    if (miss_count > 0) {
+      s.buffer.resize(miss_bytes + 3);
+      s.id_pieces.clear();
+      uint32_t* dest = s.buffer.data();
+      for (size_t m = 0; m < miss_count; ++m) {
+        const size_t k = s.misses[m];
+        std::string_view word = word_text(b + k);
+        uint32_t* ids = dest;
+        dest += word.size();
+        s.ids[k] = ids;
+        const uint32_t count = char_words_->FirstIds(word, ids);
+        s.counts[k] = count;
+        if (count == 1) continue;
+        if (count >= 2 && count <= kMaxMergePieceIds) {
+          s.merged[s.id_pieces.size()] = static_cast<uint32_t>(k);
+          s.id_pieces.push_back({count, 0, ids});
+          continue;
+        }
+        // Long words, and characters left to the unk token: the general way, on the word
+        // substituted (the same ids: a word merges on its own).
+        char_words_->Substitute(word, s.substituted);
+        s.long_ids.clear();
+        TokenizeUncached(s.substituted, false, s.long_ids);
+        // (No more ids than bytes: each character gives one id or its bytes' ids, and the
+        // substitute has a token.)
+        const size_t kept = std::min(s.long_ids.size(), word.size());
+        std::copy(s.long_ids.begin(), s.long_ids.begin() + static_cast<long>(kept), ids);
+        s.counts[k] = static_cast<uint32_t>(kept);
+      }
+      MergeIdPieces(merges_, s.id_pieces);
+      for (size_t j = 0; j < s.id_pieces.size(); ++j) {
+        s.counts[s.merged[j]] = s.id_pieces[j].count;
+      }
+    }
+    size_t total = 0;
+    for (size_t k = 0; k < n; ++k) total += s.counts[k];
+    const size_t at = out.size();
+    out.resize(at + total + 3);
+    uint32_t* o = out.data() + at;
+    for (size_t k = 0; k < n; ++k) {
+      if (s.counts[k] <= 4) {
+        uint32_t block[4];
+        std::memcpy(block, s.ids[k], sizeof block);
+        std::memcpy(o, block, sizeof block);
+      } else {
+        std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
+      }
+      o += s.counts[k];
+    }
+    out.resize(at + total);
+    for (size_t m = 0; m < miss_count; ++m) {
+      const size_t k = s.misses[m];
+      std::string_view word = word_text(b + k);
+      if (word.size() <= kMaxCachedPieceBytes) {
+        cache.Insert(word, s.hashes[k], s.ids[k], s.counts[k]);
       }
     }
   }

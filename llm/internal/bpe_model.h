@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "llm/internal/added_vocabulary.h"
 #include "llm/internal/bpe_merge.h"
 #include "llm/internal/hash_tables.h"
 #include "llm/internal/merge_table.h"
@@ -35,6 +36,9 @@ struct PieceSpan {
   uint32_t start;
   uint32_t end;
 };
+
+class CharWords;
+struct CharSubstitution;
 
 class BpeModel {
  public:
@@ -69,6 +73,19 @@ class BpeModel {
   // The longest piece the cache holds; longer ones are tokenized every time.
   static constexpr size_t kMaxCachedPieceBytes = 256;
 
+  // SentencePiece-style files (char_words.h): prepares TokenizeCharWords for a normalizer that
+  // is `substitution` and a pre-tokenizer that leaves the text whole. False when the model
+  // does not allow it (a continuing_subword_prefix or end_of_word_suffix, ignore_merges, a merge
+  // of a byte-fallback or unk token, ids beyond the merge table's range, characters that would
+  // be dropped for lack of both byte fallback and unk, "to" not a token). Call at load only.
+  bool EnableCharWords(const CharSubstitution& substitution);
+  const CharWords* char_words() const { return char_words_.get(); }
+  // After EnableCharWords: appends the ids of each piece of `text` in order: an added token's
+  // id, or for text what Tokenize(normalized text, false) appends, the whole piece normalized
+  // with the substitution. Words not cached yet are merged together (MergeIdPieces).
+  void TokenizeCharWords(std::string_view text, std::span<const AddedPiece> pieces,
+                         std::vector<uint32_t>& out) const;
+
  private:
   BpeModel() = default;
   struct Symbol {
@@ -76,6 +93,11 @@ class BpeModel {
     uint32_t length;  // bytes of the piece it covers (for the unk/byte-fallback order only)
   };
   void TokenizeUncached(std::string_view text, bool byte_level, std::vector<uint32_t>& out) const;
+  // TokenizeCharWords for the words of `text` (and added tokens: end == kTokenSpan, start the
+  // id).
+  void TokenizeWords(std::string_view text, std::span<const PieceSpan> words, PieceCache& cache,
+                     std::vector<uint32_t>& out) const;
+  static constexpr uint32_t kTokenSpan = 0xFFFFFFFFu;
   // TokenizePieces for byte-level pieces when simple_bytes_.
   void TokenizeBytePieces(std::string_view text, std::span<const PieceSpan> pieces,
                           PieceCache& cache, std::vector<uint32_t>& out) const;
@@ -116,6 +138,11 @@ class BpeModel {
   bool has_unk_token_ = false;
   std::string prefix_, suffix_;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
+  // Whether some merge has a byte-fallback token (<0x00>..<0xFF>, with byte_fallback) or the
+  // unk token as a side, and the largest id of the vocabulary.
+  bool merges_fallback_tokens_ = false;
+  uint32_t max_id_ = 0;
+  std::unique_ptr<CharWords> char_words_;
   uint64_t cache_owner_ = 0;  // identifies this model in the per-thread caches
 };
 

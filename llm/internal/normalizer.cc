@@ -1,5 +1,7 @@
 #include "llm/internal/normalizer.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "llm/internal/byte_level.h"
@@ -67,8 +69,18 @@ class StripNormalizer : public Normalizer {
 // Replace: every match of a pattern (a literal string or an Oniguruma regex) becomes `content`.
 class ReplaceNormalizer : public Normalizer {
  public:
-  ReplaceNormalizer(Regex regex, std::string content)
-      : regex_(std::move(regex)), content_(std::move(content)) {}
+  // `literal`: the pattern when it was a String (not a Regex).
+  ReplaceNormalizer(Regex regex, std::string content, std::optional<std::string> literal)
+      : regex_(std::move(regex)), content_(std::move(content)), literal_(std::move(literal)) {}
+  bool Substitution(CharSubstitution& out) const override {
+    if (!literal_ || literal_->empty() || content_.empty()) return false;
+    if (ValidUtf8Prefix(*literal_) != literal_->size()) return false;
+    if (ValidUtf8Prefix(content_) != content_.size()) return false;
+    if (CodePointCount(*literal_) != 1 || CodePointCount(content_) != 1) return false;
+    size_t i = 0, j = 0;
+    out = {NextCodePoint(*literal_, i), NextCodePoint(content_, j), ""};
+    return out.from != out.to;
+  }
   bool Normalize(std::string_view in, std::string& out) const override {
     if (in.empty()) return false;
     std::vector<std::pair<size_t, size_t>> matches;
@@ -88,11 +100,13 @@ class ReplaceNormalizer : public Normalizer {
  private:
   Regex regex_;
   std::string content_;
+  std::optional<std::string> literal_;
 };
 
 class PrependNormalizer : public Normalizer {
  public:
   explicit PrependNormalizer(std::string prefix) : prefix_(std::move(prefix)) {}
+  const std::string& prefix() const { return prefix_; }
   bool Normalize(std::string_view in, std::string& out) const override {
     if (in.empty()) return false;
     out.assign(prefix_);
@@ -154,6 +168,30 @@ class SequenceNormalizer : public Normalizer {
     if (changed) out.swap(current);
     return changed;
   }
+  bool Substitution(CharSubstitution& out) const override {
+    const Normalizer* replace = nullptr;
+    const PrependNormalizer* prepend = nullptr;
+    for (const auto& part : parts_) {
+      if (auto* p = dynamic_cast<const PrependNormalizer*>(part.get())) {
+        if (prepend != nullptr) return false;
+        prepend = p;
+      } else {
+        if (replace != nullptr) return false;
+        replace = part.get();
+      }
+    }
+    if (replace == nullptr || !replace->Substitution(out)) return false;
+    if (prepend != nullptr) {
+      if (!out.prefix.empty()) return false;  // (a Prepend in a Sequence inside too)
+      // (Without the replaced character, the prefix is the same before and after the
+      // replacement.)
+      std::string from;
+      AppendUtf8(from, out.from);
+      if (prepend->prefix().find(from) != std::string::npos) return false;
+      out.prefix = prepend->prefix();
+    }
+    return true;
+  }
 
  private:
   std::vector<std::unique_ptr<Normalizer>> parts_;
@@ -188,7 +226,14 @@ Result<std::unique_ptr<Normalizer>> MakeNormalizer(const json& config) {
   if (type == "Replace") {
     REEL_ASSIGN_OR_RETURN(Regex regex, PatternRegex(config, "normalizer Replace"));
     REEL_ASSIGN_OR_RETURN(std::string content, GetString(config, "content", "normalizer Replace"));
-    return std::unique_ptr<Normalizer>(new ReplaceNormalizer(std::move(regex), std::move(content)));
+    std::optional<std::string> literal;
+    if (auto p = config.find("pattern"); p != config.end() && p->is_object()) {
+      if (auto s = p->find("String"); s != p->end() && s->is_string()) {
+        literal = s->get<std::string>();
+      }
+    }
+    return std::unique_ptr<Normalizer>(
+        new ReplaceNormalizer(std::move(regex), std::move(content), std::move(literal)));
   }
   if (type == "Sequence") {
     auto it = config.find("normalizers");

@@ -5,6 +5,7 @@
 #include "llm/internal/byte_level.h"
 #include "llm/internal/json_util.h"
 #include "llm/internal/split_pattern.h"
+#include "llm/internal/utf8.h"
 
 namespace reel::llm::internal {
 
@@ -106,8 +107,19 @@ void SplitByPattern(const SplitPattern& pattern, Behavior behavior, bool invert,
 
 class SplitPreTokenizer : public PreTokenizer {
  public:
-  SplitPreTokenizer(std::unique_ptr<SplitPattern> pattern, Behavior behavior, bool invert)
-      : pattern_(std::move(pattern)), behavior_(behavior), invert_(invert) {}
+  // `literal`: the pattern when it was a String.
+  SplitPreTokenizer(std::unique_ptr<SplitPattern> pattern, Behavior behavior, bool invert,
+                    std::string literal = "")
+      : pattern_(std::move(pattern)),
+        behavior_(behavior),
+        invert_(invert),
+        literal_(std::move(literal)) {}
+  bool KeepsWhole(uint32_t absent) const override {
+    if (literal_.empty() || (behavior_ == Behavior::kRemoved && invert_)) return false;
+    std::string c;
+    AppendUtf8(c, absent);
+    return literal_.find(c) != std::string::npos;
+  }
   void Apply(SplitList& list) const override {
     std::vector<Split> out;
     out.reserve(list.splits.size() * 4);
@@ -133,6 +145,7 @@ class SplitPreTokenizer : public PreTokenizer {
   std::unique_ptr<SplitPattern> pattern_;
   Behavior behavior_;
   bool invert_;
+  std::string literal_;
 };
 
 class ByteLevelPreTokenizer : public PreTokenizer {
@@ -235,6 +248,12 @@ class SequencePreTokenizer : public PreTokenizer {
   void Apply(SplitList& list) const override {
     for (const auto& p : parts_) p->Apply(list);
   }
+  bool KeepsWhole(uint32_t absent) const override {
+    for (const auto& p : parts_) {
+      if (!p->KeepsWhole(absent)) return false;
+    }
+    return true;
+  }
   // [Split, ByteLevel without prefix or regex], [Isolated Split..., ByteLevel without prefix or
   // regex], or a single fused part.
   bool Fused(FusedSplit& out) const override {
@@ -282,13 +301,14 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const json& config, bool 
     REEL_ASSIGN_OR_RETURN(Behavior behavior, ParseBehavior(config, what));
     REEL_ASSIGN_OR_RETURN(bool invert, GetBool(config, "invert", what));
     auto pattern = config.find("pattern");
-    std::string source;
+    std::string source, literal;
     if (pattern != config.end() && pattern->is_object()) {
       if (auto s = pattern->find("String"); s != pattern->end() && s->is_string()) {
         if (s->get<std::string>().empty()) {
           return Unsupported(what + ": an empty string pattern");
         }
-        source = EscapeRegex(s->get<std::string>());
+        literal = s->get<std::string>();
+        source = EscapeRegex(literal);
       } else if (auto r = pattern->find("Regex"); r != pattern->end() && r->is_string()) {
         source = r->get<std::string>();
       }
@@ -299,7 +319,7 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const json& config, bool 
     auto p = MakeRegexPattern(source, allow_fast);
     if (!p.ok()) return p.status().WithPrefix(what);
     return std::unique_ptr<PreTokenizer>(
-        new SplitPreTokenizer(std::move(p).value(), behavior, invert));
+        new SplitPreTokenizer(std::move(p).value(), behavior, invert, std::move(literal)));
   }
   if (type == "ByteLevel") {
     REEL_ASSIGN_OR_RETURN(bool prefix, GetBool(config, "add_prefix_space", what));

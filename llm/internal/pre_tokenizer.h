@@ -58,6 +58,10 @@ class PreTokenizer {
   virtual void Apply(SplitList& list) const = 0;
   // Describes this pre-tokenizer as a FusedSplit when it is one.
   virtual bool Fused(FusedSplit& out) const { return false; }
+  // Whether it leaves any text without the character `absent` (a code point) whole, as one
+  // piece: Splits on a String that contains it (they find nothing in such text), except
+  // Removed inverted (which drops the text).
+  virtual bool KeepsWhole(uint32_t absent) const { return false; }
 };
 
 // Builds the pre-tokenizer described by a "pre_tokenizer" object (null is handled by the
