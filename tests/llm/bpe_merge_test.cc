@@ -1,7 +1,7 @@
-// The merge table (llm/internal/merge_table.h) and the merge loop of byte-level pieces
-// (llm/internal/bpe_merge.h) against plain reference code: random merge lists (with repeated
-// pairs, as real files have, and enough merges that buckets overflow), random pieces over a
-// small alphabet so that they merge a lot, both instruction sets.
+// The merge table (llm/internal/merge_table.h) and the merge loops (llm/internal/bpe_merge.h)
+// of byte-level pieces and of pieces given as ids against plain reference code: random merge
+// lists (with repeated pairs, as real files have, and enough merges that buckets overflow),
+// random pieces over a small alphabet so that they merge a lot, both instruction sets.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,9 +50,7 @@ void MakeModel(Model& m, int merges, bool affine, uint32_t seed) {
 }
 
 // Lowest rank first, leftmost among equal ranks.
-std::vector<uint32_t> ReferenceMerge(const Model& m, const std::vector<unsigned char>& bytes) {
-  std::vector<uint32_t> ids;
-  for (unsigned char b : bytes) ids.push_back(m.byte_ids[b]);
+std::vector<uint32_t> ReferenceMergeIds(const Model& m, std::vector<uint32_t> ids) {
   while (true) {
     size_t best = ids.size();
     uint32_t best_rank = MergeTable::kNone, merged = 0;
@@ -68,6 +66,12 @@ std::vector<uint32_t> ReferenceMerge(const Model& m, const std::vector<unsigned 
     ids[best] = merged;
     ids.erase(ids.begin() + static_cast<long>(best) + 1);
   }
+}
+
+std::vector<uint32_t> ReferenceMerge(const Model& m, const std::vector<unsigned char>& bytes) {
+  std::vector<uint32_t> ids;
+  for (unsigned char b : bytes) ids.push_back(m.byte_ids[b]);
+  return ReferenceMergeIds(m, ids);
 }
 
 TEST(BpeMergeTest, TableFindsEveryMergeAndNothingElse) {
@@ -119,6 +123,37 @@ TEST(BpeMergeTest, MergeLoopsAgreeWithTheReference) {
       }
       EXPECT_GT(merged_some, 1500);
     }
+  }
+}
+
+// Pieces given as ids (SentencePiece-style words): any ids, merged ones among them, of every
+// length the loop takes.
+TEST(BpeMergeTest, MergeLoopOfIdPiecesAgreesWithTheReference) {
+  Model m;
+  MakeModel(m, 20000, /*affine=*/false, 6);
+  std::mt19937 rng(7);
+  std::vector<std::vector<uint32_t>> pieces_ids;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<uint32_t> ids(2 + rng() % (kMaxMergePieceIds - 1));
+    for (uint32_t& id : ids) {
+      const uint32_t r = rng() % 16;
+      id = r < 12 ? m.byte_ids[r] : r < 15 ? 256 + rng() % 20000 : rng() % (MergeTable::kMaxId + 1);
+    }
+    pieces_ids.push_back(ids);
+  }
+  for (MergeInstructions instructions : {MergeInstructions::kBest, MergeInstructions::kPortable}) {
+    std::vector<std::vector<uint32_t>> work = pieces_ids;
+    std::vector<IdPiece> pieces;
+    for (auto& ids : work) pieces.push_back({static_cast<uint32_t>(ids.size()), 0, ids.data()});
+    MergeIdPieces(m.table, pieces, instructions);
+    int merged_some = 0;
+    for (size_t i = 0; i < work.size(); ++i) {
+      std::vector<uint32_t> got(work[i].begin(), work[i].begin() + pieces[i].count);
+      ASSERT_EQ(got, ReferenceMergeIds(m, pieces_ids[i]))
+          << "piece " << i << ", portable " << (instructions == MergeInstructions::kPortable);
+      merged_some += got.size() < pieces_ids[i].size();
+    }
+    EXPECT_GT(merged_some, 1500);
   }
 }
 
