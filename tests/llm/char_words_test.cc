@@ -38,13 +38,13 @@ TEST(CharWordsTest, FastPathGivesTheIdsOfTheGeneralPath) {
   for (uint32_t seed = 0; seed < 150; ++seed) {
     testing::SentencePieceTokenizer spec = testing::RandomSentencePieceTokenizer(seed);
     Tokenizer fast = Make(spec.fast), general = Make(spec.general);
-    ASSERT_EQ(HasFastPath(fast), spec.expect_fast) << "seed " << seed << "\n"
-                                                   << fast.Description();
+    ASSERT_EQ(HasFastPath(fast), spec.expect_fast) << "seed " << seed << "\n" << fast.Description();
     ASSERT_FALSE(HasFastPath(general)) << general.Description();
     fast_count += HasFastPath(fast);
     std::mt19937 rng(seed);
-    std::vector<std::string> texts = {"", " ", "  ", "   a", "a   ", "\n", " \n ", "<t>",
-                                      "a<t> b", "\xe2\x96\x81", "> </", "z z", "\x01 \x01"};
+    std::vector<std::string> texts = {"",     " ",    "  ",       "   a",   "a   ",
+                                      "\n",   " \n ", "<t>",      "a<t> b", "\xe2\x96\x81",
+                                      "> </", "z z",  "\x01 \x01"};
     for (int i = 0; i < 150; ++i) {
       texts.push_back(testing::RandomSentencePieceText(spec, rng, rng() % 40));
     }
@@ -89,7 +89,10 @@ TEST(CharWordsTest, CutsOnlyWhereNoTokenHasTheCharactersOnBothSides) {
   EXPECT_EQ(got, (std::vector<std::string>{"a", " b> </c", "  d"}));
   // A raw '▁' is cut like a space.
   spans.clear();
-  words->Cut("a\xe2\x96\x81" "b", 0, spans);
+  words->Cut(
+      "a\xe2\x96\x81"
+      "b",
+      0, spans);
   EXPECT_EQ(spans.size(), 2u);
 
   // First ids: the space as '▁'; without a token and without byte fallback: 0.
@@ -101,15 +104,17 @@ TEST(CharWordsTest, CutsOnlyWhereNoTokenHasTheCharactersOnBothSides) {
   EXPECT_EQ(words->FirstIds("ab\xc3\xa9", ids), 0u);
   std::string substituted;
   words->Substitute(" a  \xc3\xa9", substituted);
-  EXPECT_EQ(substituted, "\xe2\x96\x81" "a\xe2\x96\x81\xe2\x96\x81\xc3\xa9");
+  EXPECT_EQ(substituted,
+            "\xe2\x96\x81"
+            "a\xe2\x96\x81\xe2\x96\x81\xc3\xa9");
 
   // With byte fallback, a character without a token becomes its bytes' tokens.
   std::vector<uint32_t> bytes(256);
   for (uint32_t b = 0; b < 256; ++b) bytes[b] = 1000 + b;
   auto with_bytes = CharWords::Make(vocab, CharSubstitution{' ', 0x2581, ""}, bytes);
   ASSERT_EQ(with_bytes->FirstIds("a\xc3\xa9 ", ids), 4u);
-  EXPECT_EQ(std::vector<uint32_t>(ids, ids + 4), (std::vector<uint32_t>{0, 1000 + 0xC3,
-                                                                        1000 + 0xA9, 4}));
+  EXPECT_EQ(std::vector<uint32_t>(ids, ids + 4),
+            (std::vector<uint32_t>{0, 1000 + 0xC3, 1000 + 0xA9, 4}));
   // '▁' must be a token of its own.
   StringIdMap no_space;
   no_space.Put("a", 0);

@@ -31,7 +31,7 @@ enum class SentencePieceFallback {
 struct SentencePieceTokenizer {
   nlohmann::json fast, general;
   SentencePieceFallback fallback;
-  bool expect_fast;              // whether `fast` should take the fast path
+  bool expect_fast;                   // whether `fast` should take the fast path
   std::vector<std::string> alphabet;  // characters texts are made of (tokens and not)
 };
 
@@ -59,8 +59,8 @@ inline SentencePieceTokenizer RandomSentencePieceTokenizer(uint32_t seed) {
       add(name);
     }
   }
-  std::vector<std::string> chars = {"a", "b", "c", ">", "<", "/", kSpace, "\xc3\xa9" /* é */,
-                                    "\xe6\x97\xa5" /* 日 */};
+  std::vector<std::string> chars = {
+      "a", "b", "c", ">", "<", "/", kSpace, "\xc3\xa9" /* é */, "\xe6\x97\xa5" /* 日 */};
   for (const std::string& c : chars) add(c);
   std::vector<std::string> tokens = chars;
   json merges = json::array();
@@ -128,9 +128,10 @@ inline SentencePieceTokenizer RandomSentencePieceTokenizer(uint32_t seed) {
                 {"behavior", "MergedWithPrevious"},
                 {"invert", false}};
   };
-  json root = {{"version", "1.0"},   {"truncation", nullptr}, {"padding", nullptr},
-               {"added_tokens", added}, {"normalizer", normalizer}, {"post_processor", nullptr},
-               {"decoder", nullptr},  {"model", model}};
+  json root = {{"version", "1.0"},         {"truncation", nullptr},
+               {"padding", nullptr},       {"added_tokens", added},
+               {"normalizer", normalizer}, {"post_processor", nullptr},
+               {"decoder", nullptr},       {"model", model}};
   t.fast = root;
   t.fast["pre_tokenizer"] = rng() % 2 ? json(nullptr) : split({{"String", " "}});
   t.general = root;
