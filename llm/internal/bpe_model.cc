@@ -298,6 +298,7 @@ struct PieceBatch {
   // TokenizeWords: added tokens' ids (padded: four ids are read from each), words given as ids,
   // a word substituted.
   uint32_t tokens[kPieceBatch + 3];
+  std::pair<uint32_t, uint32_t> repeats[kPieceBatch];  // (word, the same word earlier)
   std::vector<IdPiece> id_pieces;
   std::string substituted;
 };
@@ -488,8 +489,13 @@ void BpeModel::TokenizeWords(std::string_view text, std::span<const PieceSpan> w
   auto word_text = [&](size_t i) {
     return text.substr(words[i].start, words[i].end - words[i].start);
   };
+  constexpr size_t kSeenSlots = 2 * kPieceBatch;
+  constexpr uint16_t kEmptySeen = 0xFFFF;
+  uint16_t seen[kSeenSlots];
   for (size_t b = 0; b < words.size(); b += kPieceBatch) {
     const size_t n = std::min(kPieceBatch, words.size() - b);
+    std::fill(seen, seen + kSeenSlots, kEmptySeen);
+    size_t repeat_count = 0;
     for (size_t k = 0; k < n; ++k) {
       if (words[b + k].end == kTokenSpan) continue;
       s.hashes[k] = HashBytes(word_text(b + k));
@@ -515,6 +521,19 @@ void BpeModel::TokenizeWords(std::string_view text, std::span<const PieceSpan> w
         s.counts[k] = static_cast<uint32_t>(count);
         continue;
       }
+      // A word new twice in a batch (new text repeats itself) is merged once.
+      size_t slot = (s.hashes[k] >> 40) & (kSeenSlots - 1);
+      bool repeated = false;
+      for (; seen[slot] != kEmptySeen; slot = (slot + 1) & (kSeenSlots - 1)) {
+        const size_t j = seen[slot];
+        if (s.hashes[j] == s.hashes[k] && word_text(b + j) == word) {
+          s.repeats[repeat_count++] = {static_cast<uint32_t>(k), static_cast<uint32_t>(j)};
+          repeated = true;
+          break;
+        }
+      }
+      if (repeated) continue;
+      seen[slot] = static_cast<uint16_t>(k);
       s.misses[miss_count++] = static_cast<uint32_t>(k);
       miss_bytes += word.size();  // a word has at most one first id per byte
     }
@@ -551,6 +570,11 @@ void BpeModel::TokenizeWords(std::string_view text, std::span<const PieceSpan> w
       for (size_t j = 0; j < s.id_pieces.size(); ++j) {
         s.counts[s.merged[j]] = s.id_pieces[j].count;
       }
+    }
+    for (size_t r = 0; r < repeat_count; ++r) {
+      const auto [k, first] = s.repeats[r];
+      s.ids[k] = s.ids[first];
+      s.counts[k] = s.counts[first];
     }
     size_t total = 0;
     for (size_t k = 0; k < n; ++k) total += s.counts[k];

@@ -50,9 +50,23 @@ std::vector<std::string> HardTexts() {
   texts.push_back(long_word + " " + long_word);
   texts.push_back(std::string(300, 'x') + "  " + std::string(70, '-'));
   // Random mixes of the pieces above.
-  const char* parts[] = {" ",    "  ",       "\t",   "\n",       "word", "\xe2\x96\x81", ">",
-                         "</",   "<b>",      "\xc3", "\xf0\x9f\xa4\x96", "\xe6\x97\xa5", "x",
-                         "<eos>", "\xe2\x80\x94", "\x01", "99"};
+  const char* parts[] = {" ",
+                         "  ",
+                         "\t",
+                         "\n",
+                         "word",
+                         "\xe2\x96\x81",
+                         ">",
+                         "</",
+                         "<b>",
+                         "\xc3",
+                         "\xf0\x9f\xa4\x96",
+                         "\xe6\x97\xa5",
+                         "x",
+                         "<eos>",
+                         "\xe2\x80\x94",
+                         "\x01",
+                         "99"};
   std::mt19937 rng(11);
   for (int i = 0; i < 300; ++i) {
     std::string t;
