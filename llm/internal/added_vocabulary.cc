@@ -21,6 +21,7 @@ struct AddedVocabulary::Trie {
   struct Node {
     std::vector<std::pair<uint8_t, uint32_t>> children;  // sorted by byte
     int64_t id = -1;                                     // a pattern ends here
+    uint32_t token = 0;                                  // its index in tokens_
   };
   std::vector<Node> nodes{Node{}};
   std::array<bool, 256> first{};  // the bytes patterns start with
@@ -39,7 +40,7 @@ struct AddedVocabulary::Trie {
     return pos;
   }
 
-  void Add(std::string_view pattern, uint32_t id) {
+  void Add(std::string_view pattern, uint32_t id, uint32_t token) {
     uint32_t n = 0;
     for (unsigned char b : pattern) {
       auto& kids = nodes[n].children;
@@ -54,6 +55,7 @@ struct AddedVocabulary::Trie {
       n = next;
     }
     nodes[n].id = id;
+    nodes[n].token = token;
     auto b = static_cast<unsigned char>(pattern[0]);
     if (!first[b]) {
       first[b] = true;
@@ -62,8 +64,8 @@ struct AddedVocabulary::Trie {
     }
   }
 
-  // The longest pattern starting at text[pos]: its length, or 0.
-  size_t LongestAt(std::string_view text, size_t pos, uint32_t& id) const {
+  // The longest pattern starting at text[pos]: its length (or 0), id and index in tokens_.
+  size_t LongestAt(std::string_view text, size_t pos, uint32_t& id, uint32_t& token) const {
     uint32_t n = 0;
     size_t best = 0;
     for (size_t i = pos; i < text.size(); ++i) {
@@ -75,6 +77,7 @@ struct AddedVocabulary::Trie {
       if (nodes[n].id >= 0) {
         best = i + 1 - pos;
         id = static_cast<uint32_t>(nodes[n].id);
+        token = nodes[n].token;
       }
     }
     return best;
@@ -141,24 +144,27 @@ Result<std::unique_ptr<AddedVocabulary>> AddedVocabulary::Make(const json& list,
     v->tokens_.push_back(std::move(token));
   }
   // The library builds one matcher per kind and fails on a repeated pattern.
-  std::map<std::string, uint32_t> raw_patterns, normalized_patterns;
-  for (const AddedToken& t : v->tokens_) {
+  std::map<std::string, uint32_t> raw_patterns, normalized_patterns;  // -> index in tokens_
+  for (uint32_t index = 0; index < v->tokens_.size(); ++index) {
+    const AddedToken& t = v->tokens_[index];
     auto& patterns = t.normalized ? normalized_patterns : raw_patterns;
     const std::string& pattern = t.normalized ? t.normalized_content : t.content;
     if (pattern.empty()) {
       return Unsupported("added token \"" + t.content + "\" normalizes to nothing");
     }
-    if (!patterns.emplace(pattern, t.id).second) {
+    if (!patterns.emplace(pattern, index).second) {
       return Unsupported("added tokens: two tokens match the same text \"" + pattern + "\"");
     }
   }
   if (!raw_patterns.empty()) {
     v->raw_trie_ = std::make_unique<Trie>();
-    for (const auto& [p, id] : raw_patterns) v->raw_trie_->Add(p, id);
+    for (const auto& [p, index] : raw_patterns) v->raw_trie_->Add(p, v->tokens_[index].id, index);
   }
   if (!normalized_patterns.empty()) {
     v->normalized_trie_ = std::make_unique<Trie>();
-    for (const auto& [p, id] : normalized_patterns) v->normalized_trie_->Add(p, id);
+    for (const auto& [p, index] : normalized_patterns) {
+      v->normalized_trie_->Add(p, v->tokens_[index].id, index);
+    }
   }
   return v;
 }
@@ -211,15 +217,15 @@ void AddedVocabulary::Split(std::string_view text, bool normalized,
   size_t start_offset = 0;
   size_t pos = 0;
   while ((pos = trie->NextStart(text, pos)) < text.size()) {
-    uint32_t id = 0;
-    size_t len = trie->LongestAt(text, pos, id);
+    uint32_t id = 0, index = 0;
+    size_t len = trie->LongestAt(text, pos, id, index);
     if (len == 0) {
       ++pos;
       continue;
     }
     size_t start = pos, stop = pos + len;
     pos = stop;  // the search goes on after this match, whether it is kept or not
-    const AddedToken& token = tokens_[by_id_.at(id)];
+    const AddedToken& token = tokens_[index];
     if (token.single_word) {
       bool start_space = start == 0 || !EndsWithWord(text.substr(0, start));
       bool stop_space = stop == text.size() || !StartsWithWord(text.substr(stop));

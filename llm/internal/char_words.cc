@@ -79,9 +79,12 @@ void CharWords::Cut(std::string_view text, uint32_t base, std::vector<PieceSpan>
   if (n == 0) return;
   size_t start = 0;
   // A word starts at i (> 0) when "from" or "to" is there and the character before is no joiner.
-  auto consider = [&](size_t i) {
-    const std::string_view rest = text.substr(i);
-    if (!rest.starts_with(from_utf8_) && !rest.starts_with(to_utf8_)) return;
+  const bool ascii_from = from_utf8_.size() == 1;
+  auto consider = [&](size_t i) __attribute__((always_inline)) {
+    if (!(ascii_from && p[i] == static_cast<unsigned char>(from_utf8_[0]))) {
+      const std::string_view rest = text.substr(i);
+      if (!rest.starts_with(from_utf8_) && !rest.starts_with(to_utf8_)) return;
+    }
     uint32_t x;
     if (p[i - 1] < 0x80) {
       x = p[i - 1];
