@@ -265,6 +265,9 @@ TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
   const std::string db = dir + "/e2e.db";
   const std::string env = "EP=" + server.endpoint();
 
+  // Every answer takes at least 0.4 s, so a run killed just after sending has answers in flight.
+  const std::string slow_answers = R"([{"kind": "slow", "seconds": 0.4, "times": 10000}])";
+  server.Script(slow_answers);
   // Calibrate one whole run in a separate database.
   const auto t0 = std::chrono::steady_clock::now();
   CommandResult calibration =
@@ -273,24 +276,37 @@ TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
   const double full_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   server.Reset();
+  server.Script(slow_answers);
 
   setenv("EP", server.endpoint().c_str(), 1);
   std::mt19937 rng(20240611);
-  // Early enough that each killed run leaves work for the next (in-flight requests are lost).
+  // Every third run is killed at a random time early in a whole run's span (while it samples,
+  // builds contexts or starts sending); the others just after the server received their 1st to
+  // 4th request, so with requests in flight (the 4th goes out once a first answer has come back).
+  // Kills keyed to the server's log, not to the clock, keep landing mid-way however loaded the
+  // machine is (a clock-only version once killed too few runs under heavy load: the runs before it
+  // had already done the work).
   std::uniform_real_distribution<double> when(0.05, 0.4);
   const int kKills = 12;
   int killed = 0;
   for (int k = 0; k < kKills; ++k) {
     const std::string log = dir + "/kill" + std::to_string(k) + ".log";
+    const size_t sent_before = ChatLog(server).size();
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(static_cast<int>(when(rng) * full_ms));
+    const size_t kill_after_requests = 1 + k % 4;
+    const bool by_clock = k % 3 == 0;
     ReelProcess run({"run", dir + "/job.yaml", "--db", db}, log);
     ASSERT_GT(run.pid(), 0);
-    const auto delay = std::chrono::milliseconds(static_cast<int>(when(rng) * full_ms));
-    std::this_thread::sleep_for(delay);
-    if (run.Running()) {
-      run.Signal(SIGKILL);
-      ++killed;
+    while (run.Running()) {
+      if (by_clock ? std::chrono::steady_clock::now() >= deadline
+                   : ChatLog(server).size() >= sent_before + kill_after_requests) {
+        run.Signal(SIGKILL);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(by_clock ? 2 : 15));
     }
-    run.Wait();
+    if (run.Wait() == 128 + SIGKILL) ++killed;
   }
   unsetenv("EP");
   // Seen once under heavy load (not reproduced since): every later failure says what the runs did.

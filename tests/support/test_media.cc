@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <vector>
 
 #include "tests/support/subprocess.h"
 
@@ -36,6 +40,37 @@ std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_ar
   return path.string();
 }
 
+namespace {
+
+// The scratch folders this process made, removed when it exits with every test passed (a failed
+// or crashed test keeps its files to look at; so does REEL_KEEP_SCRATCH=1). Without this, every
+// test run left its files behind: 2 GB after a few dozen runs.
+struct ScratchRegistry {
+  std::mutex mutex;
+  std::vector<fs::path> dirs;
+  pid_t owner = ::getpid();
+};
+
+ScratchRegistry& Scratch() {
+  static ScratchRegistry* registry = new ScratchRegistry;  // outlives the atexit handler
+  return *registry;
+}
+
+void RemoveScratchIfPassed() {
+  ScratchRegistry& registry = Scratch();
+  if (::getpid() != registry.owner) return;  // a forked child exiting
+  const char* keep = std::getenv("REEL_KEEP_SCRATCH");
+  if (keep != nullptr && *keep != '\0' && std::string(keep) != "0") return;
+  if (!::testing::UnitTest::GetInstance()->Passed()) return;
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const fs::path& dir : registry.dirs) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+}
+
+}  // namespace
+
 std::string ScratchDir(const std::string& test_name) {
   // One folder per test process: ctest runs each test case as its own process, in parallel, so
   // two cases of one suite must never share (and wipe) each other's folder.
@@ -44,6 +79,16 @@ std::string ScratchDir(const std::string& test_name) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
+  static const bool registered = [] {
+    std::atexit(RemoveScratchIfPassed);
+    return true;
+  }();
+  (void)registered;
+  ScratchRegistry& registry = Scratch();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (std::find(registry.dirs.begin(), registry.dirs.end(), dir) == registry.dirs.end()) {
+    registry.dirs.push_back(dir);
+  }
   return dir.string();
 }
 

@@ -13,7 +13,9 @@ namespace reel::testing {
 // (ADD_FAILURE) and returns "" if ffmpeg fails.
 std::string GeneratedMedia(const std::string& name, const std::string& ffmpeg_args);
 
-// A directory for the calling test's scratch files, created fresh, unique to this process.
+// A directory for the calling test's scratch files, created fresh, unique to this process, and
+// removed when the process exits with every test passed (kept after a failure, or when
+// REEL_KEEP_SCRATCH=1).
 std::string ScratchDir(const std::string& test_name);
 
 // The shared real-media corpus (../shared/media beside the project root), or "" if absent.
