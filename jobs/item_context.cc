@@ -202,8 +202,11 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
                                           const std::string& settings_key,
-                                          const std::string& base_key) {
+                                          const std::string& base_key,
+                                          const std::string& manifest_extra) {
   const int64_t item_id = item.id;
+  nlohmann::json extra = nlohmann::json::object();
+  if (!manifest_extra.empty()) extra = nlohmann::json::parse(manifest_extra);
   const bool cached_frames =
       context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
       (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage);
@@ -217,6 +220,11 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::
     r.image_tokens = seg.tokens.image;
     r.video_tokens = seg.tokens.video;
     r.manifest_json = context.ManifestJson(input, s);
+    if (!extra.empty()) {
+      nlohmann::json m = nlohmann::json::parse(r.manifest_json);
+      m.update(extra);
+      r.manifest_json = m.dump();
+    }
     r.settings_key = settings_key;
     r.count_method = context.count_exact ? "exact" : "estimate";
     r.transport = llm::TransportName(context.transport);

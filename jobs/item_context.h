@@ -54,12 +54,14 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
 // (a crash leaves the whole context stored or none of it); returns the ids. `base_key`: the
 // settings key of the job's context it derives from (a re-fit, a reduce); "" = `settings_key`.
 // The rows name their frame source (jobs/context_frames.h), for deleting their cached frames
-// when they are superseded.
+// when they are superseded. `manifest_extra` (compact JSON object, "" = none): members added to
+// every row's manifest (a reduce level's record of what it covers, jobs/model_plan.h).
 Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::ItemRecord& item,
                                           const PromptSpec& prompt, const llm::Context& context,
                                           const llm::ContextInput& input,
                                           const std::string& settings_key,
-                                          const std::string& base_key = "");
+                                          const std::string& base_key = "",
+                                          const std::string& manifest_extra = "");
 
 // Deletes the contexts of `item` the job no longer builds (`current`: each prompt's settings key
 // now) and the frame files in `frame_cache` that only they sent; rows a task or request refers

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "jobs/context_frames.h"
 #include "jobs/prompt_kinds.h"
 #include "llm/request_body.h"
@@ -158,27 +160,37 @@ Result<std::vector<storage::ContextRow>> ItemPlanner::CompleteRows(
   return mine;
 }
 
-Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
-                                                      const std::string& variant, int64_t margin,
-                                                      const std::vector<TaskRecord>& maps,
-                                                      const std::vector<storage::ContextRow>& rows,
-                                                      std::string* reduce_key) {
-  *reduce_key = ReduceKey(variant);
-  auto it = contexts_.find(*reduce_key);
-  if (it != contexts_.end()) return it->second.get();
+Result<std::vector<std::string>> ItemPlanner::PieceAnswers(storage::Store& store,
+                                                           const std::vector<ReducePiece>& pieces) {
   storage::TaskStore tasks(store.database());
-  const PromptSpec& prompt = job_.prompts[prompt_index];
-  std::string text;
-  for (size_t s = 0; s < maps.size(); ++s) {
-    REEL_ASSIGN_OR_RETURN(std::optional<storage::AnswerRecord> answer, tasks.GetAnswer(maps[s].id));
-    if (!answer) return Internal("segment " + std::to_string(s) + " has no stored answer");
-    if (!text.empty()) text += "\n";
-    text += "Part " + std::to_string(s + 1) + " of " + std::to_string(maps.size());
-    if (rows[s].start_seconds && rows[s].end_seconds) {
-      text +=
-          " (" + Seconds(*rows[s].start_seconds) + " s to " + Seconds(*rows[s].end_seconds) + " s)";
+  std::vector<std::string> answers;
+  for (const ReducePiece& p : pieces) {
+    REEL_ASSIGN_OR_RETURN(std::optional<storage::AnswerRecord> answer, tasks.GetAnswer(p.task_id));
+    if (!answer) {
+      return Internal("segments " + std::to_string(p.first_segment + 1) + "-" +
+                      std::to_string(p.last_segment + 1) + " have no stored answer");
     }
-    text += ":\n" + answer->content + "\n";
+    answers.push_back(std::move(answer->content));
+  }
+  return answers;
+}
+
+Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margin,
+                                              const std::vector<ReducePiece>& pieces,
+                                              const std::vector<std::string>& answers,
+                                              ReduceGroup group, bool shorten,
+                                              llm::ContextInput* input) {
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  const size_t parts = group.last - group.first + 1;
+  std::string text;
+  for (size_t s = group.first; s <= group.last; ++s) {
+    if (!text.empty()) text += "\n";
+    text += "Part " + std::to_string(s - group.first + 1) + " of " + std::to_string(parts);
+    if (pieces[s].start_seconds && pieces[s].end_seconds) {
+      text += " (" + Seconds(*pieces[s].start_seconds) + " s to " +
+              Seconds(*pieces[s].end_seconds) + " s)";
+    }
+    text += ":\n" + answers[s] + "\n";
   }
   llm::ContextInput in;
   in.item_path = input_->item_path;
@@ -187,18 +199,76 @@ Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, siz
   in.texts.push_back({"answers", std::nullopt, std::nullopt, std::move(text)});
   llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
-  options.question =
-      ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(maps.size()));
-  options.fit_steps = {llm::FitStep::kShortenText};
+  options.question = ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(parts));
+  options.fit_steps.clear();
+  if (shorten) options.fit_steps = {llm::FitStep::kShortenText};
   Result<llm::Context> built =
       llm::BuildContext(in, options, setup_.context->chat_template, *setup_.context->counter);
+  if (input != nullptr) *input = std::move(in);
+  return built;
+}
+
+Result<std::vector<ItemPlanner::ReduceGroup>> ItemPlanner::ReduceGroups(
+    size_t prompt_index, int64_t margin, const std::string& variant, int level,
+    const std::vector<ReducePiece>& pieces, const std::vector<std::string>& answers) {
+  std::string cache_key = variant + "\n" + std::to_string(level);
+  for (const ReducePiece& p : pieces) cache_key += "\n" + p.custom_id;
+  auto cached = groupings_.find(cache_key);
+  if (cached != groupings_.end()) return cached->second;
+  auto fits = [&](size_t first, size_t last) -> Result<bool> {
+    Result<llm::Context> built =
+        BuildReduce(prompt_index, margin, pieces, answers, {first, last}, false, nullptr);
+    if (built.ok()) return true;
+    if (built.status().code() == ErrorCode::kLimitExceeded) return false;
+    return built.status();
+  };
+  std::vector<ReduceGroup> groups;
+  // Everything in one reduce (the common case) is one build.
+  REEL_ASSIGN_OR_RETURN(bool all, fits(0, pieces.size() - 1));
+  if (all) {
+    groups.push_back({0, pieces.size() - 1});
+  } else {
+    for (size_t first = 0; first < pieces.size();) {
+      size_t last = first;
+      REEL_ASSIGN_OR_RETURN(bool alone, fits(first, first));
+      while (alone && last + 1 < pieces.size()) {
+        REEL_ASSIGN_OR_RETURN(bool more, fits(first, last + 1));
+        if (!more) break;
+        ++last;
+      }
+      groups.push_back({first, last});  // alone and too long: shortened when built
+      first = last + 1;
+    }
+    if (groups.size() == pieces.size()) {
+      // No two neighbours fit together: pairs, shortened, so the levels end.
+      groups.clear();
+      for (size_t first = 0; first < pieces.size(); first += 2) {
+        groups.push_back({first, std::min(first + 1, pieces.size() - 1)});
+      }
+    }
+  }
+  groupings_.emplace(cache_key, groups);
+  return groups;
+}
+
+Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
+                                                      int64_t margin, const std::string& key,
+                                                      const std::vector<ReducePiece>& pieces,
+                                                      const std::vector<std::string>& answers,
+                                                      ReduceGroup group, const std::string& extra) {
+  auto it = contexts_.find(key);
+  if (it != contexts_.end()) return it->second.get();
+  const PromptSpec& prompt = job_.prompts[prompt_index];
+  llm::ContextInput in;
+  Result<llm::Context> built =
+      BuildReduce(prompt_index, margin, pieces, answers, group, /*shorten=*/true, &in);
   ++counters_.contexts_built;
   if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
   REEL_RETURN_IF_ERROR(
-      StoreContext(store, *item_, prompt, *built, in, *reduce_key, BaseKey(prompt_index)).status());
+      StoreContext(store, *item_, prompt, *built, in, key, BaseKey(prompt_index), extra).status());
   auto c = std::make_shared<const ItemContext>(
-      ItemContext{*item_, prompt, std::move(in), std::move(built).value(), *reduce_key});
-  return contexts_.emplace(*reduce_key, std::move(c)).first->second.get();
+      ItemContext{*item_, prompt, std::move(in), std::move(built).value(), key});
+  return contexts_.emplace(key, std::move(c)).first->second.get();
 }
 
 Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_index,
@@ -224,6 +294,7 @@ Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_
   send.shape = std::string(KindName(c.input.kind)) + " " + llm::TransportName(c.context.transport) +
                " " + std::to_string(c.context.frame_width) + "x" +
                std::to_string(c.context.frame_height) + " " + storage::TaskStepName(task.step);
+  send.final_step = storage::IsFinalTask(task);
   return send;
 }
 
@@ -366,6 +437,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
         PlannedSend send;
         send.task = units[s];
         send.prompt_index = prompt_index;
+        send.final_step = storage::IsFinalTask(units[s]);
         plan.sends.push_back(std::move(send));
       }
       return plan;
@@ -402,67 +474,179 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   }
   if (n == 1 || !all_answered) return plan;  // waiting for answers in flight
 
-  // Every segment answered: the reduce.
-  const std::string reduce_id = id_of(variant, TaskStep::kReduce, 0);
-  auto it = by_id.find(reduce_id);
-  std::optional<TaskRecord> reduce;
-  if (it != by_id.end()) reduce = it->second;
-  if (reduce && reduce->status == TaskStatus::kSucceeded) {
-    plan.state = PromptState::kDone;
-    plan.final_task_id = reduce->id;
-    return plan;
-  }
-  if (reduce && !sendable(*reduce)) {
-    if (reduce->status == TaskStatus::kFailed && !scheduled(*reduce)) {
-      plan.state = PromptState::kFailed;
-      plan.message = failure(*reduce);
+  // Every segment answered: the reduce, in levels when the answers do not fit one (model_plan.h).
+  // The final reduce answered (by this Reel or, as one shortened reduce, an older one): done.
+  const std::string final_id = id_of(variant, TaskStep::kReduce, 0);
+  {
+    auto it = by_id.find(final_id);
+    if (it != by_id.end() && it->second.status == TaskStatus::kSucceeded) {
+      plan.state = PromptState::kDone;
+      plan.final_task_id = it->second.id;
+      return plan;
     }
-    return plan;
   }
-  if (!options.build_bodies && reduce) {
+  auto bare_send = [&](const TaskRecord& t) {
     PlannedSend send;
-    send.task = *reduce;
+    send.task = t;
     send.prompt_index = prompt_index;
-    plan.sends.push_back(std::move(send));
-    return plan;
-  }
-  std::string reduce_key;
-  Result<const ItemContext*> context =
-      ReduceContext(store, prompt_index, variant, margin, units, rows, &reduce_key);
-  if (!context.ok()) {
+    send.final_step = storage::IsFinalTask(t);
+    return send;
+  };
+  auto fail = [&](const std::string& message) {
     plan.state = PromptState::kFailed;
-    plan.message = context.status().message();
+    plan.sends.clear();
+    plan.message = message;
     return plan;
+  };
+  std::vector<ReducePiece> pieces;
+  for (size_t s = 0; s < n; ++s) {
+    pieces.push_back({units[s].id, units[s].custom_id, rows[s].start_seconds, rows[s].end_seconds,
+                      static_cast<int64_t>(s), static_cast<int64_t>(s)});
   }
-  if (!reduce) {
-    REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> reduce_rows,
-                          tasks.ListContexts(item_id_, prompt.id, reduce_key));
-    if (reduce_rows.empty()) return Internal("the reduce context was not stored");
-    TaskRecord t;
-    t.custom_id = reduce_id;
-    t.item_id = item_id_;
-    t.prompt_id = prompt.id;
-    t.context_id = reduce_rows.front().id;
-    t.step = TaskStep::kReduce;
-    t.segment_index = 0;
-    t.segment_count = 1;
-    if (rows.front().start_seconds) t.start_seconds = rows.front().start_seconds;
-    if (rows.back().end_seconds) t.end_seconds = rows.back().end_seconds;
-    t.local_prompt_tokens = reduce_rows.front().total_tokens;
-    if (!schema.empty()) t.json_schema = schema;
-    REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
-    reduce = std::move(ensured);
-    if (!sendable(*reduce)) return plan;
+  for (int level = 1;; ++level) {
+    Result<std::vector<std::string>> answers = PieceAnswers(store, pieces);
+    if (!answers.ok()) return fail(answers.status().message());
+    Result<std::vector<ReduceGroup>> grouped =
+        ReduceGroups(prompt_index, margin, variant, level, pieces, *answers);
+    if (!grouped.ok()) {
+      return fail(grouped.status().WithPrefix("the reduce over the segments' answers").message());
+    }
+    const std::vector<ReduceGroup>& groups = *grouped;
+    const bool last_level = groups.size() == 1;
+    const bool single = last_level && level == 1;  // one reduce, as before levels
+    struct LevelTask {
+      std::string key;
+      std::string custom_id;
+      std::optional<TaskRecord> task;
+    };
+    std::vector<LevelTask> level_tasks;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      LevelTask lt;
+      if (single) {
+        lt.key = ReduceKey(variant);
+      } else {
+        std::string key = "reduce level " + std::to_string(level) + "\n" + variant;
+        for (size_t p = groups[g].first; p <= groups[g].last; ++p) {
+          key += "\n" + pieces[p].custom_id;
+        }
+        lt.key = storage::Sha256Hex(key);
+      }
+      lt.custom_id =
+          last_level ? final_id : id_of(lt.key, TaskStep::kReduce, static_cast<int64_t>(g));
+      auto it = by_id.find(lt.custom_id);
+      if (it != by_id.end()) lt.task = it->second;
+      level_tasks.push_back(std::move(lt));
+    }
+    auto describe = [&](size_t g) {
+      const ReducePiece& a = pieces[groups[g].first];
+      const ReducePiece& b = pieces[groups[g].last];
+      std::string what = single ? std::string("reduce")
+                                : "reduce level " + std::to_string(level) +
+                                      (last_level ? std::string(" (final)")
+                                                  : ", group " + std::to_string(g + 1) + " of " +
+                                                        std::to_string(groups.size()));
+      what += " (segments " + std::to_string(a.first_segment + 1) + "-" +
+              std::to_string(b.last_segment + 1);
+      if (a.start_seconds && b.end_seconds) {
+        what += ", " + Seconds(*a.start_seconds) + " s to " + Seconds(*b.end_seconds) + " s";
+      }
+      return what + ")";
+    };
+    // Failed and not asked again: the prompt fails; in flight: wait.
+    bool all_answered_here = true;
+    std::vector<size_t> to_ask;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::optional<TaskRecord>& t = level_tasks[g].task;
+      if (t && t->status == TaskStatus::kSucceeded) continue;
+      all_answered_here = false;
+      if (!t || sendable(*t)) {
+        to_ask.push_back(g);
+      } else if (t->status == TaskStatus::kFailed && !scheduled(*t)) {
+        return fail(single ? failure(*t)
+                           : describe(g) + " failed (" + t->last_outcome.value_or("failed") + ")");
+      }
+    }
+    if (!to_ask.empty()) {
+      for (size_t g : to_ask) {
+        LevelTask& lt = level_tasks[g];
+        if (lt.task && !options.build_bodies) {
+          plan.sends.push_back(bare_send(*lt.task));
+          continue;
+        }
+        std::string extra;
+        if (!single) {
+          nlohmann::json parts = nlohmann::json::array();
+          for (size_t p = groups[g].first; p <= groups[g].last; ++p) {
+            nlohmann::json part = {{"task", pieces[p].custom_id},
+                                   {"segments", {pieces[p].first_segment, pieces[p].last_segment}}};
+            if (pieces[p].start_seconds && pieces[p].end_seconds) {
+              part["time_range_s"] = {*pieces[p].start_seconds, *pieces[p].end_seconds};
+            }
+            parts.push_back(std::move(part));
+          }
+          const ReducePiece& a = pieces[groups[g].first];
+          const ReducePiece& b = pieces[groups[g].last];
+          nlohmann::json reduce = {{"level", level},
+                                   {"final", last_level},
+                                   {"group", g},
+                                   {"groups", groups.size()},
+                                   {"segments", {a.first_segment, b.last_segment}},
+                                   {"parts", std::move(parts)}};
+          if (a.start_seconds && b.end_seconds) {
+            reduce["time_range_s"] = {*a.start_seconds, *b.end_seconds};
+          }
+          extra = nlohmann::json({{"reduce", std::move(reduce)}}).dump();
+        }
+        Result<const ItemContext*> context =
+            ReduceContext(store, prompt_index, margin, lt.key, pieces, *answers, groups[g], extra);
+        if (!context.ok()) {
+          return fail(single ? context.status().message()
+                             : describe(g) + ": " + context.status().message());
+        }
+        if (!lt.task) {
+          REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> reduce_rows,
+                                tasks.ListContexts(item_id_, prompt.id, lt.key));
+          if (reduce_rows.empty()) return Internal("the reduce context was not stored");
+          TaskRecord t;
+          t.custom_id = lt.custom_id;
+          t.item_id = item_id_;
+          t.prompt_id = prompt.id;
+          t.context_id = reduce_rows.front().id;
+          t.step = TaskStep::kReduce;
+          t.segment_index = last_level ? 0 : static_cast<int64_t>(g);
+          t.segment_count = last_level ? 1 : static_cast<int64_t>(groups.size());
+          t.start_seconds = pieces[groups[g].first].start_seconds;
+          t.end_seconds = pieces[groups[g].last].end_seconds;
+          t.local_prompt_tokens = reduce_rows.front().total_tokens;
+          if (!schema.empty()) t.json_schema = schema;
+          REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
+          lt.task = std::move(ensured);
+          if (!sendable(*lt.task)) continue;
+        }
+        if (options.build_bodies) {
+          REEL_ASSIGN_OR_RETURN(PlannedSend send, MakeSend(*lt.task, prompt_index, **context, 0));
+          plan.sends.push_back(std::move(send));
+        } else {
+          plan.sends.push_back(bare_send(*lt.task));
+        }
+      }
+      return plan;
+    }
+    if (!all_answered_here) return plan;  // waiting for answers in flight
+    if (last_level) {                     // answered after the check above (not expected)
+      plan.state = PromptState::kDone;
+      plan.final_task_id = level_tasks[0].task->id;
+      return plan;
+    }
+    std::vector<ReducePiece> next;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const ReducePiece& a = pieces[groups[g].first];
+      const ReducePiece& b = pieces[groups[g].last];
+      next.push_back({level_tasks[g].task->id, level_tasks[g].custom_id, a.start_seconds,
+                      b.end_seconds, a.first_segment, b.last_segment});
+    }
+    pieces = std::move(next);
   }
-  PlannedSend send;
-  if (options.build_bodies) {
-    REEL_ASSIGN_OR_RETURN(send, MakeSend(*reduce, prompt_index, **context, 0));
-  } else {
-    send.task = *reduce;
-    send.prompt_index = prompt_index;
-  }
-  plan.sends.push_back(std::move(send));
-  return plan;
 }
 
 }  // namespace reel::jobs

@@ -10,12 +10,27 @@
 //     server's difference as extra margin (RefitMargin), stored under RefitKey, and asked
 //     instead (once: a re-fitted context is never re-fitted);
 //   - one segment: one "ask" task; several (a split video): one "map" task per segment, then,
-//     once every map has an answer, a "reduce" task over the answers with their time ranges;
+//     once every map has an answer, a "reduce" task over the answers with their time ranges
+//     ("Part i of N (a s to b s):" each);
+//   - a reduce in levels when the answers with their headers, the reduce question, the template
+//     and the reserved output do not fit the budget unshortened: the answers are grouped, in
+//     time order, greedily into the fewest consecutive groups that each fit (exactly, built by
+//     the context builder with no fit step), a reduce is asked over each group (level 1), then
+//     the same over those answers (level 2, each headed with the time range its group covers),
+//     and so on until one group holds them all: that reduce is the final task. A group of one
+//     answer that does not fit alone is shortened (the manifest's fit steps say by how much);
+//     when no two neighbours fit together the level pairs them, shortened, so every level has
+//     fewer answers than the one below and the levels end. An intermediate reduce is a "reduce"
+//     task with segment_count = its level's group count (> 1; storage::IsFinalTask), keyed by
+//     the ids of the tasks it is asked over; its context's manifest holds "reduce" (level,
+//     group, the segments and time range covered, the tasks it reads). When everything fits
+//     one reduce, the task, context and body are those of a single reduce;
 //   - a task is sent when it is waiting, when it was left 'sent' (export only: the run requeues
 //     those at its start), or when it failed before this run and --retry-failed asks again
 //     (never a too-long one: the same body would be refused again).
-// The prompt is done when its final task (ask or reduce) has an answer, failed when a task it
-// needs failed and is not asked again.
+// The prompt is done when its final task (ask or the last reduce) has an answer, failed when a
+// task it needs failed and is not asked again (the message names the level and group of a
+// failed reduce).
 //
 // Threads: an ItemPlanner is used by one thread at a time (callers serialise per item); its
 // Store is the caller's.
@@ -49,6 +64,7 @@ struct PlannedSend {
   std::string prefix_key;
   // Requests alike in token layout (kind, transport, frame size, step), for verify_tokens.
   std::string shape;
+  bool final_step = false;  // its answer is the prompt's (storage::IsFinalTask)
 };
 
 enum class PromptState {
@@ -114,11 +130,41 @@ class ItemPlanner {
                                                         std::vector<storage::ContextRow> rows);
   Result<PlannedSend> MakeSend(const storage::TaskRecord& task, size_t prompt_index,
                                const ItemContext& c, size_t segment);
+  // One answer a reduce level is asked over: a map's, or a reduce's of the level below.
+  struct ReducePiece {
+    int64_t task_id = 0;
+    std::string custom_id;
+    std::optional<double> start_seconds;
+    std::optional<double> end_seconds;
+    int64_t first_segment = 0;  // the segments of the video it covers
+    int64_t last_segment = 0;
+  };
+  // Consecutive pieces [first, last] asked over in one reduce.
+  struct ReduceGroup {
+    size_t first = 0;
+    size_t last = 0;
+  };
+  // The answers of `pieces`, in order.
+  Result<std::vector<std::string>> PieceAnswers(storage::Store& store,
+                                                const std::vector<ReducePiece>& pieces);
+  // The reduce context over pieces [first, last]; nullopt from `fit_steps` = none (only
+  // checking whether they fit, not stored, kLimitExceeded when not).
+  Result<llm::Context> BuildReduce(size_t prompt_index, int64_t margin,
+                                   const std::vector<ReducePiece>& pieces,
+                                   const std::vector<std::string>& answers, ReduceGroup group,
+                                   bool shorten, llm::ContextInput* input);
+  // The groups of one level (cached by the pieces' ids).
+  Result<std::vector<ReduceGroup>> ReduceGroups(size_t prompt_index, int64_t margin,
+                                                const std::string& variant, int level,
+                                                const std::vector<ReducePiece>& pieces,
+                                                const std::vector<std::string>& answers);
+  // The reduce context of one group, built with shorten_text and stored under `key` with the
+  // manifest's "reduce" record (`extra`, "" for a single reduce), cached.
   Result<const ItemContext*> ReduceContext(storage::Store& store, size_t prompt_index,
-                                           const std::string& variant, int64_t margin,
-                                           const std::vector<storage::TaskRecord>& maps,
-                                           const std::vector<storage::ContextRow>& rows,
-                                           std::string* reduce_key);
+                                           int64_t margin, const std::string& key,
+                                           const std::vector<ReducePiece>& pieces,
+                                           const std::vector<std::string>& answers,
+                                           ReduceGroup group, const std::string& extra);
 
   const JobSpec& job_;
   const ModelSetup& setup_;
@@ -128,6 +174,7 @@ class ItemPlanner {
   std::optional<llm::ContextInput> input_;
   std::map<std::string, std::shared_ptr<const ItemContext>> contexts_;  // by settings key
   std::map<std::string, std::shared_ptr<const ItemContext>> adopted_;   // not used yet
+  std::map<std::string, std::vector<ReduceGroup>> groupings_;           // by level key
   PlannerCounters counters_;
 };
 

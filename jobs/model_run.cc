@@ -317,7 +317,7 @@ struct ModelRun::Impl {
   llm::ChatResult Send(storage::Store& store, PlannedSend& send, const std::string& item_path,
                        const std::function<llm::ChapterTimeline()>& timeline_of) {
     storage::TaskStore tasks(store.database());
-    const bool final_step = send.task.step != TaskStep::kMap;
+    const bool final_step = send.final_step;
     // verify_tokens: the server's count of the first request of each shape.
     if (job.model.verify_tokens) {
       bool first = false;

@@ -58,6 +58,14 @@ struct TaskRecord {
   std::optional<std::string> last_run_uid;      // output: the run that made that send
 };
 
+// Whether the task's answer is its prompt's answer: an "ask", or the reduce that covers every
+// segment of a split video (segment_count 1). A reduce with segment_count > 1 is an intermediate
+// one of a reduce in levels (jobs/model_plan.h): group segment_index of segment_count at its
+// level, covering start_seconds to end_seconds.
+inline bool IsFinalTask(const TaskRecord& t) {
+  return t.step == TaskStep::kAsk || (t.step == TaskStep::kReduce && t.segment_count == 1);
+}
+
 // What one send is, recorded before it goes out.
 struct SendRecord {
   std::optional<int64_t> run_id;

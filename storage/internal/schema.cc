@@ -489,6 +489,53 @@ WHERE EXISTS (SELECT 1 FROM responses p WHERE p.request_id = requests.id);
 ALTER TABLE tasks ADD COLUMN retired_at TEXT;
 )sql";
 
+// Version 8: a reduce in levels (jobs/model_plan.h). A split video whose segment answers do not
+// fit one reduce is reduced in groups, level by level; an intermediate reduce is a 'reduce' task
+// with segment_count > 1 (its level's groups), the final one has segment_count 1. Its answer is
+// not the prompt's answer (latest_answers), and its success does not hide another task's
+// failure (failures). Views only.
+constexpr const char* kSchemaV8 = R"sql(
+DROP VIEW latest_answers;
+DROP VIEW failures;
+
+-- The final answer of each (item, prompt): a whole-context answer or the final reduce, never a
+-- segment's or an intermediate reduce's.
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id, json_answer,
+       step
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a
+      WHERE a.step != 'map' AND NOT (a.step = 'reduce' AND coalesce(a.segment_count, 1) > 1))
+WHERE rank_in_item = 1;
+
+-- Items that failed, and requests whose task is still failed (or, for requests without a task,
+-- with no later success for the same item and prompt).
+CREATE VIEW failures AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, 'item' AS stage, NULL AS prompt_id,
+       i.error, i.attempts, i.updated_at AS time
+FROM items i JOIN jobs j ON j.id = i.job_id
+WHERE i.status = 'failed'
+UNION ALL
+SELECT j.name, i.id, i.path, i.kind, 'request', r.prompt_id, r.error, NULL,
+       coalesce(r.finished_at, r.sent_at)
+FROM requests r JOIN items i ON i.id = r.item_id JOIN jobs j ON j.id = i.job_id
+LEFT JOIN tasks t ON t.id = r.task_id
+WHERE r.status = 'failed'
+  AND (CASE WHEN r.task_id IS NULL
+            THEN NOT EXISTS (SELECT 1 FROM requests later
+                             WHERE later.item_id = r.item_id AND later.prompt_id = r.prompt_id
+                               AND later.status = 'succeeded' AND later.id > r.id)
+            ELSE t.status = 'failed' AND t.request_id = r.id
+                 AND NOT EXISTS (SELECT 1 FROM tasks done
+                                 WHERE done.item_id = t.item_id AND done.prompt_id = t.prompt_id
+                                   AND (done.step = 'ask' OR (done.step = 'reduce'
+                                                              AND done.segment_count = 1))
+                                   AND done.status = 'succeeded' AND done.id > t.id)
+       END);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -497,6 +544,7 @@ constexpr Migration kMigrations[] = {
     {5, "model tasks, request outcomes and timings, structured answers, run reports", kSchemaV5},
     {6, "superseded contexts: base keys, superseded_at, frame sources", kSchemaV6},
     {7, "usage of every answer on requests (refused answers too), retired tasks", kSchemaV7},
+    {8, "reduce in levels: intermediate reduces are no final answers", kSchemaV8},
 };
 
 }  // namespace

@@ -25,6 +25,10 @@ slow_stream (chunk_delay), stream_done_then_cut (the whole stream, then the conn
 without the chunked terminator), down (seconds, status: every request in that window fails),
 echo_key (a 401 whose message repeats the Authorization header).
 
+Long answers: --answer-words N ends every default prose answer (not scripted content, not JSON)
+with N more words ("word1 word2 ... wordN"), for tests whose answers must fill a context;
+--log-text keeps long texts whole in the log.
+
 Batch mode (as `vllm run-batch`): --batch-input IN --batch-output OUT answers every line of an
 OpenAI Batch input file with the same answers the server would give, and exits.
 """
@@ -270,6 +274,8 @@ def make_answer(body, behaviour):
         content = json.dumps(example_for(schema, schema))
     else:
         content = "Answer to: " + last_user_text(body)[:80]
+        if ARGS.answer_words > 0:
+            content += " " + " ".join(f"word{i + 1}" for i in range(ARGS.answer_words))
     finish = "stop"
     if behaviour.get("kind") == "content":
         content = behaviour.get("content", content)
@@ -344,12 +350,15 @@ def stream_events(body, tokens, behaviour, request_id):
 
 
 def shorten(value):
-    """The request for the log: long strings (base64 media) replaced by their length."""
+    """The request for the log: long strings (base64 media) replaced by their length (with
+    --log-text, only data: URLs)."""
     if isinstance(value, dict):
         return {k: shorten(v) for k, v in value.items()}
     if isinstance(value, list):
         return [shorten(v) for v in value]
     if isinstance(value, str) and len(value) > 300:
+        if ARGS.log_text and not value.startswith("data:"):
+            return value
         return f"<{len(value)} chars>"
     return value
 
@@ -753,6 +762,9 @@ def main():
     p.add_argument("--no-log", action="store_true")
     p.add_argument("--sink-bodies", action="store_true",
                    help="benchmarks: chat bodies are read and discarded, a fixed answer")
+    p.add_argument("--answer-words", type=int, default=0)
+    p.add_argument("--log-text", action="store_true",
+                   help="long texts are logged whole (data: URLs still by their length)")
     p.add_argument("--batch-input")
     p.add_argument("--batch-output")
     ARGS = p.parse_args()
