@@ -24,6 +24,14 @@ std::string Seconds(double s) {
   return buffer;
 }
 
+// `answer` cut to at most `cap` bytes (at a UTF-8 character boundary), " [...]" added when cut.
+std::string CutAnswer(const std::string& answer, size_t cap) {
+  if (answer.size() <= cap) return answer;
+  size_t n = cap;
+  while (n > 0 && (static_cast<unsigned char>(answer[n]) & 0xC0) == 0x80) --n;
+  return answer.substr(0, n) + " [...]";
+}
+
 // Everything before the question of a segment: equal keys mean byte-identical prefixes.
 std::string PrefixKey(const llm::Context& ctx, size_t segment, const llm::ContextInput& input) {
   const llm::ContextSegment& seg = ctx.segments[segment];
@@ -178,8 +186,8 @@ Result<std::vector<std::string>> ItemPlanner::PieceAnswers(storage::Store& store
 Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margin,
                                               const std::vector<ReducePiece>& pieces,
                                               const std::vector<std::string>& answers,
-                                              ReduceGroup group, bool shorten,
-                                              llm::ContextInput* input) {
+                                              ReduceGroup group, std::optional<size_t> cap,
+                                              bool shorten, llm::ContextInput* input) {
   const PromptSpec& prompt = job_.prompts[prompt_index];
   const size_t parts = group.last - group.first + 1;
   std::string text;
@@ -190,7 +198,7 @@ Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margi
       text += " (" + Seconds(*pieces[s].start_seconds) + " s to " +
               Seconds(*pieces[s].end_seconds) + " s)";
     }
-    text += ":\n" + answers[s] + "\n";
+    text += ":\n" + (cap ? CutAnswer(answers[s], *cap) : answers[s]) + "\n";
   }
   llm::ContextInput in;
   in.item_path = input_->item_path;
@@ -217,7 +225,8 @@ Result<std::vector<ItemPlanner::ReduceGroup>> ItemPlanner::ReduceGroups(
   if (cached != groupings_.end()) return cached->second;
   auto fits = [&](size_t first, size_t last) -> Result<bool> {
     Result<llm::Context> built =
-        BuildReduce(prompt_index, margin, pieces, answers, {first, last}, false, nullptr);
+        BuildReduce(prompt_index, margin, pieces, answers, {first, last}, std::nullopt,
+                    /*shorten=*/false, nullptr);
     if (built.ok()) return true;
     if (built.status().code() == ErrorCode::kLimitExceeded) return false;
     return built.status();
@@ -251,17 +260,45 @@ Result<std::vector<ItemPlanner::ReduceGroup>> ItemPlanner::ReduceGroups(
   return groups;
 }
 
+Result<std::optional<size_t>> ItemPlanner::ReduceCap(size_t prompt_index, int64_t margin,
+                                                     const std::vector<ReducePiece>& pieces,
+                                                     const std::vector<std::string>& answers,
+                                                     ReduceGroup group) {
+  auto fits = [&](std::optional<size_t> cap) -> Result<bool> {
+    Result<llm::Context> built = BuildReduce(prompt_index, margin, pieces, answers, group, cap,
+                                             /*shorten=*/false, nullptr);
+    if (built.ok()) return true;
+    if (built.status().code() == ErrorCode::kLimitExceeded) return false;
+    return built.status();
+  };
+  REEL_ASSIGN_OR_RETURN(bool whole, fits(std::nullopt));
+  if (whole) return std::optional<size_t>();
+  size_t lo = 0, hi = 0;
+  for (size_t s = group.first; s <= group.last; ++s) hi = std::max(hi, answers[s].size());
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    REEL_ASSIGN_OR_RETURN(bool ok, fits(mid));
+    if (ok) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return std::optional<size_t>(lo);  // 0 and still too long: shorten_text cuts the rest
+}
+
 Result<const ItemContext*> ItemPlanner::ReduceContext(storage::Store& store, size_t prompt_index,
                                                       int64_t margin, const std::string& key,
                                                       const std::vector<ReducePiece>& pieces,
                                                       const std::vector<std::string>& answers,
-                                                      ReduceGroup group, const std::string& extra) {
+                                                      ReduceGroup group, std::optional<size_t> cap,
+                                                      const std::string& extra) {
   auto it = contexts_.find(key);
   if (it != contexts_.end()) return it->second.get();
   const PromptSpec& prompt = job_.prompts[prompt_index];
   llm::ContextInput in;
   Result<llm::Context> built =
-      BuildReduce(prompt_index, margin, pieces, answers, group, /*shorten=*/true, &in);
+      BuildReduce(prompt_index, margin, pieces, answers, group, cap, /*shorten=*/true, &in);
   ++counters_.contexts_built;
   if (!built.ok()) return built.status().WithPrefix("the reduce over the segments' answers");
   REEL_RETURN_IF_ERROR(
@@ -574,6 +611,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
           continue;
         }
         std::string extra;
+        std::optional<size_t> cap;  // a group that does not fit whole: its answers cut evenly
         if (!single) {
           nlohmann::json parts = nlohmann::json::array();
           for (size_t p = groups[g].first; p <= groups[g].last; ++p) {
@@ -595,10 +633,21 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
           if (a.start_seconds && b.end_seconds) {
             reduce["time_range_s"] = {*a.start_seconds, *b.end_seconds};
           }
+          Result<std::optional<size_t>> capped =
+              ReduceCap(prompt_index, margin, pieces, *answers, groups[g]);
+          if (!capped.ok()) return fail(describe(g) + ": " + capped.status().message());
+          cap = *capped;
+          if (cap) {
+            size_t cut = 0;
+            for (size_t p = groups[g].first; p <= groups[g].last; ++p) {
+              cut += (*answers)[p].size() - std::min((*answers)[p].size(), *cap);
+            }
+            reduce["shortened"] = {{"cap_bytes", *cap}, {"bytes_cut", cut}};
+          }
           extra = nlohmann::json({{"reduce", std::move(reduce)}}).dump();
         }
-        Result<const ItemContext*> context =
-            ReduceContext(store, prompt_index, margin, lt.key, pieces, *answers, groups[g], extra);
+        Result<const ItemContext*> context = ReduceContext(store, prompt_index, margin, lt.key,
+                                                           pieces, *answers, groups[g], cap, extra);
         if (!context.ok()) {
           return fail(single ? context.status().message()
                              : describe(g) + ": " + context.status().message());

@@ -147,24 +147,33 @@ class ItemPlanner {
   // The answers of `pieces`, in order.
   Result<std::vector<std::string>> PieceAnswers(storage::Store& store,
                                                 const std::vector<ReducePiece>& pieces);
-  // The reduce context over pieces [first, last]; nullopt from `fit_steps` = none (only
-  // checking whether they fit, not stored, kLimitExceeded when not).
+  // The reduce context over pieces [first, last], each answer cut to `cap` bytes (" [...]"
+  // added) when set; with `shorten`, fitted with shorten_text, else only checked (kLimitExceeded
+  // when it does not fit).
   Result<llm::Context> BuildReduce(size_t prompt_index, int64_t margin,
                                    const std::vector<ReducePiece>& pieces,
                                    const std::vector<std::string>& answers, ReduceGroup group,
-                                   bool shorten, llm::ContextInput* input);
+                                   std::optional<size_t> cap, bool shorten,
+                                   llm::ContextInput* input);
   // The groups of one level (cached by the pieces' ids).
   Result<std::vector<ReduceGroup>> ReduceGroups(size_t prompt_index, int64_t margin,
                                                 const std::string& variant, int level,
                                                 const std::vector<ReducePiece>& pieces,
                                                 const std::vector<std::string>& answers);
-  // The reduce context of one group, built with shorten_text and stored under `key` with the
-  // manifest's "reduce" record (`extra`, "" for a single reduce), cached.
+  // For a group that does not fit whole: the largest cap on each answer's bytes with which it
+  // fits (the longest answers cut first, evenly); nullopt when it fits whole.
+  Result<std::optional<size_t>> ReduceCap(size_t prompt_index, int64_t margin,
+                                          const std::vector<ReducePiece>& pieces,
+                                          const std::vector<std::string>& answers,
+                                          ReduceGroup group);
+  // The reduce context of one group (answers cut to `cap`), fitted with shorten_text, stored
+  // under `key` with the manifest's "reduce" record (`extra`, "" for a single reduce), cached.
   Result<const ItemContext*> ReduceContext(storage::Store& store, size_t prompt_index,
                                            int64_t margin, const std::string& key,
                                            const std::vector<ReducePiece>& pieces,
                                            const std::vector<std::string>& answers,
-                                           ReduceGroup group, const std::string& extra);
+                                           ReduceGroup group, std::optional<size_t> cap,
+                                           const std::string& extra);
 
   const JobSpec& job_;
   const ModelSetup& setup_;
