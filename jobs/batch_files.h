@@ -12,8 +12,9 @@
 // before (same output id), is skipped, so importing a file twice changes nothing. Unknown
 // custom_ids and lines that are not Batch output lines are counted and reported, never fatal.
 //
-// A split video needs two rounds (the segments, then the reduce over their answers), and a
-// too-long refusal a re-fitted question: export again after an import to get what is left.
+// A split video needs two rounds (the segments, then the reduce over their answers; one more per
+// level of a reduce in levels, jobs/model_plan.h), and a too-long refusal a re-fitted question:
+// export again after an import to get what is left.
 //
 // Both take the database's run lock: they refuse to work while a run holds it.
 #pragma once

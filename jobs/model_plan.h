@@ -18,9 +18,10 @@
 //     the context builder with no fit step), a reduce is asked over each group (level 1), then
 //     the same over those answers (level 2, each headed with the time range its group covers),
 //     and so on until one group holds them all: that reduce is the final task. A group of one
-//     answer that does not fit alone is shortened (the manifest's fit steps say by how much);
-//     when no two neighbours fit together the level pairs them, shortened, so every level has
-//     fewer answers than the one below and the levels end. An intermediate reduce is a "reduce"
+//     answer that does not fit alone has it cut to fit; when no two neighbours fit together the
+//     level pairs them, every answer cut evenly to the largest length that fits, so every level
+//     has fewer answers than the one below and the levels end (the manifest's "reduce" record
+//     says by how much: "shortened"). An intermediate reduce is a "reduce"
 //     task with segment_count = its level's group count (> 1; storage::IsFinalTask), keyed by
 //     the ids of the tasks it is asked over; its context's manifest holds "reduce" (level,
 //     group, the segments and time range covered, the tasks it reads). When everything fits

@@ -1,7 +1,8 @@
 // Tasks: the questions the model must answer, and their sends (docs/database.md, `tasks`).
 //
 // A task is one request's worth of work: one (item, prompt) context, one segment of a split
-// video ("map"), or the question asked again over the segments' answers ("reduce"). It is keyed
+// video ("map"), or the question asked again over the segments' answers ("reduce", maybe in
+// levels: IsFinalTask). It is keyed
 // by a stable custom_id (the OpenAI Batch line's id) and its state is stored before anything is
 // sent:
 //
