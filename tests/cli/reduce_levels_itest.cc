@@ -225,6 +225,10 @@ TEST(ReduceLevelsTest, KilledMidwayThenRunAgainAsksNothingAnsweredTwice) {
   unsetenv("EP");
   const json answered = QueryJson(db, "SELECT id FROM tasks WHERE status = 'succeeded'");
   EXPECT_GE(answered.size(), 8u);  // the maps and at least 3 reduces
+  // Intermediate answers are no prompt's answer: nothing final yet.
+  EXPECT_GE(
+      QueryInt(db, "SELECT count(*) FROM answers WHERE step = 'reduce' AND segment_count > 1"), 3);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 0);
   const int64_t last_request = QueryInt(db, "SELECT max(id) FROM requests");
   CommandResult last = ReelEnv(server, "run job.yaml --db " + ShellQuote(db), dir);
   ASSERT_EQ(last.exit_code, 0) << last.err;
