@@ -442,6 +442,18 @@ TEST(SmartResizeTest, MatchesTheReference) {
   }
 }
 
+// Found by the media fuzzer (a 38x2432 MPEG-4 video, max_pixels 12,544): when the short side
+// floors to one patch row, the floor of 28 holds it there and the area stays above max_pixels,
+// as in the reference (python3 -c "import m3_reference as m; print(m.smart_resize(2432, 38, 28,
+// 3136, 12544))" prints (896, 28)).
+TEST(SmartResizeTest, AShortSideAtTheFloorMayLeaveTheAreaAboveMaxPixels) {
+  SmartResizeOptions options;
+  options.max_pixels = 12544;
+  auto size = SmartResize({38, 2432}, options);
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  EXPECT_EQ(*size, (Size{28, 896}));
+}
+
 TEST(SmartResizeTest, HalvesRoundToEven) {
   // 854 / 28 = 30.5 rounds to 30 (Python), not 31.
   EXPECT_EQ(SmartResize({854, 480})->width, 840);
