@@ -308,6 +308,39 @@ PieceBatch& Batch() {
   return batch;
 }
 
+// The end of a batch of pieces [b, b + n): appends every piece's ids in order, then caches the
+// pieces that were missing (s.misses[0, miss_count)). Nearly every piece has at most four ids:
+// they are copied as one 16-byte block (every source has room: the cache and the other sources
+// are padded), into room made for it.
+void FinishBatch(const PieceBatch& s, std::string_view text, std::span<const PieceSpan> pieces,
+                 size_t b, size_t n, size_t miss_count, PieceCache& cache,
+                 std::vector<uint32_t>& out) {
+  size_t total = 0;
+  for (size_t k = 0; k < n; ++k) total += s.counts[k];
+  const size_t at = out.size();
+  out.resize(at + total + 3);
+  uint32_t* o = out.data() + at;
+  for (size_t k = 0; k < n; ++k) {
+    if (s.counts[k] <= 4) {
+      uint32_t block[4];
+      std::memcpy(block, s.ids[k], sizeof block);
+      std::memcpy(o, block, sizeof block);
+    } else {
+      std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
+    }
+    o += s.counts[k];
+  }
+  out.resize(at + total);
+  for (size_t m = 0; m < miss_count; ++m) {
+    const size_t k = s.misses[m];
+    const PieceSpan& span = pieces[b + k];
+    std::string_view piece = text.substr(span.start, span.end - span.start);
+    if (piece.size() <= BpeModel::kMaxCachedPieceBytes) {
+      cache.Insert(piece, s.hashes[k], s.ids[k], s.counts[k]);
+    }
+  }
+}
+
 // Per-thread space of TokenizeCharWords.
 struct CharWordsScratch {
   std::string buffer;  // the texts with the prefix, when there is one
@@ -384,31 +417,7 @@ void BpeModel::TokenizeBytePieces(std::string_view text, std::span<const PieceSp
       MergeBytePieces(byte_merge_tables_, s.merges);
       for (size_t j = 0; j < s.merges.size(); ++j) s.counts[s.merged[j]] = s.merges[j].count;
     }
-    size_t total = 0;
-    for (size_t k = 0; k < n; ++k) total += s.counts[k];
-    // Nearly every piece has at most four ids: they are copied as one 16-byte block (every
-    // source has room: the cache and the other sources are padded), into room made for it.
-    const size_t at = out.size();
-    out.resize(at + total + 3);
-    uint32_t* o = out.data() + at;
-    for (size_t k = 0; k < n; ++k) {
-      if (s.counts[k] <= 4) {
-        uint32_t block[4];
-        std::memcpy(block, s.ids[k], sizeof block);
-        std::memcpy(o, block, sizeof block);
-      } else {
-        std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
-      }
-      o += s.counts[k];
-    }
-    out.resize(at + total);
-    for (size_t m = 0; m < miss_count; ++m) {
-      const size_t k = s.misses[m];
-      std::string_view piece = piece_text(b + k);
-      if (piece.size() <= kMaxCachedPieceBytes) {
-        cache.Insert(piece, s.hashes[k], s.ids[k], s.counts[k]);
-      }
-    }
+    FinishBatch(s, text, pieces, b, n, miss_count, cache, out);
   }
 }
 
@@ -576,29 +585,7 @@ void BpeModel::TokenizeWords(std::string_view text, std::span<const PieceSpan> w
       s.ids[k] = s.ids[first];
       s.counts[k] = s.counts[first];
     }
-    size_t total = 0;
-    for (size_t k = 0; k < n; ++k) total += s.counts[k];
-    const size_t at = out.size();
-    out.resize(at + total + 3);
-    uint32_t* o = out.data() + at;
-    for (size_t k = 0; k < n; ++k) {
-      if (s.counts[k] <= 4) {
-        uint32_t block[4];
-        std::memcpy(block, s.ids[k], sizeof block);
-        std::memcpy(o, block, sizeof block);
-      } else {
-        std::memcpy(o, s.ids[k], s.counts[k] * sizeof(uint32_t));
-      }
-      o += s.counts[k];
-    }
-    out.resize(at + total);
-    for (size_t m = 0; m < miss_count; ++m) {
-      const size_t k = s.misses[m];
-      std::string_view word = word_text(b + k);
-      if (word.size() <= kMaxCachedPieceBytes) {
-        cache.Insert(word, s.hashes[k], s.ids[k], s.counts[k]);
-      }
-    }
+    FinishBatch(s, text, words, b, n, miss_count, cache, out);
   }
 }
 

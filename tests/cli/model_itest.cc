@@ -86,15 +86,6 @@ CommandResult ReelEnv(const std::string& env, const std::string& args, const std
                     args);
 }
 
-// The chat requests the fake received.
-std::vector<json> ChatLog(FakeModelServer& server) {
-  std::vector<json> out;
-  for (const json& e : json::parse(server.Log())) {
-    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
-  }
-  return out;
-}
-
 // Every row the complete job must have: 12 tasks (short, notes, still: one ask per prompt; long:
 // two segments per prompt and a reduce per prompt), each answered exactly once.
 void ExpectCompleteRows(const std::string& db, const std::string& mode) {
@@ -180,7 +171,7 @@ TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
                      "AND attempts = 1 AND status = 'succeeded'"),
             12);
   // The server saw well-formed requests only, each naming its task.
-  std::vector<json> chats = ChatLog(server);
+  std::vector<json> chats = server.ChatLog();
   ASSERT_EQ(chats.size(), 12u);
   std::set<std::string> custom_ids;
   for (const json& row : QueryJson(db, "SELECT custom_id FROM tasks")) {
@@ -218,7 +209,7 @@ TEST_P(ModelRunTest, EveryRowOfTheJobAgainstTheFakeServer) {
   // A second run asks nothing: every answer is stored.
   CommandResult again = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(ChatLog(server).size(), 12u);
+  EXPECT_EQ(server.ChatLog().size(), 12u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, ModelRunTest, ::testing::Values("vllm", "sglang"));
@@ -234,7 +225,7 @@ TEST(ModelOrderTest, TheFirstPromptAboutAContextGoesOutAlone) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // Group the requests by everything before the question (the same frames and text).
   std::map<std::string, std::vector<std::pair<double, std::string>>> groups;
-  for (const json& c : ChatLog(server)) {
+  for (const json& c : server.ChatLog()) {
     json content = c["body"]["messages"].back()["content"];
     const std::string question = content.back()["text"];
     content.erase(content.size() - 1);
@@ -291,7 +282,7 @@ TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
   int killed = 0;
   for (int k = 0; k < kKills; ++k) {
     const std::string log = dir + "/kill" + std::to_string(k) + ".log";
-    const size_t sent_before = ChatLog(server).size();
+    const size_t sent_before = server.ChatLog().size();
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::milliseconds(static_cast<int>(when(rng) * full_ms));
     const size_t kill_after_requests = 1 + k % 4;
@@ -300,7 +291,7 @@ TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
     ASSERT_GT(run.pid(), 0);
     while (run.Running()) {
       if (by_clock ? std::chrono::steady_clock::now() >= deadline
-                   : ChatLog(server).size() >= sent_before + kill_after_requests) {
+                   : server.ChatLog().size() >= sent_before + kill_after_requests) {
         run.Signal(SIGKILL);
         break;
       }
@@ -323,7 +314,7 @@ TEST(ModelCrashTest, KilledAtManyPointsEveryAnswerEndsUpStoredOnce) {
                      "IN ('interrupted', 'cancelled')"),
             0);
   // Asked again only what had no stored answer: at most the requests in flight at each kill.
-  const int64_t sends = static_cast<int64_t>(ChatLog(server).size());
+  const int64_t sends = static_cast<int64_t>(server.ChatLog().size());
   EXPECT_LE(sends, 12 + killed * 3);
   EXPECT_EQ(QueryJson(db, "PRAGMA integrity_check")[0].begin()->get<std::string>(), "ok");
 }
@@ -560,9 +551,9 @@ TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
                                  .dump());
   EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 3);
   // A plain rerun does not ask failed questions again; --retry-failed does.
-  const size_t before = ChatLog(server).size();
+  const size_t before = server.ChatLog().size();
   EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 1);
-  EXPECT_EQ(ChatLog(server).size(), before);
+  EXPECT_EQ(server.ChatLog().size(), before);
   CommandResult retried = ReelEnv(WithEndpoint(server), "run job.yaml --retry-failed", dir2);
   EXPECT_EQ(retried.exit_code, 0) << retried.err;
   EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 0);
@@ -579,7 +570,7 @@ TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
   ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 10);
   ASSERT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir).exit_code, 0);
-  EXPECT_EQ(ChatLog(server).size(), 12u);
+  EXPECT_EQ(server.ChatLog().size(), 12u);
   std::string job = ReadText(dir + "/job.yaml");
   const std::string old_question = "question: List the facts.";
   job.replace(job.find(old_question), old_question.size(), "question: List every fact.");
@@ -587,7 +578,7 @@ TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
   server.Reset();
   CommandResult changed = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
   ASSERT_EQ(changed.exit_code, 0) << changed.err;
-  std::vector<json> chats = ChatLog(server);
+  std::vector<json> chats = server.ChatLog();
   EXPECT_EQ(chats.size(), 6u);  // short, notes, still; the long video's 2 segments and reduce
   for (const json& c : chats) EXPECT_EQ(c.dump().find("Describe what"), std::string::npos);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts'"), 4);
@@ -606,7 +597,7 @@ TEST(ModelRunChangesTest, WaitingThenAskedThenOnlyTheChangedPrompt) {
   server.Reset();
   CommandResult back = ReelEnv(WithEndpoint(server), "run job.yaml", dir);
   ASSERT_EQ(back.exit_code, 0) << back.err;
-  EXPECT_EQ(ChatLog(server).size(), 0u);
+  EXPECT_EQ(server.ChatLog().size(), 0u);
   EXPECT_EQ(QueryInt(db, superseded), 6);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NOT NULL"), 6);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 18);
@@ -627,7 +618,7 @@ TEST(ModelKeyTest, TheKeyIsNeverWritten) {
                      "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
                      "AND error LIKE '%[redacted]%'"),
             1);
-  for (const json& c : ChatLog(server)) EXPECT_TRUE(c["auth_problems"].empty());
+  for (const json& c : server.ChatLog()) EXPECT_TRUE(c["auth_problems"].empty());
   ASSERT_EQ(
       Reel("export --db e2e.db --format openai-batch out.jsonl --retry-failed", dir).exit_code, 0);
   EXPECT_EQ(run.err.find(key), std::string::npos);
@@ -649,7 +640,7 @@ TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
   EXPECT_EQ(ask.out, "Answer to: What is shown?\n");
   const std::string db = dir + "/data/reel/reel.db";
   ASSERT_TRUE(fs::exists(db));
-  std::vector<json> chats = ChatLog(server);
+  std::vector<json> chats = server.ChatLog();
   ASSERT_EQ(chats.size(), 1u);
   EXPECT_EQ(chats[0]["body"]["stream"], true);
   EXPECT_EQ(QueryJson(db, "SELECT content FROM latest_answers")[0]["content"],
@@ -707,7 +698,7 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   ASSERT_EQ(chapters.size(), 2u);
   EXPECT_EQ(chapters[1]["title"], "B");
   EXPECT_EQ(chapters[1]["start_frame"], 1);  // the frame at 1 s
-  std::vector<json> chats = ChatLog(server);
+  std::vector<json> chats = server.ChatLog();
   ASSERT_EQ(chats.size(), 2u);
   const json& messages = chats[1]["body"]["messages"];
   EXPECT_EQ(messages[messages.size() - 2]["role"], "assistant");
@@ -723,7 +714,7 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   EXPECT_NE(document.err.find("chapters are asked only about videos and subtitle files"),
             std::string::npos)
       << document.err;
-  EXPECT_EQ(ChatLog(server).size(), 2u);
+  EXPECT_EQ(server.ChatLog().size(), 2u);
 }
 
 // The frames a run sends are cached beside the database it writes: with --db, beside that one
@@ -735,7 +726,7 @@ TEST(FrameCacheTest, BesideTheDatabaseGivenWithDb) {
   fs::create_directories(dir + "/other");
   CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml --db other/run.db", dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(ChatLog(server).size(), 12u);
+  EXPECT_EQ(server.ChatLog().size(), 12u);
   size_t cached = 0;
   if (fs::is_directory(dir + "/other/run.db.frames")) {
     for (const auto& entry : fs::recursive_directory_iterator(dir + "/other/run.db.frames")) {

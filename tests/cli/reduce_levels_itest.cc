@@ -60,14 +60,6 @@ CommandResult ReelEnv(const FakeModelServer& server, const std::string& args,
                     ShellQuote(ReelPath()) + " " + args);
 }
 
-std::vector<json> ChatLog(FakeModelServer& server) {
-  std::vector<json> out;
-  for (const json& e : json::parse(server.Log())) {
-    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
-  }
-  return out;
-}
-
 // Every text of a request body, joined.
 std::string BodyText(const json& body) {
   std::string text;
@@ -185,7 +177,7 @@ TEST(ReduceLevelsTest, AnswersThatDoNotFitOneReduceAreReducedInLevels) {
   ExpectLevels(db);
   // One request per task, in task order (concurrency 1); each reduce request holds exactly the
   // parts of its group, with their time ranges.
-  const std::vector<json> chats = ChatLog(server);
+  const std::vector<json> chats = server.ChatLog();
   const json tasks = QueryJson(db, "SELECT custom_id, step FROM tasks ORDER BY id");
   ASSERT_EQ(chats.size(), tasks.size());
   const auto expected = ExpectedHeaders(db);
@@ -200,7 +192,7 @@ TEST(ReduceLevelsTest, AnswersThatDoNotFitOneReduceAreReducedInLevels) {
   // Run again: nothing to ask.
   CommandResult again = ReelEnv(server, "run job.yaml", dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(ChatLog(server).size(), chats.size());
+  EXPECT_EQ(server.ChatLog().size(), chats.size());
 }
 
 // kill -9 while the levels are asked, then a run to the end: every task answered once, and no
@@ -217,7 +209,7 @@ TEST(ReduceLevelsTest, KilledMidwayThenRunAgainAsksNothingAnsweredTwice) {
     setenv("EP", server.endpoint().c_str(), 1);
     ReelProcess run({"run", dir + "/job.yaml", "--db", db}, dir + "/kill.log");
     ASSERT_GT(run.pid(), 0);
-    ASSERT_TRUE(WaitFor([&] { return ChatLog(server).size() >= kill_at || !run.Running(); },
+    ASSERT_TRUE(WaitFor([&] { return server.ChatLog().size() >= kill_at || !run.Running(); },
                         std::chrono::seconds(60)));
     run.Signal(SIGKILL);
     EXPECT_EQ(run.Wait(), 128 + SIGKILL) << "the run ended before the kill";
@@ -260,13 +252,13 @@ TEST(ReduceLevelsTest, AFailedIntermediateReduceFailsThePromptAndIsRetriedOnRequ
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'failed'"), 1);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 0);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures WHERE stage = 'request'"), 1);
-  const size_t sent = ChatLog(server).size();
+  const size_t sent = server.ChatLog().size();
   EXPECT_EQ(sent, 8u);  // 5 maps, 3 level-1 reduces (one failed)
   CommandResult plain = ReelEnv(server, "run job.yaml", dir);
-  EXPECT_EQ(ChatLog(server).size(), sent) << plain.err;
+  EXPECT_EQ(server.ChatLog().size(), sent) << plain.err;
   CommandResult retried = ReelEnv(server, "run job.yaml --retry-failed", dir);
   ASSERT_EQ(retried.exit_code, 0) << retried.err;
-  EXPECT_EQ(ChatLog(server).size(), sent + 4);  // the failed one, 2 at level 2, the final
+  EXPECT_EQ(server.ChatLog().size(), sent + 4);  // the failed one, 2 at level 2, the final
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures WHERE stage = 'request'"), 0);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 1);
 }
@@ -298,7 +290,7 @@ TEST(ReduceLevelsTest, AnswersTooLongEvenAloneArePairedShortenedAndTheLevelsEnd)
                      "'$.reduce.shortened.cap_bytes') > 100"),
             4);
   int pairs = 0;
-  for (const json& chat : ChatLog(server)) {
+  for (const json& chat : server.ChatLog()) {
     const std::string text = BodyText(chat["body"]);
     if (Headers(text).size() != 2) continue;
     ++pairs;

@@ -119,6 +119,14 @@ void FakeModelServer::Script(const std::string& json_list) {
 void FakeModelServer::Reset() { Call("POST", "/_fake/reset", "{}"); }
 std::string FakeModelServer::Log() { return Call("GET", "/_fake/log", ""); }
 
+std::vector<nlohmann::json> FakeModelServer::ChatLog() {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& e : nlohmann::json::parse(Log())) {
+    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
+  }
+  return out;
+}
+
 int FakeModelServer::RunBatch(const FakeServerOptions& options, const std::string& input_path,
                               const std::string& output_path) {
   std::string command;

@@ -7,6 +7,8 @@
 // returns what the server received, as JSON text.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -38,6 +40,8 @@ class FakeModelServer {
   void Reset();
   // Every request received so far (JSON list).
   std::string Log();
+  // The chat completion requests of Log(), in the order they arrived.
+  std::vector<nlohmann::json> ChatLog();
 
   // Runs the script in batch mode (as `vllm run-batch`) over an OpenAI Batch input file.
   // Returns the exit status.

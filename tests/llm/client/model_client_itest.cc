@@ -57,14 +57,6 @@ std::unique_ptr<ModelClient> Client(ModelClientOptions o) {
   return c.ok() ? std::move(c).value() : nullptr;
 }
 
-json ChatLog(FakeModelServer& server) {
-  json out = json::array();
-  for (const auto& e : json::parse(server.Log())) {
-    if (e.value("path", "") == "/v1/chat/completions") out.push_back(e);
-  }
-  return out;
-}
-
 // Every request the fake saw had the right shape and no key problem.
 void ExpectCleanRequests(FakeModelServer& server) {
   for (const auto& e : json::parse(server.Log())) {
@@ -104,7 +96,7 @@ TEST(ModelClientModesTest, AutoRecognisesSglangAndGenericServices) {
     EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
     EXPECT_EQ(r.answer.reasoning, "Let me look at the frames first.") << mode;
     ExpectCleanRequests(server);  // the generic mode refuses chat_template_kwargs and top_k
-    const json body = ChatLog(server)[0]["body"];
+    const json body = server.ChatLog()[0]["body"];
     EXPECT_EQ(body.contains("chat_template_kwargs"), mode == "sglang");
     EXPECT_EQ(body.contains("top_k"), mode == "sglang");
   }
@@ -148,7 +140,7 @@ TEST_F(ModelClientTest, AnswerWithUsageReasoningAndRequestId) {
   EXPECT_EQ(r.http_version, "1.1");
   EXPECT_GT(r.latency_s, 0);
   ExpectCleanRequests(server_);
-  const json body = ChatLog(server_)[0]["body"];
+  const json body = server_.ChatLog()[0]["body"];
   EXPECT_EQ(body["chat_template_kwargs"]["thinking_mode"], "adaptive");
   EXPECT_EQ(body["max_completion_tokens"], 256);
   EXPECT_EQ(body["top_k"], 40);
@@ -227,7 +219,7 @@ TEST_F(ModelClientTest, TooLongPromptInBothShapesIsReportedNotRetried) {
     ChatResult r = client->Chat(Request());
     EXPECT_EQ(r.outcome, ChatOutcome::kTooLong) << c.shape << ": " << r.error;
     EXPECT_EQ(r.attempts, 1) << c.shape;
-    EXPECT_EQ(ChatLog(server_).size(), 1u) << c.shape;
+    EXPECT_EQ(server_.ChatLog().size(), 1u) << c.shape;
     ASSERT_TRUE(r.too_long.has_value()) << c.shape;
     EXPECT_EQ(r.too_long->prompt_tokens, 1050000) << c.shape;
     EXPECT_EQ(r.too_long->context_length, 1048576) << c.shape;
@@ -281,7 +273,7 @@ TEST_F(ModelClientTest, CutAndResetConnectionsAreRetried) {
   server_.Script(R"([{"kind":"reset"}])");
   ChatResult reset = client->Chat(Request());
   ASSERT_TRUE(reset.ok()) << reset.error;
-  EXPECT_EQ(ChatLog(server_).size(), 3u);
+  EXPECT_EQ(server_.ChatLog().size(), 3u);
   ModelClientOptions o = Options(server_);
   o.retry.max_retries = 0;
   o.circuit.failure_threshold = 0;
@@ -357,7 +349,7 @@ TEST_F(ModelClientTest, StreamingStoresTheSameResult) {
   EXPECT_FALSE(a.ttft_s.has_value());
   EXPECT_EQ(seen.content, a.answer.content);
   EXPECT_EQ(seen.reasoning, a.answer.reasoning);
-  EXPECT_EQ(ChatLog(server_)[1]["headers"]["accept"], "text/event-stream");
+  EXPECT_EQ(server_.ChatLog()[1]["headers"]["accept"], "text/event-stream");
   ExpectCleanRequests(server_);
 }
 
@@ -396,7 +388,7 @@ TEST_F(ModelClientTest, StructuredAnswerIsCheckedAgainstTheSchema) {
   ChatResult r = client->Chat(req);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(json::parse(r.json_answer), json::parse(R"({"people":1,"summary":"text"})"));
-  EXPECT_EQ(ChatLog(server_)[0]["body"]["response_format"]["json_schema"]["schema"]["required"],
+  EXPECT_EQ(server_.ChatLog()[0]["body"]["response_format"]["json_schema"]["schema"]["required"],
             json::parse(R"(["people","summary"])"));
 
   server_.Script(R"([{"kind":"content","content":"{\"people\":\"two\",\"summary\":\"x\"}"},
@@ -591,9 +583,9 @@ TEST_F(ModelClientTest, ManyConcurrentRequestsOverKeptAliveConnections) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 48);
   std::set<int> ports;
-  for (const auto& e : ChatLog(server_)) ports.insert(e["client_port"].get<int>());
+  for (const auto& e : server_.ChatLog()) ports.insert(e["client_port"].get<int>());
   EXPECT_LE(ports.size(), 4u);  // at most max_connections, reused
-  EXPECT_EQ(ChatLog(server_).size(), 48u);
+  EXPECT_EQ(server_.ChatLog().size(), 48u);
 }
 
 }  // namespace
