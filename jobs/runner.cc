@@ -16,6 +16,7 @@
 #include "jobs/model_setup.h"
 #include "jobs/stages/stages.h"
 #include "storage/sha256.h"
+#include "storage/space_reserve.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
 
@@ -23,6 +24,10 @@ namespace reel::jobs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Space kept beside the database (`<db>.reserve`) and given back when the disk fills up, so the
+// run can still record its end: a few WAL frames are enough.
+constexpr int64_t kEndOfRunReserveBytes = 256 * 1024;
 
 // Runs `write` again while the database is busy (another writer held it past the busy timeout).
 template <typename Fn>
@@ -68,7 +73,7 @@ class Batch {
   void Work() {
     Result<storage::Store> store = storage::Store::Open(options_.database);
     if (!store.ok()) {
-      Fatal(store.status().message());
+      Fatal(store.status());
     } else {
       while (!cancel_.load()) {
         size_t index = next_.fetch_add(1);
@@ -92,6 +97,14 @@ class Batch {
         cancel_.store(true);
         if (model_ != nullptr) model_->Cancel();
       }
+      // A database write failed in the model stage, or here: the whole run stops.
+      if (model_ != nullptr) {
+        if (Status failed = model_->fatal_error(); !failed.ok() && fatal_error_.ok()) {
+          fatal_error_ = failed;
+          cancel_.store(true);
+        }
+        if (!fatal_error_.ok()) model_->Cancel();
+      }
       if (Clock::now() - last_update > std::chrono::seconds(1)) {
         storage::RunCounters counters = counters_;
         lock.unlock();
@@ -114,13 +127,24 @@ class Batch {
     return still_failed_;
   }
   bool cancelled() const { return cancel_.load(); }
-  const std::string& fatal_error() const { return fatal_error_; }
+  Status fatal_error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fatal_error_;
+  }
 
  private:
-  void Fatal(const std::string& message) {
+  void Fatal(const Status& status) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (fatal_error_.empty()) fatal_error_ = message;
+    if (fatal_error_.ok()) fatal_error_ = status;
     cancel_.store(true);
+  }
+
+  // A full disk stops the run (the items and questions not finished wait for the next run; none
+  // is marked failed for it). Returns whether `status` was that.
+  bool StopIfDiskFull(const Status& status) {
+    if (status.code() != ErrorCode::kDiskFull) return false;
+    Fatal(status);
+    return true;
   }
 
   void CountSkipped(bool failed_before) {
@@ -185,7 +209,7 @@ class Batch {
                       {.retry_failed = options_.retry_failed}, &cancel_);
     });
     if (!planned.ok()) {
-      if (cancel_.load()) return;
+      if (cancel_.load() || StopIfDiskFull(planned.status())) return;
       Fail(store, std::nullopt, nullptr, input, planned.status().message(), 0);
       return;
     }
@@ -203,6 +227,7 @@ class Batch {
     if (plan.action == PlanAction::kSkip) {
       if (plan.facts_changed) {  // touched but unchanged: remember the new facts, keep status
         Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
+        if (!id.ok() && StopIfDiskFull(id.status())) return;
         if (!id.ok()) options_.progress->Warning(id.status().message());
       }
       CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
@@ -214,7 +239,9 @@ class Batch {
         work.input = input;
         work.cancel = &cancel_;
         for (const auto& stage : processor_.stored_stages()) {
+          if (cancel_.load()) return;
           Status s = stage->Run(store, plan.stored->id, run_id_, work);
+          if (StopIfDiskFull(s)) return;
           if (!s.ok()) {
             LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
             options_.progress->Warning(s.message());
@@ -227,6 +254,7 @@ class Batch {
     options_.progress->ItemStarted(input.path);
     Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
     if (!id.ok()) {
+      if (StopIfDiskFull(id.status())) return;
       Fail(store, std::nullopt, &plan, input, id.status().message(), 0);
       return;
     }
@@ -240,6 +268,7 @@ class Batch {
       }
       Status running = RetryBusyStatus([&] { return store.MarkItemRunning(item_id, run_id_); });
       if (!running.ok()) {
+        if (StopIfDiskFull(running)) return;
         last = running;
         break;
       }
@@ -249,7 +278,9 @@ class Batch {
         last = RetryBusyStatus([&] { return store.MarkItemDone(item_id, work->outputs); });
         if (last.ok()) {
           for (const auto& stage : processor_.stored_stages()) {
+            if (cancel_.load()) break;
             Status s = stage->Run(store, item_id, run_id_, *work);
+            if (StopIfDiskFull(s)) break;
             if (!s.ok()) work->warnings.push_back(s.message());
           }
           for (const std::string& warning : work->warnings) {
@@ -268,7 +299,7 @@ class Batch {
       } else {
         last = work.status();
       }
-      if (cancel_.load()) {
+      if (StopIfDiskFull(last) || cancel_.load()) {
         Abandon(store, item_id);
         return;
       }
@@ -307,7 +338,7 @@ class Batch {
   int workers_finished_ = 0;
   storage::RunCounters counters_;
   int64_t still_failed_ = 0;
-  std::string fatal_error_;
+  Status fatal_error_;  // a write failed so that the run cannot go on (a full disk)
 };
 
 // Runs a crash left 'running' (we hold the lock, so no live run can own them) become
@@ -416,6 +447,19 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.message = store.status().message();
     return outcome;
   }
+  // Room to record the run's end should the disk fill up (storage/space_reserve.h).
+  storage::SpaceReserve reserve;
+  if (Result<storage::SpaceReserve> made =
+          storage::SpaceReserve::Allocate(options.database, kEndOfRunReserveBytes);
+      made.ok()) {
+    reserve = std::move(made).value();
+  } else if (made.status().code() == ErrorCode::kDiskFull) {
+    outcome.message = made.status().message() + "; free some space and run again";
+    return outcome;
+  } else {
+    progress.Warning("no room kept to record the run's end on a full disk: " +
+                     made.status().message());
+  }
   MarkAbandonedRuns(*store, progress);
   // Time references of answers stored before this version of reel (or its grammar): one query
   // when there are none.
@@ -523,12 +567,16 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     for (int i = 0; i < workers; ++i) threads.emplace_back([&batch] { batch.Work(); });
     batch.Supervise(*store, workers);
   }  // joined
+  Status fatal = batch.fatal_error();
   if (model) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
     outcome.model = model->counters();
+    if (fatal.ok()) fatal = model->fatal_error();
     // Time references in the answers of this run (storage: answer_times).
-    if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
-        !indexed.ok()) {
+    if (!fatal.ok()) {
+      // Nothing more is written but the run's end.
+    } else if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+               !indexed.ok()) {
       progress.Warning("answer time references not updated: " + indexed.status().message());
     }
     storage::TaskStore tasks(store->database());
@@ -540,8 +588,11 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       report.contexts_reused = outcome.model.contexts_reused;
       report.frame_passes = outcome.model.frame_passes;
       report.frames_decoded = outcome.model.frames_decoded;
-      Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
-      (void)kept;
+      if (fatal.ok()) {
+        Status kept =
+            RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+        (void)kept;
+      }
       for (const std::string& line : report.Lines()) progress.Info(line);
       if (!model->sending() && counts->waiting + counts->sent > 0) {
         progress.Info(
@@ -560,11 +611,20 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   outcome.counters.items_seen = static_cast<int64_t>(inputs->size());
   storage::RunStatus status = storage::RunStatus::kSucceeded;
   std::optional<std::string> message;
-  if (!batch.fatal_error().empty()) {
+  auto stopped_by = [&](const Status& error) {
+    std::string text = error.message();
+    if (text.find(options.database) == std::string::npos) text = options.database + ": " + text;
+    if (error.code() == ErrorCode::kDiskFull) {
+      text += "; the run stopped: free some space and run it again (what is stored is kept; "
+              "unfinished items and unanswered questions are done then)";
+    }
     status = storage::RunStatus::kFailed;
-    message = batch.fatal_error();
+    message = text;
     outcome.result = RunResult::kError;
-    outcome.message = batch.fatal_error();
+    outcome.message = text;
+  };
+  if (!fatal.ok()) {
+    stopped_by(fatal);
   } else if (stop_requested()) {
     status = storage::RunStatus::kInterrupted;
     outcome.stop_signal = options.stop_signal->load();
@@ -577,7 +637,8 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
   } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0 ||
-             outcome.model.prompts_failed > 0 || !model_problem.empty()) {
+             outcome.model.prompts_failed > 0 || !model_problem.empty() ||
+             outcome.model.server_failures > 0 || (model && !model->stop_reason().empty())) {
     // Failures skipped as "failed before" still leave the job incomplete: exit 1 until they
     // are fixed or retried, so cron keeps reporting them.
     status = storage::RunStatus::kFailed;
@@ -597,6 +658,14 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       text +=
           (text.empty() ? "" : ", ") + std::string("model server unreachable: ") + model_problem;
     }
+    if (model && !model->stop_reason().empty()) {
+      text += (text.empty() ? "" : ", ") + std::string("the model stage stopped: ") +
+              model->stop_reason() + " (the questions not answered wait for the next run)";
+    } else if (outcome.model.server_failures > 0) {
+      text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.server_failures) +
+              " questions the model server failed (unreachable, timed out or overloaded) wait "
+              "for the next run";
+    }
     message = text;
     outcome.result = RunResult::kSomeFailed;
   } else {
@@ -604,6 +673,14 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   }
   Status finished =
       RetryBusyStatus([&] { return store->FinishRun(run->id, status, outcome.counters, message); });
+  if (!finished.ok() && finished.code() == ErrorCode::kDiskFull) {
+    // The disk filled up (now, or earlier: the reserve is still there): give the reserve back to
+    // SQLite and record the end, as failed.
+    if (fatal.ok()) stopped_by(finished);
+    reserve.Release();
+    finished = RetryBusyStatus(
+        [&] { return store->FinishRun(run->id, status, outcome.counters, message); });
+  }
   if (!finished.ok()) {
     progress.Warning("could not record the end of run " + std::to_string(run->id) + ": " +
                      finished.message());
