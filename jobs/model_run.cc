@@ -36,6 +36,7 @@ struct ItemJob {
   std::set<std::string> leaders_out;  // prefix groups whose first send is out
   std::map<size_t, int> outstanding_by_prompt;
   int outstanding = 0;
+  std::map<size_t, std::string> server_failed;  // by prompt: why the server failed a send
 };
 
 struct Queued {
@@ -264,6 +265,8 @@ struct ModelRun::Impl {
     } else {
       o.state = PromptOutcome::State::kWaiting;
       o.message = StopReason();
+      auto why = job.server_failed.find(prompt_index);
+      if (o.message.empty() && why != job.server_failed.end()) o.message = why->second;
     }
     Report(o);
   }
@@ -485,12 +488,15 @@ struct ModelRun::Impl {
       if (checked_json) answer.json_answer = *checked_json;
       stored = tasks.FinishSend(*request_id, outcome, answer);
       if (!stored.ok()) {
+        stored = stored.WithPrefix(
+            "the answer arrived but could not be stored (the next run asks "
+            "the question again)");
         // The answer came but is not stored: the question must be asked again, never counted
         // as answered. Best effort: record why (a failed write leaves the request 'sent', which
         // the next run requeues the same way).
         storage::SendOutcome lost = outcome;
         lost.outcome = std::string(kNotStoredOutcome);
-        lost.error = "the answer arrived but could not be stored: " + stored.message();
+        lost.error = stored.message();
         (void)tasks.FailSend(*request_id, lost, /*requeue=*/true);
       }
     } else if (result.ok() || result.outcome == llm::ChatOutcome::kSchemaMismatch) {
@@ -519,10 +525,7 @@ struct ModelRun::Impl {
       stored = tasks.FailSend(*request_id, outcome,
                               /*requeue=*/result.outcome == llm::ChatOutcome::kCancelled);
     }
-    if (!stored.ok()) {
-      Fail(stored.WithPrefix(item_path + ": prompt '" + prompt.id +
-                             "': the outcome of a request could not be stored"));
-    }
+    if (!stored.ok()) Fail(stored.WithPrefix(item_path + ": prompt '" + prompt.id + "'"));
     return result;
   }
 
@@ -533,6 +536,12 @@ struct ModelRun::Impl {
     bool finished = false;
     {
       std::lock_guard<std::mutex> item_lock(job.mutex);
+      if (sent &&
+          storage::IsServerFailure(
+              llm::ChatOutcomeName(result.outcome),
+              result.http_status > 0 ? std::optional<int>(result.http_status) : std::nullopt)) {
+        job.server_failed[p] = "the model server failed it: " + result.error;
+      }
       job.scheduled.erase(q.send.task.id);
       --job.outstanding;
       const int left = --job.outstanding_by_prompt[p];
@@ -584,7 +593,6 @@ struct ModelRun::Impl {
       }
       finished = job.outstanding == 0;
     }
-    (void)result;
     if (finished) ItemFinished(job);
   }
 

@@ -108,8 +108,8 @@ class Batch {
       if (Clock::now() - last_update > std::chrono::seconds(1)) {
         storage::RunCounters counters = counters_;
         lock.unlock();
-        Status updated = store.UpdateRunCounters(run_id_, counters);
-        (void)updated;  // best effort: the final FinishRun writes them again
+        // Best effort (the final FinishRun writes them again), but a full disk stops the run.
+        StopIfDiskFull(store.UpdateRunCounters(run_id_, counters));
         options_.progress->Tick();
         lock.lock();
         last_update = Clock::now();
@@ -169,7 +169,9 @@ class Batch {
       return store.LogEvent(
           {.run_id = run_id_, .item_id = item_id, .level = level, .message = message});
     });
-    (void)logged;  // the event log is best effort; the item's own row holds its outcome
+    // The event log is best effort (the item's own row holds its outcome), but a full disk
+    // stops the run.
+    StopIfDiskFull(logged);
   }
 
   // Records a failure: the item row (created if needed) says failed with `error`.
@@ -189,9 +191,11 @@ class Batch {
       }
       Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
       if (id.ok()) item_id = *id;
+      if (!id.ok()) StopIfDiskFull(id.status());
     }
     if (item_id) {
       Status marked = RetryBusyStatus([&] { return store.MarkItemFailed(*item_id, error); });
+      StopIfDiskFull(marked);  // the item is done again by the next run
       if (!marked.ok()) {
         options_.progress->Warning(input.path +
                                    ": could not record the failure: " + marked.message());
@@ -343,21 +347,49 @@ class Batch {
 
 // Runs a crash left 'running' (we hold the lock, so no live run can own them) become
 // 'interrupted'.
-void MarkAbandonedRuns(storage::Store& store, ProgressReporter& progress) {
+// Errors: only a full disk (anything else is a warning).
+Status MarkAbandonedRuns(storage::Store& store, ProgressReporter& progress) {
   Result<std::vector<storage::RunRecord>> abandoned = RetryBusy([&] {
     return store.InterruptAbandonedRuns(
         "the process ended without finishing the run (killed or crashed); found by a later run");
   });
   if (!abandoned.ok()) {
+    if (abandoned.status().code() == ErrorCode::kDiskFull) return abandoned.status();
     progress.Warning("could not mark unfinished earlier runs interrupted: " +
                      abandoned.status().message());
-    return;
+    return Status::Ok();
   }
   for (const storage::RunRecord& run : *abandoned) {
     progress.Warning("run " + std::to_string(run.id) + " (pid " + std::to_string(run.pid) + " on " +
                      run.host + ", started " + run.started_at +
                      ") did not finish; marked interrupted. Its unfinished items are redone.");
   }
+  return Status::Ok();
+}
+
+// The message of a run a full disk stopped.
+std::string DiskFullMessage(const std::string& database, const Status& error) {
+  std::string text = error.message();
+  if (text.find(database) == std::string::npos) text = database + ": " + text;
+  return text +
+         "; the run stopped: free some space and run it again (what is stored is kept; unfinished "
+         "items and unanswered questions are done then)";
+}
+
+// Records the run's end. On a full disk the reserve goes back to SQLite first, and the run is
+// recorded failed (`*status`, `*message` say so afterwards). Returns the write's status.
+Status EndRun(storage::Store& store, int64_t run_id, const storage::RunCounters& counters,
+              storage::RunStatus* status, std::optional<std::string>* message,
+              storage::SpaceReserve& reserve) {
+  Status finished =
+      RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
+  if (finished.ok() || finished.code() != ErrorCode::kDiskFull) return finished;
+  if (*status != storage::RunStatus::kFailed) {
+    *status = storage::RunStatus::kFailed;
+    *message = DiskFullMessage(store.database().path(), finished);
+  }
+  reserve.Release();
+  return RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
 }
 
 int DefaultWorkers() {
@@ -460,11 +492,18 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     progress.Warning("no room kept to record the run's end on a full disk: " +
                      made.status().message());
   }
-  MarkAbandonedRuns(*store, progress);
+  if (Status marked = MarkAbandonedRuns(*store, progress); !marked.ok()) {
+    outcome.message = DiskFullMessage(options.database, marked);
+    return outcome;
+  }
   // Time references of answers stored before this version of reel (or its grammar): one query
   // when there are none.
   if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
       !indexed.ok()) {
+    if (indexed.status().code() == ErrorCode::kDiskFull) {
+      outcome.message = DiskFullMessage(options.database, indexed.status());
+      return outcome;
+    }
     progress.Warning("answer time references not updated: " + indexed.status().message());
   }
 
@@ -497,18 +536,20 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
        .level = storage::EventLevel::kInfo,
        .message = "run started: " + std::to_string(inputs->size()) + " items" +
                   (options.shard.sharded() ? ", shard " + options.shard.ToString() : "")});
-  (void)logged;
 
-  // The model stage: the job's questions become tasks; with an endpoint they are asked.
-  auto fail_run = [&](const std::string& message) {
-    Status finished = RetryBusyStatus([&] {
-      return store->FinishRun(run->id, storage::RunStatus::kFailed, outcome.counters, message);
-    });
+  auto fail_run = [&](const std::string& text) {
+    storage::RunStatus failed = storage::RunStatus::kFailed;
+    std::optional<std::string> message = text;
+    Status finished = EndRun(*store, run->id, outcome.counters, &failed, &message, reserve);
     (void)finished;
     outcome.result = RunResult::kError;
-    outcome.message = message;
+    outcome.message = text;
     return outcome;
   };
+  if (logged.code() == ErrorCode::kDiskFull) {
+    return fail_run(DiskFullMessage(options.database, logged));
+  }
+  // The model stage: the job's questions become tasks; with an endpoint they are asked.
   std::unique_ptr<ModelRun> model;
   std::string model_problem;  // the server could not be reached: questions wait
   if (!job.prompts.empty()) {
@@ -517,6 +558,9 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     auto model_setup = std::make_shared<const ModelSetup>(std::move(setup).value());
     storage::TaskStore tasks(store->database());
     Result<int64_t> requeued = RetryBusy([&] { return tasks.RequeueInterrupted(); });
+    if (!requeued.ok() && requeued.status().code() == ErrorCode::kDiskFull) {
+      return fail_run(DiskFullMessage(options.database, requeued.status()));
+    }
     if (requeued.ok() && *requeued > 0) {
       progress.Warning(std::to_string(*requeued) +
                        " requests were in flight when an earlier run ended; they are sent again");
@@ -577,7 +621,10 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       // Nothing more is written but the run's end.
     } else if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
                !indexed.ok()) {
-      progress.Warning("answer time references not updated: " + indexed.status().message());
+      if (indexed.status().code() == ErrorCode::kDiskFull) fatal = indexed.status();
+      if (fatal.ok()) {
+        progress.Warning("answer time references not updated: " + indexed.status().message());
+      }
     }
     storage::TaskStore tasks(store->database());
     Result<storage::SendTotals> totals = tasks.Totals(run->id, std::nullopt);
@@ -589,9 +636,8 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       report.frame_passes = outcome.model.frame_passes;
       report.frames_decoded = outcome.model.frames_decoded;
       if (fatal.ok()) {
-        Status kept =
-            RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
-        (void)kept;
+        Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+        if (kept.code() == ErrorCode::kDiskFull) fatal = kept;
       }
       for (const std::string& line : report.Lines()) progress.Info(line);
       if (!model->sending() && counts->waiting + counts->sent > 0) {
@@ -613,10 +659,10 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
   std::optional<std::string> message;
   auto stopped_by = [&](const Status& error) {
     std::string text = error.message();
-    if (text.find(options.database) == std::string::npos) text = options.database + ": " + text;
     if (error.code() == ErrorCode::kDiskFull) {
-      text += "; the run stopped: free some space and run it again (what is stored is kept; "
-              "unfinished items and unanswered questions are done then)";
+      text = DiskFullMessage(options.database, error);
+    } else if (text.find(options.database) == std::string::npos) {
+      text = options.database + ": " + text;
     }
     status = storage::RunStatus::kFailed;
     message = text;
@@ -661,25 +707,23 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     if (model && !model->stop_reason().empty()) {
       text += (text.empty() ? "" : ", ") + std::string("the model stage stopped: ") +
               model->stop_reason() + " (the questions not answered wait for the next run)";
-    } else if (outcome.model.server_failures > 0) {
-      text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.server_failures) +
-              " questions the model server failed (unreachable, timed out or overloaded) wait "
-              "for the next run";
+    } else if (const int64_t n = outcome.model.server_failures; n > 0) {
+      text += (text.empty() ? "" : ", ") + std::to_string(n) +
+              (n == 1 ? " question the model server failed (unreachable, timed out or "
+                        "overloaded) waits for the next run"
+                      : " questions the model server failed (unreachable, timed out or "
+                        "overloaded) wait for the next run");
     }
     message = text;
     outcome.result = RunResult::kSomeFailed;
   } else {
     outcome.result = RunResult::kSucceeded;
   }
-  Status finished =
-      RetryBusyStatus([&] { return store->FinishRun(run->id, status, outcome.counters, message); });
-  if (!finished.ok() && finished.code() == ErrorCode::kDiskFull) {
-    // The disk filled up (now, or earlier: the reserve is still there): give the reserve back to
-    // SQLite and record the end, as failed.
-    if (fatal.ok()) stopped_by(finished);
-    reserve.Release();
-    finished = RetryBusyStatus(
-        [&] { return store->FinishRun(run->id, status, outcome.counters, message); });
+  const storage::RunStatus meant = status;
+  Status finished = EndRun(*store, run->id, outcome.counters, &status, &message, reserve);
+  if (status != meant) {  // the disk filled up just now: the run failed after all
+    outcome.result = RunResult::kError;
+    outcome.message = message.value_or("");
   }
   if (!finished.ok()) {
     progress.Warning("could not record the end of run " + std::to_string(run->id) + ": " +

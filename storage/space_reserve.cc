@@ -25,8 +25,8 @@ Result<SpaceReserve> SpaceReserve::Allocate(const std::string& database_path, in
   ::close(fd);
   if (error != 0) {
     ::unlink(path.c_str());
-    std::string message = path + ": cannot reserve " + std::to_string(bytes) +
-                          " bytes: " + std::strerror(error);
+    std::string message =
+        path + ": cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(error);
     if (error == ENOSPC || error == EDQUOT) return DiskFull(message + " (disk full)");
     return IoError(message);
   }

@@ -70,9 +70,24 @@ int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) {
 }
 
 const sqlite3_io_methods kMethods = {
-    3,         Close,    Read,     Write,      Truncate,          Sync,     FileSize,
-    Lock,      Unlock,   CheckReservedLock,    FileControl,       SectorSize,
-    DeviceCharacteristics, ShmMap, ShmLock,    ShmBarrier,        ShmUnmap, Fetch,
+    3,
+    Close,
+    Read,
+    Write,
+    Truncate,
+    Sync,
+    FileSize,
+    Lock,
+    Unlock,
+    CheckReservedLock,
+    FileControl,
+    SectorSize,
+    DeviceCharacteristics,
+    ShmMap,
+    ShmLock,
+    ShmBarrier,
+    ShmUnmap,
+    Fetch,
     Unfetch,
 };
 

@@ -40,7 +40,7 @@ class FullDiskVfs {
   // Room for everything again; the write count starts over.
   void Empty();
 
-  int64_t writes() const { return writes_.load(); }   // every xWrite since Empty / FillAtWrite
+  int64_t writes() const { return writes_.load(); }    // every xWrite since Empty / FillAtWrite
   int64_t refused() const { return refused_.load(); }  // writes refused as the disk was full
   // Bytes under `root` (regular files, their sizes).
   int64_t Usage() const;
