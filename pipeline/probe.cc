@@ -97,14 +97,14 @@ Result<ScanResult> ScanPackets(AVFormatContext* format, const std::string& path,
   return scan;
 }
 
-// Whether presentation times (stream time base, any order) are evenly spaced at `fps`.
-bool ConstantRate(std::vector<int64_t> times, AVRational time_base, double fps) {
+// Stream times (any order) as seconds, ascending, each once.
+std::vector<double> SortedSeconds(std::vector<int64_t> times, AVRational time_base) {
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
   std::vector<double> seconds;
   seconds.reserve(times.size());
   for (int64_t t : times) seconds.push_back(static_cast<double>(t) * av_q2d(time_base));
-  return IsConstantRate(seconds, fps);
+  return seconds;
 }
 
 // The decode times of a stream's index entries (MP4/MOV: every sample), edit-list discards left
@@ -200,9 +200,7 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       bool swap = s.rotation == 90 || s.rotation == 270;
       s.display_width = swap ? shown.height : shown.width;
       s.display_height = swap ? shown.width : shown.height;
-      AVRational rate = stream->avg_frame_rate;
-      if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
-      s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+      s.fps = internal::StreamFrameRate(stream, {});
       s.attached_picture = (stream->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0;
       const AVPixFmtDescriptor* desc =
           par->format >= 0 && par->format < AV_PIX_FMT_NB
@@ -216,7 +214,9 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       if (indexed > 0) {
         s.frames = indexed;
         s.frames_source = FactSource::kPacketIndex;
-        s.constant_rate = ConstantRate(IndexEntryTimes(stream), stream->time_base, s.fps);
+        std::vector<double> times = SortedSeconds(IndexEntryTimes(stream), stream->time_base);
+        s.fps = internal::StreamFrameRate(stream, times);
+        s.constant_rate = IsConstantRate(times, s.fps);
       } else {
         needs_scan = true;
       }
@@ -241,7 +241,9 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       if (s.type == StreamType::kVideo && s.frames_source != FactSource::kPacketIndex) {
         s.frames = f.packets;
         s.frames_source = FactSource::kPacketIndex;
-        s.constant_rate = ConstantRate(f.times, tb, s.fps);
+        std::vector<double> times = SortedSeconds(f.times, tb);
+        s.fps = internal::StreamFrameRate(format->streams[s.index], times);
+        s.constant_rate = IsConstantRate(times, s.fps);
       }
       if (f.max_end == AV_NOPTS_VALUE) continue;
       const double measured = Seconds(f.max_end - f.min_pts, tb);

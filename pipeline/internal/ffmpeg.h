@@ -19,6 +19,7 @@ extern "C" {
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "pipeline/smart_resize.h"
@@ -114,5 +115,13 @@ int StreamRotation(const AVStream* stream);
 // codec's), reduced; 1:1 when the file says nothing, or something implausible (beyond 8:1
 // either way, which no real pixel shape is).
 SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream);
+
+// A video stream's frames per second. FFmpeg's average rate (avg_frame_rate) when it has one.
+// Without it (too few frames for FFmpeg to average: a 2-frame ASF file), the rate the packet
+// index measures, (n - 1) / (last - first) over `times_s` (presentation times in seconds, any
+// order, at least two distinct), keeping r_frame_rate's exact value when it agrees within 1%:
+// r_frame_rate alone is then a guess, often the time base's tick rate (1000 fps for ASF and
+// Matroska). Else r_frame_rate; else 0 (unknown).
+double StreamFrameRate(const AVStream* stream, std::vector<double> times_s);
 
 }  // namespace reel::pipeline::internal

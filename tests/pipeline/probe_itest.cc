@@ -1,13 +1,45 @@
 // Probe facts on generated clips whose truth is known by construction.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <vector>
+
+#include "pipeline/frame_index.h"
 #include "pipeline/probe.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
 namespace {
 
 using reel::testing::GeneratedMedia;
+using reel::testing::RunCommand;
+using reel::testing::ShellQuote;
+
+// One field of the first video stream as ffprobe prints it ("r_frame_rate" -> "1000/1").
+std::string FfprobeField(const std::string& path, const std::string& field) {
+  auto r = RunCommand("ffprobe -v error -select_streams v:0 -show_entries stream=" + field +
+                      " -of default=nw=1:nk=1 " + ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string value = r.out;
+  while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+  return value;
+}
+
+// The presentation times (seconds) of the first video stream's packets, as ffprobe lists them.
+std::vector<double> FfprobePacketTimes(const std::string& path) {
+  auto r = RunCommand("ffprobe -v error -select_streams v:0 -show_entries packet=pts_time "
+                      "-of default=nw=1:nk=1 " +
+                      ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<double> times;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line != "N/A") times.push_back(std::stod(line));
+  }
+  return times;
+}
 
 const StreamInfo* FirstOf(const MediaInfo& info, StreamType type) {
   for (const StreamInfo& s : info.streams) {
@@ -89,6 +121,29 @@ TEST(ProbeTest, NonZeroStartAndRotation) {
   EXPECT_NE(v.rotation, 0);
   EXPECT_EQ(v.display_width, 48);
   EXPECT_EQ(v.display_height, 64);
+}
+
+TEST(ProbeTest, RateOfAFewFramesComesFromThePacketsWhenFfmpegHasNoAverage) {
+  // Two WMV frames one second apart over 2 s: ffprobe says r_frame_rate 1000/1 (the ASF time
+  // base's tick) and avg_frame_rate 0/0. The packets say 1 fps.
+  std::string path =
+      GeneratedMedia("two_frames.wmv", "-f lavfi -i testsrc=s=160x120:r=1:d=2 -c:v wmv2");
+  ASSERT_EQ(FfprobeField(path, "r_frame_rate"), "1000/1");
+  ASSERT_EQ(FfprobeField(path, "avg_frame_rate"), "0/0");
+  std::vector<double> times = FfprobePacketTimes(path);
+  ASSERT_EQ(times.size(), 2u);
+  const double measured = 1.0 / (times[1] - times[0]);
+  auto info = Probe(path);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_TRUE(info->best_video.has_value());
+  const StreamInfo& v = info->streams[*info->best_video];
+  EXPECT_EQ(v.frames, 2);
+  EXPECT_NEAR(v.fps, measured, 1e-9);
+  EXPECT_NEAR(v.fps, 1.0, 1e-9);
+  auto index = BuildFrameIndex(path);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_NEAR(index->avg_fps, 1.0, 1e-9);
+  EXPECT_NEAR(index->duration_s(), 2.0, 1e-9);  // the last frame lasts one frame of the rate
 }
 
 TEST(ProbeTest, AudioOnlyFileHasNoBestVideo) {
