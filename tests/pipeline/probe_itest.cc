@@ -146,6 +146,37 @@ TEST(ProbeTest, RateOfAFewFramesComesFromThePacketsWhenFfmpegHasNoAverage) {
   EXPECT_NEAR(index->duration_s(), 2.0, 1e-9);  // the last frame lasts one frame of the rate
 }
 
+TEST(ProbeTest, APacketWithoutAPictureIsNotAFrame) {
+  // Eleven MPEG-4 pictures and a 5-byte twelfth packet: a VOP that is not coded (vop_coded 0),
+  // for which FFmpeg's decoder outputs nothing. ffprobe: 12 packets, 11 frames read.
+  std::string coded =
+      GeneratedMedia("eleven.m4v", "-f lavfi -i testsrc=s=64x48:r=2:d=5.5 -c:v mpeg4 -bf 0");
+  ASSERT_FALSE(coded.empty());
+  const std::string dir = reel::testing::ScratchDir("ProbeTestNotCoded");
+  const std::string raw = dir + "/twelve.m4v";
+  ASSERT_EQ(RunCommand("cp " + ShellQuote(coded) + " " + ShellQuote(raw) +
+                       " && printf '\\000\\000\\001\\266\\134' >> " + ShellQuote(raw))
+                .exit_code,
+            0);
+  for (const char* container : {"avi", "mp4"}) {
+    SCOPED_TRACE(container);
+    const std::string path = dir + "/twelve." + container;
+    auto made = RunCommand("ffmpeg -v error -y -r 2 -i " + ShellQuote(raw) + " -c copy " +
+                           ShellQuote(path));
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    ASSERT_EQ(FfprobeField(path, "nb_read_packets -count_packets"), "12");
+    const std::string decoded = FfprobeField(path, "nb_read_frames -count_frames");
+    ASSERT_EQ(decoded, "11");
+    auto info = Probe(path);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->streams[0].frames, std::stoi(decoded));
+    auto index = BuildFrameIndex(path);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(index->size(), std::stoi(decoded));
+    EXPECT_EQ(index->packets.size(), 12u);
+  }
+}
+
 TEST(ProbeTest, AudioOnlyFileHasNoBestVideo) {
   std::string path = GeneratedMedia("tone.m4a", "-f lavfi -i sine=d=1 -c:a aac");
   auto info = Probe(path);

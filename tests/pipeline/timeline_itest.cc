@@ -3,6 +3,7 @@
 // cut short (Matroska/WebM, AVI, MP4), and MPEG elementary and program streams without durations.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -274,6 +275,77 @@ TEST(TruncatedMatroskaTest, LiveWrittenWebmDeclaresNoSize) {
   auto cut = BuildFrameIndex(Head(path, std::filesystem::file_size(path) / 2, "live_cut.webm"));
   ASSERT_TRUE(cut.ok());
   EXPECT_FALSE(cut->truncated()) << cut->truncation.reason;
+}
+
+// The duration ffprobe gives a file, and its exit status (a cut Ogg file opens without complaint).
+double FfprobeDuration(const std::string& path) {
+  auto r = reel::testing::RunCommand("ffprobe -v error -show_entries format=duration -of "
+                                     "default=nw=1:nk=1 " +
+                                     reel::testing::ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::atof(r.out.c_str());
+}
+
+// Checks a whole Ogg file and cuts of it: the first 60% (mid-page: the last page declares bytes
+// the file lacks), and the same cut moved back to the page boundary before it (whole pages, but
+// the streams' last pages, flagged end-of-stream, are missing).
+void ExpectOggCutsTruncated(const std::string& whole, const std::string& name) {
+  const std::string bytes = ReadAll(whole);
+  const int64_t size = static_cast<int64_t>(bytes.size());
+  ASSERT_GT(size, 1000);
+  auto full = Probe(whole);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_FALSE(full->truncation.truncated) << full->truncation.reason;
+  auto full_index = BuildFrameIndex(whole);
+  ASSERT_TRUE(full_index.ok());
+  EXPECT_FALSE(full_index->truncated()) << full_index->truncation.reason;
+
+  const size_t sixty = static_cast<size_t>(size * 6 / 10);
+  const size_t boundary = bytes.rfind("OggS", sixty);
+  ASSERT_NE(boundary, std::string::npos);
+  ASSERT_GT(boundary, 0u);
+  for (size_t kept : {sixty, boundary}) {
+    SCOPED_TRACE(kept);
+    std::string cut = Head(whole, kept, name + std::to_string(kept) + ".ogv");
+    // FFmpeg opens it without an error and times it by what is there.
+    const double ffprobe_s = FfprobeDuration(cut);
+    EXPECT_LT(ffprobe_s, full->duration_s * 0.8);
+    auto probe = Probe(cut);
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    EXPECT_TRUE(probe->truncation.truncated);
+    EXPECT_NE(probe->truncation.reason.find("Ogg"), std::string::npos)
+        << probe->truncation.reason;
+    if (kept == sixty) {
+      EXPECT_GT(probe->truncation.missing_bytes, 0);
+    } else {
+      EXPECT_NE(probe->truncation.reason.find("end-of-stream"), std::string::npos)
+          << probe->truncation.reason;
+    }
+    auto index = BuildFrameIndex(cut);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_TRUE(index->truncated());
+    Sampled sampled = Sample(cut, Fps(1));
+    EXPECT_TRUE(sampled.report.truncated);
+    EXPECT_TRUE(sampled.report.partial());
+  }
+}
+
+TEST(TruncatedOggTest, ACutTheoraFileIsTruncated) {
+  // 24 s of Theora and Vorbis; ffprobe times the first 60% at about 14 s and says nothing else.
+  std::string whole = GeneratedMedia(
+      "theora24.ogv",
+      "-f lavfi -i testsrc2=s=96x64:r=10:d=24 -f lavfi -i sine=d=24 -c:v libtheora -q:v 4 "
+      "-c:a libvorbis");
+  ASSERT_FALSE(whole.empty());
+  ExpectOggCutsTruncated(whole, "theora");
+}
+
+TEST(TruncatedOggTest, ARealOgvCutShortIsTruncated) {
+  std::string whole = DebianPackageFile(
+      "golang-github-gabriel-vasile-mimetype-dev",
+      "usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/ogg.ogv", "mimetype.ogv");
+  if (whole.empty()) GTEST_SKIP() << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
+  ExpectOggCutsTruncated(whole, "mimetype");
 }
 
 TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
