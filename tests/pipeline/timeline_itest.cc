@@ -3,6 +3,7 @@
 // cut short (Matroska/WebM, AVI, MP4), and MPEG elementary and program streams without durations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -199,6 +200,40 @@ TEST(FpsTimelineTest, VariableRateStillStretchUsesPresentationTimes) {
   Sampled by_index = Sample(path, Fps(1, FpsTimeline::kIndex));
   EXPECT_EQ(by_index.report.fps_timeline, "index");
   EXPECT_EQ(by_index.painted, (std::vector<int>{0, 4, 8, 12, 16, 80, 84, 88, 92, 96, 99}));
+}
+
+TEST(CountPolicyTest, TwoStepsInOneHeldFrameStillGiveTheCountAskedFor) {
+  // 99 counter frames of variable-rate Theora: 10 fps, but frame 49 is held 1.1 s. With
+  // --count 16 the steps are 0.72 s, and the targets at 5.04 s and 5.76 s both fall in frame 49:
+  // the second takes the next frame, 50, so 16 frames come back, as asked.
+  std::string source =
+      GeneratedMedia("timeline_counter99.mkv", CounterClipArgs(99, 64, 64, "10") + " -c:v ffv1");
+  std::string path = GeneratedMedia(
+      "held_frame_theora.mkv",
+      "-i " + source +
+          " -vf \"setpts='if(gte(N,50),N/10+1,N/10)/TB'\" -fps_mode passthrough -c:v libtheora "
+          "-q:v 10");
+  auto frames = reel::testing::RunCommand(
+      "ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1:nk=1 " +
+      reel::testing::ShellQuote(path));
+  ASSERT_EQ(frames.out, "99\n") << frames.err;
+  SamplingOptions count;
+  count.policy = SamplingPolicy::kCount;
+  count.count = 16;
+  Sampled s = Sample(path, count);
+  EXPECT_EQ(s.painted,
+            (std::vector<int>{0, 7, 14, 21, 28, 36, 43, 49, 50, 54, 62, 69, 76, 83, 90, 98}));
+  EXPECT_TRUE(s.report.warnings.empty());
+  // Seven targets fall in the held frame of a 20-frame range (frames 40-49, then 50-59 from
+  // 6.0 s): 19 asked, 19 given, in order.
+  count.count = 19;
+  count.start_s = 4.0;
+  count.end_s = 6.95;
+  Sampled range = Sample(path, count);
+  ASSERT_EQ(range.painted.size(), 19u);
+  EXPECT_EQ(range.painted.front(), 40);
+  EXPECT_EQ(range.painted.back(), 59);
+  EXPECT_TRUE(std::is_sorted(range.painted.begin(), range.painted.end()));
 }
 
 TEST(FpsTimelineTest, ConstantRateStreamsKeepTheServersIndexRule) {
