@@ -256,6 +256,25 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
               : nullptr;
       s.pixel_format = desc ? desc->name : "";
       s.full_range = internal::StreamFullRange(*par);
+      switch (internal::RawEnumValue(par->field_order)) {
+        case AV_FIELD_PROGRESSIVE:
+          s.field_order = "progressive";
+          break;
+        case AV_FIELD_TT:
+          s.field_order = "tt";
+          break;
+        case AV_FIELD_BB:
+          s.field_order = "bb";
+          break;
+        case AV_FIELD_TB:
+          s.field_order = "tb";
+          break;
+        case AV_FIELD_BT:
+          s.field_order = "bt";
+          break;
+        default:
+          break;
+      }
       // The packet index is the truth; a container's nb_frames is only believed when the index
       // agrees with it.
       int64_t indexed = IndexEntryFrames(format.get(), stream);

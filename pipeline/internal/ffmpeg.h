@@ -7,6 +7,9 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
@@ -44,6 +47,9 @@ struct ParserContextDeleter {
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
+struct FilterGraphDeleter {
+  void operator()(AVFilterGraph* p) const { avfilter_graph_free(&p); }
+};
 
 using UniqueFormatContext = std::unique_ptr<AVFormatContext, FormatContextDeleter>;
 using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
@@ -51,6 +57,7 @@ using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
+using UniqueFilterGraph = std::unique_ptr<AVFilterGraph, FilterGraphDeleter>;
 
 // An enum field FFmpeg filled from the file (codec parameters, stream and frame properties): its
 // bytes as an int, never loaded as the enum. A demuxer or decoder can leave any number there for a

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "pipeline/internal/deinterlacer.h"
+
 namespace reel::pipeline::internal {
 namespace {
 
@@ -53,7 +55,13 @@ Status Prepare(UniqueSwsContext& context, const AVFrame* frame, int width, int h
 
 }  // namespace
 
-Result<Image> FrameConverter::Convert(const AVFrame* frame, const std::string& path) {
+Result<Image> FrameConverter::Convert(const AVFrame* source, const std::string& path) {
+  UniqueFrame deinterlaced;
+  const AVFrame* frame = source;
+  if (deinterlace_ && IsInterlaced(source)) {
+    REEL_ASSIGN_OR_RETURN(deinterlaced, Deinterlace(source, path));
+    frame = deinterlaced.get();
+  }
   bool swap = rotation_ == 90 || rotation_ == 270;
   int width = swap ? upright_.height : upright_.width;
   int height = swap ? upright_.width : upright_.height;

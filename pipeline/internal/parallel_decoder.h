@@ -35,6 +35,7 @@ struct ParallelDecodeJob {
   const Deadline& deadline;
   Size target;   // upright output size
   int rotation;  // clockwise degrees
+  bool deinterlace;  // interlaced pictures are deinterlaced (FrameConverter)
   const std::vector<std::vector<int>>& groups;
   int workers;
 };
