@@ -150,7 +150,7 @@ TEST(ProbeTest, APacketWithoutAPictureIsNotAFrame) {
   // Eleven MPEG-4 pictures and a 5-byte twelfth packet: a VOP that is not coded (vop_coded 0),
   // for which FFmpeg's decoder outputs nothing. ffprobe: 12 packets, 11 frames read.
   std::string coded =
-      GeneratedMedia("eleven.m4v", "-f lavfi -i testsrc=s=64x48:r=2:d=5.5 -c:v mpeg4 -bf 0");
+      GeneratedMedia("eleven.m4v", "-f lavfi -i testsrc=s=64x48:r=2:d=5.5 -c:v mpeg4 -bf 0 -f m4v");
   ASSERT_FALSE(coded.empty());
   const std::string dir = reel::testing::ScratchDir("ProbeTestNotCoded");
   const std::string raw = dir + "/twelve.m4v";
