@@ -25,20 +25,21 @@ Result<UniqueFrame> Deinterlace(const AVFrame* frame, const std::string& path) {
   std::snprintf(args, sizeof(args), "video_size=%dx%d:pix_fmt=%d:time_base=1/1:pixel_aspect=%d/%d",
                 frame->width, frame->height, frame->format, sar.num, sar.den);
   AVFilterContext* source = nullptr;
-  AVFilterContext* bwdif = nullptr;
+  AVFilterContext* estdif = nullptr;
   AVFilterContext* sink = nullptr;
   int rc = avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", args,
                                         nullptr, graph.get());
   if (rc < 0) return failed("buffer", rc);
-  const AVFilter* filter = avfilter_get_by_name("bwdif");
-  if (filter == nullptr) return Unsupported(path + ": FFmpeg has no bwdif filter to deinterlace");
-  rc = avfilter_graph_create_filter(&bwdif, filter, "deinterlace",
-                                    "mode=send_frame:parity=auto:deint=all", nullptr, graph.get());
-  if (rc < 0) return failed("bwdif", rc);
+  const AVFilter* filter = avfilter_get_by_name("estdif");
+  if (filter == nullptr) return Unsupported(path + ": FFmpeg has no estdif filter to deinterlace");
+  rc = avfilter_graph_create_filter(&estdif, filter, "deinterlace",
+                                    "mode=frame:parity=auto:deint=all", nullptr, graph.get());
+  if (rc < 0) return failed("estdif", rc);
   rc = avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nullptr,
                                     nullptr, graph.get());
   if (rc < 0) return failed("buffersink", rc);
-  if ((rc = avfilter_link(source, 0, bwdif, 0)) < 0 || (rc = avfilter_link(bwdif, 0, sink, 0)) < 0) {
+  if ((rc = avfilter_link(source, 0, estdif, 0)) < 0 ||
+      (rc = avfilter_link(estdif, 0, sink, 0)) < 0) {
     return failed("link", rc);
   }
   if ((rc = avfilter_graph_config(graph.get(), nullptr)) < 0) return failed("graph", rc);
