@@ -306,10 +306,10 @@ class Batch {
     for (const storage::SegmentRecord& segment : segments) sources.insert(segment.source);
     std::string from;
     for (const std::string& source : sources) from += (from.empty() ? "" : ", ") + source;
-    const std::string message =
-        input.path + ": the video failed, its " + std::to_string(segments.size()) +
-        (segments.size() == 1 ? " subtitle cue" : " subtitle cues") + " (" + from +
-        ") are kept and searchable";
+    const std::string message = input.path + ": the video failed, its " +
+                                std::to_string(segments.size()) +
+                                (segments.size() == 1 ? " subtitle cue" : " subtitle cues") + " (" +
+                                from + ") are kept and searchable";
     LogEvent(store, item_id, storage::EventLevel::kWarning, message);
     options_.progress->Warning(message);
   }

@@ -281,9 +281,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     bool sequential = workers < 2;
     Status planned;
     if (!sequential) {
-      internal::ParallelDecodeJob job{path,    index,           limits,
-                                      deadline, target,         report.rotation,
-                                      options.resize.deinterlace, groups, workers};
+      internal::ParallelDecodeJob job{
+          path,   index,  limits, deadline, target, report.rotation, options.resize.deinterlace,
+          groups, workers};
       Result<internal::ParallelOutcome> outcome =
           internal::DecodeInParallel(job, plan.counters, [&](internal::ConvertedFrame&& frame) {
             return deliver_converted(frame.frame, std::move(frame.image), frame.damaged);

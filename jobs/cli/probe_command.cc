@@ -41,7 +41,8 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
       j["constant_rate"] = s.constant_rate;
       j["pixel_format"] = s.pixel_format;
       j["full_range"] = s.full_range;
-      j["field_order"] = s.field_order.empty() ? nlohmann::json(nullptr) : s.field_order;
+      j["field_order"] =
+          s.field_order.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.field_order);
       j["attached_picture"] = s.attached_picture;
     } else if (s.type == pipeline::StreamType::kAudio) {
       j["sample_rate"] = s.sample_rate;

@@ -239,8 +239,7 @@ void BitstreamScan::Add(const AVPacket* packet) {
   } else if (codec_ == AV_CODEC_ID_MPEG1VIDEO || codec_ == AV_CODEC_ID_MPEG2VIDEO) {
     AddMpeg12(packet);
   } else if (codec_ == AV_CODEC_ID_H264 || codec_ == AV_CODEC_ID_HEVC) {
-    if (packet->size > 0 &&
-        HoldsNoSlice(codec_, packet->data, packet->size, nal_length_size_)) {
+    if (packet->size > 0 && HoldsNoSlice(codec_, packet->data, packet->size, nal_length_size_)) {
       pictures_.back().empty = true;
       pictures_.back().shown = false;
     } else if (parser_) {

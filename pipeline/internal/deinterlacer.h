@@ -24,7 +24,8 @@ namespace reel::pipeline::internal {
 bool IsInterlaced(const AVFrame* frame);
 
 // `frame` deinterlaced, as a new picture (same size; the pixel format estdif works in, the
-// source's when estdif takes it). Pictures smaller than 3x4 come back as a copy. Errors (kInternal, kUnsupported) name `path`.
+// source's when estdif takes it). Pictures smaller than 3x4 come back as a copy. Errors (kInternal,
+// kUnsupported) name `path`.
 Result<UniqueFrame> Deinterlace(const AVFrame* frame, const std::string& path);
 
 }  // namespace reel::pipeline::internal

@@ -101,8 +101,8 @@ bool SceneNative(AVPixelFormat format) {
 
 // The formats `select` lists, in its order (libavfilter/f_select.c, FFmpeg 5.1).
 constexpr AVPixelFormat kSceneFormats[] = {
-    AV_PIX_FMT_RGB24,   AV_PIX_FMT_BGR24,    AV_PIX_FMT_RGBA,    AV_PIX_FMT_ABGR,
-    AV_PIX_FMT_BGRA,    AV_PIX_FMT_GRAY8,    AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P,
+    AV_PIX_FMT_RGB24,   AV_PIX_FMT_BGR24,    AV_PIX_FMT_RGBA,     AV_PIX_FMT_ABGR,
+    AV_PIX_FMT_BGRA,    AV_PIX_FMT_GRAY8,    AV_PIX_FMT_YUV420P,  AV_PIX_FMT_YUVJ420P,
     AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUV420P10};
 
 // The format FFmpeg's filter graph converts other formats to before `select`: its format

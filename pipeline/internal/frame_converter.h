@@ -24,7 +24,8 @@ class FrameConverter {
   // The picture's planes as FFmpeg's scene score reads them (full size, not rotated, never
   // deinterlaced): the decoder's own planes when their pixel format is one FFmpeg's `select`
   // filter takes, else a copy converted to the format FFmpeg's filter graph would pick
-  // (yuv420p, yuvj420p, yuv422p, yuvj422p, yuv420p10le, gray, rgb24 or rgba). Valid until the next call or until `frame` is released.
+  // (yuv420p, yuvj420p, yuv422p, yuvj422p, yuv420p10le, gray, rgb24 or rgba). Valid until the next
+  // call or until `frame` is released.
   Result<ScenePicture> ScenePlanes(const AVFrame* frame, const std::string& path);
 
  private:

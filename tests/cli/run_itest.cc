@@ -225,9 +225,9 @@ TEST(RunCommandTest, AVideoThatFailsKeepsItsSubtitlesSearchable) {
   std::string dir = ScratchDir("failed_video_text");
   fs::create_directories(dir + "/media");
   WriteText(dir + "/media/in.srt", "1\n00:00:00,000 --> 00:00:01,000\nA humming walrus\n");
-  std::string tone = GeneratedMedia(
-      "tone_subs.mp4", "-f lavfi -i sine=d=2 -i " + ShellQuote(dir + "/media/in.srt") +
-                           " -map 0 -map 1 -c:a aac -c:s mov_text");
+  std::string tone = GeneratedMedia("tone_subs.mp4", "-f lavfi -i sine=d=2 -i " +
+                                                         ShellQuote(dir + "/media/in.srt") +
+                                                         " -map 0 -map 1 -c:a aac -c:s mov_text");
   fs::remove(dir + "/media/in.srt");
   fs::copy_file(tone, dir + "/media/tone.mp4");
   WriteText(dir + "/media/tone.srt",
@@ -268,7 +268,8 @@ TEST(RunCommandTest, AVideoThatFailsKeepsItsSubtitlesSearchable) {
 TEST(RunCommandTest, RcloneVideoWithoutStreamsKeepsItsSideCarSubtitles) {
   // rclone's DLNA test files: a 262-byte video.mp4 with no streams, video.srt and video.en.srt.
   const std::string package = "golang-github-rclone-rclone-dev";
-  const std::string files = "usr/share/gocode/src/github.com/rclone/rclone/cmd/serve/dlna/testdata/files/";
+  const std::string files =
+      "usr/share/gocode/src/github.com/rclone/rclone/cmd/serve/dlna/testdata/files/";
   std::string dir = ScratchDir("rclone_text");
   fs::create_directories(dir + "/media");
   for (const char* name : {"video.mp4", "video.srt", "video.en.srt"}) {
@@ -278,8 +279,10 @@ TEST(RunCommandTest, RcloneVideoWithoutStreamsKeepsItsSideCarSubtitles) {
   }
   ASSERT_EQ(fs::file_size(dir + "/media/video.mp4"), 262u);
   // ffprobe opens it and finds no stream.
-  CommandResult streams = RunCommand("ffprobe -v error -show_entries format=nb_streams -of "
-                                     "default=nw=1:nk=1 " + ShellQuote(dir + "/media/video.mp4"));
+  CommandResult streams = RunCommand(
+      "ffprobe -v error -show_entries format=nb_streams -of "
+      "default=nw=1:nk=1 " +
+      ShellQuote(dir + "/media/video.mp4"));
   ASSERT_EQ(streams.out, "0\n") << streams.err;
   WriteText(dir + "/job.yaml", "name: rclone\ninputs: [media]\n");
   CommandResult r = Reel("run job.yaml", dir);

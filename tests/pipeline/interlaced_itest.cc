@@ -82,9 +82,10 @@ double Combing(const Image& image) {
 
 TEST(InterlacedTest, ProbeReportsTheFieldOrderAsFfprobe) {
   const std::string path = InterlacedMpeg2();
-  auto ffprobe = RunCommand("ffprobe -v error -select_streams v:0 -show_entries "
-                            "stream=field_order -of default=nw=1:nk=1 " +
-                            ShellQuote(path));
+  auto ffprobe = RunCommand(
+      "ffprobe -v error -select_streams v:0 -show_entries "
+      "stream=field_order -of default=nw=1:nk=1 " +
+      ShellQuote(path));
   ASSERT_EQ(ffprobe.out, "tt\n");
   auto info = Probe(path);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -116,11 +117,10 @@ TEST(InterlacedTest, ChosenFramesAreDeinterlacedAsFfmpegsEstdifDoes) {
         << Combing(deinterlaced) << " vs " << Combing(raw);
   }
   // Progressive frames are left alone.
-  const std::string progressive = GeneratedMedia(
-      "progressive_mpeg2.mpg",
-      "-f lavfi -i testsrc2=s=352x288:r=25:d=1.2 -c:v mpeg2video -b:v 4M -f vob");
-  EXPECT_LT(MeanAbsDiff(ReelFrame(progressive, 10, true), FfmpegFrame(progressive, 10, "")),
-            1.0);
+  const std::string progressive =
+      GeneratedMedia("progressive_mpeg2.mpg",
+                     "-f lavfi -i testsrc2=s=352x288:r=25:d=1.2 -c:v mpeg2video -b:v 4M -f vob");
+  EXPECT_LT(MeanAbsDiff(ReelFrame(progressive, 10, true), FfmpegFrame(progressive, 10, "")), 1.0);
 }
 
 }  // namespace

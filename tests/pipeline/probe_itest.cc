@@ -28,9 +28,10 @@ std::string FfprobeField(const std::string& path, const std::string& field) {
 
 // The presentation times (seconds) of the first video stream's packets, as ffprobe lists them.
 std::vector<double> FfprobePacketTimes(const std::string& path) {
-  auto r = RunCommand("ffprobe -v error -select_streams v:0 -show_entries packet=pts_time "
-                      "-of default=nw=1:nk=1 " +
-                      ShellQuote(path));
+  auto r = RunCommand(
+      "ffprobe -v error -select_streams v:0 -show_entries packet=pts_time "
+      "-of default=nw=1:nk=1 " +
+      ShellQuote(path));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<double> times;
   std::istringstream lines(r.out);

@@ -141,15 +141,13 @@ TEST(SceneScoreTest, MatchesFfmpegOnRgbAndPacked422Sources) {
     const char* format;
     const char* encode;
   };
-  for (const Case& c : {Case{"msvideo1.avi", "rgb555le", "-c:v msvideo1"},
-                        Case{"rpza.mov", "rgb555be", "-c:v rpza"},
-                        Case{"rgb565.nut", "rgb565le", "-c:v rawvideo"},
-                        Case{"pal8.nut", "pal8", "-c:v rawvideo"},
-                        Case{"gbrp.mkv", "gbrp", "-c:v ffv1"},
-                        Case{"gbrp10.mkv", "gbrp10le", "-c:v ffv1"},
-                        Case{"bgr0.mkv", "bgr0", "-c:v ffv1"},
-                        Case{"yuyv422.nut", "yuyv422", "-c:v rawvideo"},
-                        Case{"yuv411p.mkv", "yuv411p", "-c:v ffv1"}}) {
+  for (const Case& c :
+       {Case{"msvideo1.avi", "rgb555le", "-c:v msvideo1"},
+        Case{"rpza.mov", "rgb555be", "-c:v rpza"}, Case{"rgb565.nut", "rgb565le", "-c:v rawvideo"},
+        Case{"pal8.nut", "pal8", "-c:v rawvideo"}, Case{"gbrp.mkv", "gbrp", "-c:v ffv1"},
+        Case{"gbrp10.mkv", "gbrp10le", "-c:v ffv1"}, Case{"bgr0.mkv", "bgr0", "-c:v ffv1"},
+        Case{"yuyv422.nut", "yuyv422", "-c:v rawvideo"},
+        Case{"yuv411p.mkv", "yuv411p", "-c:v ffv1"}}) {
     std::string clip = GeneratedMedia(
         std::string("scene_") + c.name,
         "-f lavfi -i testsrc2=s=96x64:r=10:d=1.5 -f lavfi -i mandelbrot=s=96x64:r=10 "
@@ -163,8 +161,8 @@ TEST(SceneScoreTest, MatchesFfmpegOnRgbAndPacked422Sources) {
 // The real file: Planet Blupi's MS Video 1 cut scenes (rgb555le). Frame 55 scored 0.2676
 // where FFmpeg says 0.3648, so a 0.3 threshold missed the cut.
 TEST(SceneScoreTest, PlanetBlupiMsVideo1MatchesFfmpeg) {
-  std::string movie = DebianPackageFile(
-      "planetblupi-common", "usr/share/planetblupi/movie/play108.mkv", "play108.mkv");
+  std::string movie = DebianPackageFile("planetblupi-common",
+                                        "usr/share/planetblupi/movie/play108.mkv", "play108.mkv");
   if (movie.empty()) GTEST_SKIP() << "planetblupi-common cannot be fetched";
   std::vector<double> ffmpeg = FfmpegScores(movie);
   ASSERT_GT(ffmpeg.size(), 55u);

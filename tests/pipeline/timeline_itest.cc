@@ -314,9 +314,10 @@ TEST(TruncatedMatroskaTest, LiveWrittenWebmDeclaresNoSize) {
 
 // The duration ffprobe gives a file, and its exit status (a cut Ogg file opens without complaint).
 double FfprobeDuration(const std::string& path) {
-  auto r = reel::testing::RunCommand("ffprobe -v error -show_entries format=duration -of "
-                                     "default=nw=1:nk=1 " +
-                                     reel::testing::ShellQuote(path));
+  auto r = reel::testing::RunCommand(
+      "ffprobe -v error -show_entries format=duration -of "
+      "default=nw=1:nk=1 " +
+      reel::testing::ShellQuote(path));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return std::atof(r.out.c_str());
 }
@@ -348,8 +349,7 @@ void ExpectOggCutsTruncated(const std::string& whole, const std::string& name) {
     auto probe = Probe(cut);
     ASSERT_TRUE(probe.ok()) << probe.status().ToString();
     EXPECT_TRUE(probe->truncation.truncated);
-    EXPECT_NE(probe->truncation.reason.find("Ogg"), std::string::npos)
-        << probe->truncation.reason;
+    EXPECT_NE(probe->truncation.reason.find("Ogg"), std::string::npos) << probe->truncation.reason;
     if (kept == sixty) {
       EXPECT_GT(probe->truncation.missing_bytes, 0);
     } else {
