@@ -139,6 +139,11 @@ bool HoldsNoSlice(AVCodecID codec, const uint8_t* data, int size, int length_siz
       at += static_cast<int>(length);
     }
   } else {
+    // Annex B: the packet starts with a start code, else it is not what it seems.
+    if (size < 4 || data[0] != 0 || data[1] != 0 ||
+        (data[2] != 1 && (data[2] != 0 || data[3] != 1))) {
+      return false;
+    }
     for (int i = 0; i + 3 < size; ++i) {
       if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) {
         if (is_slice(data[i + 3])) return false;

@@ -433,6 +433,38 @@ TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   std::string whole_mp4 = mp4 + std::string(1000 - 16, 'x') + std::string(6, '\0');
   EXPECT_EQ(parse(ContainerFamily::kMp4, whole_mp4, static_cast<int64_t>(whole_mp4.size()))->bytes,
             40 + 1000);
+  // Ogg: a page of `body` bytes in one segment, with `flags` (2 first page, 4 last page).
+  auto page = [](uint8_t flags, uint32_t serial, int body) {
+    std::string p("OggS\0", 5);
+    p += static_cast<char>(flags);
+    p += std::string(8, '\0');  // granule position
+    for (int i = 0; i < 4; ++i) p += static_cast<char>((serial >> (8 * i)) & 0xFF);
+    p += std::string(8, '\0');  // sequence number, CRC
+    p += static_cast<char>(1);  // one segment
+    p += static_cast<char>(body);
+    return p + std::string(body, 'x');
+  };
+  const std::string ogg =
+      page(2, 7, 30) + page(2, 9, 20) + page(0, 7, 100) + page(4, 9, 0) + page(4, 7, 10);
+  const auto ogg_size = static_cast<int64_t>(ogg.size());
+  auto whole_ogg = parse(ContainerFamily::kOgg, ogg, ogg_size);
+  ASSERT_TRUE(whole_ogg.has_value());
+  EXPECT_EQ(whole_ogg->bytes, ogg_size);
+  EXPECT_EQ(whole_ogg->open_streams, 0);
+  // Cut at the last page: stream 7 never ends. Cut inside it: its header declares the rest.
+  const int64_t last_page = ogg_size - 38;
+  auto at_page = parse(ContainerFamily::kOgg, ogg.substr(0, last_page), last_page);
+  EXPECT_EQ(at_page->bytes, last_page);
+  EXPECT_EQ(at_page->open_streams, 1);
+  auto mid_page = parse(ContainerFamily::kOgg, ogg.substr(0, ogg_size - 4), ogg_size - 4);
+  EXPECT_EQ(mid_page->bytes, ogg_size);
+  // Junk between pages is skipped to the next page; junk at the end is trailing bytes.
+  const std::string junk_inside = ogg.substr(0, 58) + "junk" + ogg.substr(58);
+  auto resynced = parse(ContainerFamily::kOgg, junk_inside, ogg_size + 4);
+  EXPECT_EQ(resynced->bytes, ogg_size + 4);
+  EXPECT_EQ(resynced->open_streams, 0);
+  EXPECT_EQ(parse(ContainerFamily::kOgg, ogg + "tail", ogg_size + 4)->bytes, ogg_size);
+  EXPECT_FALSE(parse(ContainerFamily::kOgg, "not an ogg file at all", 22).has_value());
   // Garbage is no header at all.
   EXPECT_FALSE(parse(ContainerFamily::kMp4, std::string(64, '\xff'), 64).has_value());
   EXPECT_FALSE(parse(ContainerFamily::kAvi, std::string(64, 'x'), 64).has_value());
