@@ -130,8 +130,9 @@ std::optional<DeclaredSize> OggSize(int64_t file_size, const ReadAt& read) {
   constexpr int kResyncBytes = 64 * 1024;
   std::vector<uint32_t> open;  // serials begun and not yet ended
   int64_t offset = 0;
-  auto page_at = [&](int64_t at) {
-    return DeclaredSize{at, "Ogg page at byte " + std::to_string(at),
+  // A page that starts at `offset` and runs to `end`.
+  auto page_at = [&](int64_t end) {
+    return DeclaredSize{end, "Ogg page at byte " + std::to_string(offset),
                         static_cast<int>(open.size())};
   };
   for (int n = 0; n < kMaxHeaders; ++n) {
