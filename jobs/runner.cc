@@ -333,6 +333,7 @@ class Batch {
     }
     if (segments.empty()) return;
     Status kept = RetryBusyStatus([&] { return store.ReplaceItemSegments(item_id, segments); });
+    if (StopIfDiskFull(kept)) return;
     if (!kept.ok()) {
       options_.progress->Warning(input.path + ": could not keep its subtitles: " + kept.message());
       return;
