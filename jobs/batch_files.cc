@@ -180,14 +180,18 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
       if (job != nullptr) outcome.cost = AnswerCost(job->model, AnswerRecordOf(chat));
       outcome.outcome = std::string(kInvalidAnswerOutcome);
       outcome.error = std::string(kAnswerCheckFailed) + check_failure;
-      REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
+      REEL_RETURN_IF_ERROR(tasks.RefuseAnswer(request_id, outcome, AnswerRecordOf(chat)));
+      ++result.failed;
+    } else if (AnswerReceived(chat)) {  // refused by its schema: the answer is kept
+      AddUsage(chat, &outcome);
+      if (job != nullptr) outcome.cost = AnswerCost(job->model, AnswerRecordOf(chat));
+      REEL_RETURN_IF_ERROR(tasks.RefuseAnswer(request_id, outcome, AnswerRecordOf(chat)));
       ++result.failed;
     } else {
-      if (AnswerReceived(chat)) {  // refused by its schema
-        AddUsage(chat, &outcome);
-        if (job != nullptr) outcome.cost = AnswerCost(job->model, AnswerRecordOf(chat));
-      }
-      REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/false));
+      // The server's failure (storage::IsServerFailure) leaves the question waiting: the next
+      // export writes it again.
+      const bool servers = storage::IsServerFailure(outcome.outcome, outcome.http_status);
+      REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/servers));
       ++result.failed;
     }
   }

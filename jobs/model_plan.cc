@@ -428,6 +428,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   };
   auto sendable = [&](const TaskRecord& t) {
     if (scheduled(t)) return false;
+    if (options.tried != nullptr && options.tried->count(t.id) > 0) return false;
     switch (t.status) {
       case TaskStatus::kWaiting:
         return true;

@@ -28,7 +28,8 @@
 //     one reduce, the task, context and body are those of a single reduce;
 //   - a task is sent when it is waiting, when it was left 'sent' (export only: the run requeues
 //     those at its start), or when it failed before this run and --retry-failed asks again
-//     (never a too-long one: the same body would be refused again).
+//     (never a too-long one: the same body would be refused again); never twice by one run
+//     (PlanOptions::tried: a question the server failed waits for the next run).
 // The prompt is done when its final task (ask or the last reduce) has an answer, failed when a
 // task it needs failed and is not asked again (the message names the level and group of a
 // failed reduce).
@@ -88,6 +89,9 @@ struct PlanOptions {
   bool resend_failed = false;  // --retry-failed
   std::string run_uid;         // sends made by this run are not repeated by it
   const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
+  // Tasks this run has sent, or tried to: never sent twice by one run (one the server failed
+  // waits for the next run; one whose send could not be recorded is not tried in a loop).
+  const std::set<int64_t>* tried = nullptr;
 };
 
 // What planning cost: contexts built (each a full fit and exact count of the item) or taken as

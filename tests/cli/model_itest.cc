@@ -613,7 +613,7 @@ TEST(ModelKeyTest, TheKeyIsNeverWritten) {
   server.Script(R"([{"kind": "echo_key", "match": "test patterns", "times": 1}])");
   CommandResult run =
       ReelEnv("REEL_TEST_KEY=" + key + " " + WithEndpoint(server), "run job.yaml -v", dir);
-  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 fails one question
+  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 stops the model stage
   EXPECT_EQ(QueryInt(dir + "/e2e.db",
                      "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
                      "AND error LIKE '%[redacted]%'"),
