@@ -172,6 +172,7 @@ struct ModelRun::Impl {
     PlanOptions p;
     p.build_bodies = client != nullptr;
     p.resend_failed = options.retry_failed;
+    p.ask_again = options.ask_again;
     p.run_uid = options.run_uid;
     p.scheduled = scheduled;
     return p;
