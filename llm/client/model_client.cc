@@ -31,8 +31,8 @@ struct AttemptFailure {
   std::string message;
   bool retryable = false;
   bool down = false;  // counts toward the circuit
-  bool slow = false;  // a timeout: this request's own repeats alone never open the circuit
   std::optional<double> retry_after;
+  bool slow = false;  // a timeout: this request's own repeats alone never open the circuit
 };
 
 // Feeds a streamed body to the chat parser and notes when the first token came.

@@ -9,7 +9,9 @@
 //
 // Chat always returns a ChatResult: an answer, or a failure with its kind and a message for the
 // request's record. A too-long prompt is reported with the server's numbers (kTooLong) and never
-// retried: the caller re-fits the context with the difference as extra margin.
+// retried: the caller re-fits the context with the difference as extra margin. Every request is
+// bounded in time (request_timeout_s, over its attempts) and size (max_response_bytes, streamed
+// or not); a streamed request answered with one JSON completion is that answer.
 //
 // Thread safety: Chat, CountPromptTokens and the checks may be called from many threads at once
 // (one client per endpoint per run); the rate limit and the circuit are shared by all of them.
