@@ -113,8 +113,12 @@ class AnswerPrinter {
       case jobs::PromptOutcome::State::kFailed:
         ++failed_;
         break;
-      case jobs::PromptOutcome::State::kWaiting:
+      case jobs::PromptOutcome::State::kWaiting:  // stopped, or no server: nothing to print
         ++waiting_;
+        if (owner_ == o.item_path) {
+          EndLine();
+          Release();
+        }
         return;
     }
     if (owner_ == o.item_path) {
@@ -123,16 +127,19 @@ class AnswerPrinter {
       } else {
         Print(o, /*header=*/false);  // its header is out; the answer not (or it failed)
       }
-      owner_.clear();
-      shown_any_ = false;
-      in_reasoning_ = false;
-      for (const jobs::PromptOutcome& held : held_) Print(held);
-      held_.clear();
+      Release();
     } else if (!owner_.empty()) {
       held_.push_back(o);
     } else {
       Print(o);
     }
+  }
+
+  // Prints what is still held (the run has ended).
+  void Flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    EndLine();
+    Release();
   }
 
   int answered() const { return answered_; }
@@ -157,6 +164,14 @@ class AnswerPrinter {
     if (text.empty()) return;
     std::fwrite(text.data(), 1, text.size(), to);
     at_line_start_ = text.back() == '\n';
+  }
+  // Frees the terminal and prints the outcomes held meanwhile.
+  void Release() {
+    owner_.clear();
+    shown_any_ = false;
+    in_reasoning_ = false;
+    for (const jobs::PromptOutcome& held : held_) Print(held);
+    held_.clear();
   }
   // Ends the line the last answer left open.
   void EndLine() {
@@ -298,6 +313,7 @@ int RunAsk(const AskFlags& flags) {
   };
   options.on_prompt = [&printer](const jobs::PromptOutcome& o) { printer.Outcome(o); };
   jobs::RunOutcome outcome = jobs::RunJob(*job, options);
+  printer.Flush();
   if (null_log != nullptr) std::fclose(null_log);
 
   switch (outcome.result) {

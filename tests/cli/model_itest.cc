@@ -800,7 +800,7 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
   CommandResult ask =
       d.Ask("ask media/notes.md media/still.png 'What is it?' --endpoint " + server.endpoint());
   EXPECT_EQ(ask.exit_code, 0) << ask.err;
-  for (const std::string file : {"notes.md", "still.png"}) {
+  for (const char* file : {"notes.md", "still.png"}) {
     EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),
               std::string::npos)
         << ask.out;
@@ -824,7 +824,8 @@ TEST(AskTest, ALockRefusalNamesTheCommandOnce) {
   ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
   WriteText(d.dir + "/results.jsonl", "");
   CommandResult import = Reel("import results.jsonl --db " + ShellQuote(d.db()), d.dir);
-  CommandResult exported = Reel("export out.jsonl --db " + ShellQuote(d.db()), d.dir);
+  CommandResult exported =
+      Reel("export out.jsonl --format openai-batch --db " + ShellQuote(d.db()), d.dir);
   close(fd);
   EXPECT_EQ(import.exit_code, 4) << import.err;
   EXPECT_EQ(import.err, "reel import: a run holds " + d.db() +
