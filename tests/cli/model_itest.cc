@@ -795,10 +795,13 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
   FakeModelServer server;
   ASSERT_TRUE(server.started());
   const AskDir d("ask_two_files");
-  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.25, "match": "test patterns"},
+  // No reasoning: the notes' answer text streams from the start (0.4 s a piece, 4 pieces) while
+  // the image's, 1 s late, arrives whole.
+  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "test patterns"},
                     {"kind": "slow", "seconds": 1.0, "match": "image_url"}])");
-  CommandResult ask =
-      d.Ask("ask media/notes.md media/still.png 'What is it?' --endpoint " + server.endpoint());
+  CommandResult ask = d.Ask("ask media/notes.md media/still.png 'What is it?' --thinking disabled "
+                            "--endpoint " +
+                            server.endpoint());
   EXPECT_EQ(ask.exit_code, 0) << ask.err;
   for (const char* file : {"notes.md", "still.png"}) {
     EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),
