@@ -1047,8 +1047,7 @@ class Parser {
     ReadInt(*fields, "concurrency", path, &m.concurrency, 1, 4096);
     ReadSeconds(*fields, "connect_timeout", path, &m.connect_timeout_s, 0, true, 86400);
     ReadSeconds(*fields, "read_timeout", path, &m.read_timeout_s, 0, true, 7 * 86400);
-    if (ReadSeconds(*fields, "request_timeout", path, &m.request_timeout_s, 0, true,
-                    30 * 86400) &&
+    if (ReadSeconds(*fields, "request_timeout", path, &m.request_timeout_s, 0, true, 30 * 86400) &&
         m.request_timeout_s <= m.read_timeout_s) {
       Warn(MarkOf(*fields->Find("request_timeout")),
            "'model.request_timeout' is not longer than 'model.read_timeout': a long prefill is "

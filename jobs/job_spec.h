@@ -115,7 +115,7 @@ struct ModelSpec {
   // One request's whole time on the wire, over its attempts: bounds a server that trickles bytes
   // or streams without end (llm::ModelClientOptions::request_timeout_s).
   double request_timeout_s = 7200;
-  int retries = 2;               // retries of transient HTTP failures per request
+  int retries = 2;  // retries of transient HTTP failures per request
   // The server's dialect: "auto" (recognised from GET /v1/models), "vllm", "sglang", "openai".
   std::string dialect = "auto";
   bool stream = false;         // ask for server-sent events (the stored result is the same)

@@ -92,7 +92,7 @@ struct PlanOptions {
   // reel ask --again: a prompt answered before this run is asked anew, as a new round (its
   // tasks get new custom ids; the earlier answers stay). Without it the newest round is used.
   bool ask_again = false;
-  std::string run_uid;         // sends made by this run are not repeated by it
+  std::string run_uid;                           // sends made by this run are not repeated by it
   const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
 };
 

@@ -602,8 +602,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
                                  "again)"));
     }
     if (!model_problem.empty()) {
-      text +=
-          (text.empty() ? "" : ", ") + std::string(kModelUnreachable) + model_problem;
+      text += (text.empty() ? "" : ", ") + std::string(kModelUnreachable) + model_problem;
     }
     message = text;
     outcome.result = RunResult::kSomeFailed;

@@ -336,7 +336,8 @@ int RunAsk(const AskFlags& flags) {
   if (printer.answered() == 0 && printer.failed() == 0) {
     std::string why = SafeUtf8(outcome.message);
     if (why.empty() && !outcome.model_problem.empty()) {
-      why = SafeUtf8(outcome.model_problem) + " (the question waits: the same `reel ask` asks it "
+      why = SafeUtf8(outcome.model_problem) +
+            " (the question waits: the same `reel ask` asks it "
             "when the server answers)";
     }
     if (why.empty()) {

@@ -5,18 +5,19 @@
 // timeout or a request that ran out of time) the circuit opens: requests wait. Timeouts are told
 // apart by request: when every failure since the last answer is a timeout of one and the same
 // request (a single slow answer, retried), the circuit stays closed however many there are; a
-// second request timing out too (a server that accepts and stalls) counts as usual. After `first_pause_s` one request goes through as a probe; if it fails
-// too, the next pause doubles (up to `max_pause_s`); the first answer from the server (any HTTP
-// answer that is not a down status) closes the circuit and everyone goes on. A circuit open for
-// longer than `give_up_after_s` lets waiting requests fail, so a cron run ends rather than hangs.
+// second request timing out too (a server that accepts and stalls) counts as usual. After
+// `first_pause_s` one request goes through as a probe; if it fails too, the next pause doubles (up
+// to `max_pause_s`); the first answer from the server (any HTTP answer that is not a down status)
+// closes the circuit and everyone goes on. A circuit open for longer than `give_up_after_s` lets
+// waiting requests fail, so a cron run ends rather than hangs.
 //
 // Requests that fail while the circuit is open do not use up their retries (Chat sends them again
 // when it closes). Thread-safe; one breaker per endpoint, shared by a run's requests.
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>

@@ -36,18 +36,18 @@ bool EndsWith(std::string_view s, std::string_view tail) {
 }
 
 // The routes of the API that a person may paste instead of its base.
-constexpr std::array<std::string_view, 6> kRoutes = {"/chat/completions", "/completions",
-                                                     "/models",           "/embeddings",
-                                                     "/responses",        "/tokenize"};
+constexpr std::array<std::string_view, 6> kRoutes = {
+    "/chat/completions", "/completions", "/models", "/embeddings", "/responses", "/tokenize"};
 
 }  // namespace
 
 Status CheckEndpointUrl(const std::string& url) {
   const UrlParts p = Split(url);
   if (p.scheme != "http" && p.scheme != "https") {
-    return InvalidArgument("the endpoint must be an http:// or https:// URL (e.g. "
-                           "http://localhost:8000/v1), got '" +
-                           url + "'");
+    return InvalidArgument(
+        "the endpoint must be an http:// or https:// URL (e.g. "
+        "http://localhost:8000/v1), got '" +
+        url + "'");
   }
   if (p.authority.empty()) return InvalidArgument("the endpoint '" + url + "' has no host");
   std::string path = p.path;
@@ -83,7 +83,8 @@ std::string HostAndPort(const std::string& url) {
   if (at != std::string::npos) authority = authority.substr(at + 1);
   const size_t bracket = authority.rfind(']');
   const size_t colon = authority.rfind(':');
-  const bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
+  const bool has_port =
+      colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
   if (has_port) return authority;
   return authority + (p.scheme == "https" ? ":443" : ":80");
 }

@@ -94,7 +94,7 @@ struct HttpResponse {
   TransportError error = TransportError::kNone;
   std::string error_message;  // set with `error`; never contains a header or the key
   ConnectFailure connect_failure = ConnectFailure::kNone;  // with kConnect
-  int status = 0;             // HTTP status, 0 when none was received
+  int status = 0;                                          // HTTP status, 0 when none was received
   // Response headers, names in lower case, in the order received (of the final response).
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;                  // the body, unless a sink took it (2xx with a sink)

@@ -58,16 +58,24 @@ class StreamSink final : public ResponseSink {
 
 // "302 Found", "404 Not Found"; the bare number for a status without a common phrase.
 std::string StatusLine(int status) {
-  static const std::pair<int, const char*> kPhrases[] = {
-      {301, "Moved Permanently"},  {302, "Found"},
-      {303, "See Other"},          {307, "Temporary Redirect"},
-      {308, "Permanent Redirect"}, {400, "Bad Request"},
-      {401, "Unauthorized"},       {403, "Forbidden"},
-      {404, "Not Found"},          {405, "Method Not Allowed"},
-      {408, "Request Timeout"},    {413, "Content Too Large"},
-      {422, "Unprocessable Content"}, {429, "Too Many Requests"},
-      {500, "Internal Server Error"}, {502, "Bad Gateway"},
-      {503, "Service Unavailable"}, {504, "Gateway Timeout"}};
+  static const std::pair<int, const char*> kPhrases[] = {{301, "Moved Permanently"},
+                                                         {302, "Found"},
+                                                         {303, "See Other"},
+                                                         {307, "Temporary Redirect"},
+                                                         {308, "Permanent Redirect"},
+                                                         {400, "Bad Request"},
+                                                         {401, "Unauthorized"},
+                                                         {403, "Forbidden"},
+                                                         {404, "Not Found"},
+                                                         {405, "Method Not Allowed"},
+                                                         {408, "Request Timeout"},
+                                                         {413, "Content Too Large"},
+                                                         {422, "Unprocessable Content"},
+                                                         {429, "Too Many Requests"},
+                                                         {500, "Internal Server Error"},
+                                                         {502, "Bad Gateway"},
+                                                         {503, "Service Unavailable"},
+                                                         {504, "Gateway Timeout"}};
   for (const auto& [code, phrase] : kPhrases) {
     if (code == status) return std::to_string(status) + " " + phrase;
   }
@@ -257,10 +265,9 @@ struct ModelClient::Impl {
       HttpResponse r = http->Perform(request);
       bool retryable = false;
       if (!r.transport_ok()) {
-        retryable = r.error != TransportError::kCancelled &&
-                    r.error != TransportError::kBodyFailed &&
-                    r.error != TransportError::kTooLarge &&
-                    r.error != TransportError::kTotalTimeout;
+        retryable =
+            r.error != TransportError::kCancelled && r.error != TransportError::kBodyFailed &&
+            r.error != TransportError::kTooLarge && r.error != TransportError::kTotalTimeout;
       } else {
         retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
       }
@@ -464,10 +471,10 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
   while (true) {
     if (cancel != nullptr && cancel->load()) return finish(ChatOutcome::kCancelled, "cancelled");
     if (options.request_timeout_s > 0 && wire_s >= options.request_timeout_s) {
-      return finish(ChatOutcome::kTimeout,
-                    "request timeout: no complete answer within " +
-                        Seconds(options.request_timeout_s) + " (model.request_timeout) over " +
-                        std::to_string(result.attempts) + " attempts");
+      return finish(ChatOutcome::kTimeout, "request timeout: no complete answer within " +
+                                               Seconds(options.request_timeout_s) +
+                                               " (model.request_timeout) over " +
+                                               std::to_string(result.attempts) + " attempts");
     }
     const CircuitBreaker::Verdict verdict = breaker.Await(cancel);
     if (verdict == CircuitBreaker::Verdict::kCancelled) {
@@ -548,8 +555,8 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       failure = FromTransport(r);
       if (r.error == TransportError::kTotalTimeout) {
         failure.message = "request timeout: no complete answer within " +
-                          Seconds(options.request_timeout_s) + " (model.request_timeout): " +
-                          r.error_message;
+                          Seconds(options.request_timeout_s) +
+                          " (model.request_timeout): " + r.error_message;
       }
     } else {
       const ServerError se = ParseServerError(r.status, r.body);

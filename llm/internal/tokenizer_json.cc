@@ -386,8 +386,8 @@ Status ReadVocabAndMerges(const nlohmann::json& model, VocabAndMerges& out) {
     for (auto it = v->begin(); it != v->end(); ++it) {
       if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > 0xFFFFFFFFull) {
         return Unsupported("model BPE: the id of \"" + it.key() + "\" (" +
-                           it.value().dump(-1, ' ', false,
-                                           nlohmann::json::error_handler_t::replace)
+                           it.value()
+                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                                .substr(0, 40) +
                            ") is not a valid token id (a whole number from 0 to 4294967295)");
       }
@@ -407,11 +407,12 @@ Status ReadVocabAndMerges(const nlohmann::json& model, VocabAndMerges& out) {
       } else {
         std::string shape = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         if (shape.size() > 60) shape = shape.substr(0, 57) + "...";
-        const std::string why =
-            e.is_array() && e.size() < 2   ? " has " + std::string(e.empty() ? "no parts" : "one part")
-            : e.is_array() && e.size() > 2 ? " has " + std::to_string(e.size()) + " parts"
-            : e.is_array()                 ? " has a part that is not a string"
-                                           : " is not a string or a list";
+        const std::string why = e.is_array() && e.size() < 2
+                                    ? " has " + std::string(e.empty() ? "no parts" : "one part")
+                                : e.is_array() && e.size() > 2
+                                    ? " has " + std::to_string(e.size()) + " parts"
+                                : e.is_array() ? " has a part that is not a string"
+                                               : " is not a string or a list";
         return Unsupported("model BPE: merge " + std::to_string(index) + " (" + shape + ")" + why +
                            ": a merge is \"a b\" or [\"a\", \"b\"]");
       }

@@ -676,9 +676,9 @@ struct AskDir {
     WriteText(dir + "/media/notes.md", "# Notes\n\nThe clips are test patterns.\n");
   }
   CommandResult Ask(const std::string& args, const std::string& more_env = "") const {
-    return ReelEnv("XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= REEL_MODEL_URL= " +
-                       more_env,
-                   args, dir);
+    return ReelEnv(
+        "XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= REEL_MODEL_URL= " + more_env,
+        args, dir);
   }
   std::string db() const { return dir + "/data/reel/reel.db"; }
   std::string dir;
@@ -700,8 +700,7 @@ TEST(AskTest, AnUnreachableServerIsNamedWithTheCause) {
   EXPECT_NE(ask.err.find("cannot reach the model server at " + url + "/models"), std::string::npos)
       << ask.err;
   EXPECT_NE(ask.err.find("connection failed: Failed to connect"), std::string::npos) << ask.err;
-  EXPECT_NE(ask.err.find("nothing listens at 127.0.0.1:" + std::to_string(port)),
-            std::string::npos)
+  EXPECT_NE(ask.err.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << ask.err;
   EXPECT_EQ(ask.err.find("nothing could be asked"), std::string::npos) << ask.err;
   CommandResult status = d.Ask("status");
@@ -718,9 +717,9 @@ TEST(AskTest, AnUnreachableServerIsNamedWithTheCause) {
   CommandResult route =
       d.Ask("ask media/notes.md 'Why?' --endpoint " + server.endpoint() + "/chat/completions");
   EXPECT_EQ(route.exit_code, 2) << route.err;
-  EXPECT_NE(route.err.find("drop /chat/completions: the endpoint is the API base, " +
-                           server.endpoint()),
-            std::string::npos)
+  EXPECT_NE(
+      route.err.find("drop /chat/completions: the endpoint is the API base, " + server.endpoint()),
+      std::string::npos)
       << route.err;
   EXPECT_TRUE(server.ChatLog().empty());
   // A redirect names where it points.
@@ -743,7 +742,8 @@ TEST(AskTest, AFailedQuestionIsAskedAgainAndAgainAsksAnew) {
   ASSERT_TRUE(server.started());
   const AskDir d("ask_again");
   const std::string ask = "ask media/notes.md 'What is it?' --endpoint " + server.endpoint();
-  server.Script(R"([{"kind": "status", "status": 400, "body": {"error": {"message": "bad luck"}}}])");
+  server.Script(
+      R"([{"kind": "status", "status": 400, "body": {"error": {"message": "bad luck"}}}])");
   CommandResult failed = d.Ask(ask);
   EXPECT_EQ(failed.exit_code, 1) << failed.err;
   EXPECT_NE(failed.err.find("bad luck"), std::string::npos) << failed.err;
@@ -799,9 +799,10 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
   // the image's, 1 s late, arrives whole.
   server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "test patterns"},
                     {"kind": "slow", "seconds": 1.0, "match": "image_url"}])");
-  CommandResult ask = d.Ask("ask media/notes.md media/still.png 'What is it?' --thinking disabled "
-                            "--endpoint " +
-                            server.endpoint());
+  CommandResult ask = d.Ask(
+      "ask media/notes.md media/still.png 'What is it?' --thinking disabled "
+      "--endpoint " +
+      server.endpoint());
   EXPECT_EQ(ask.exit_code, 0) << ask.err;
   for (const char* file : {"notes.md", "still.png"}) {
     EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),

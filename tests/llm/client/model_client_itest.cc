@@ -590,8 +590,7 @@ TEST(ModelClientEndpointTest, FailuresSayTheUrlTheCauseAndAHint) {
                    "/v1/models"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos)
-      << m;
+  EXPECT_NE(m.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos) << m;
 }
 
 // A redirect is named with where it points (it was "HTTP 302: HTTP 302").
@@ -623,7 +622,8 @@ TEST(EndpointUrlTest, ChecksAndHints) {
   for (const char* route : {"/chat/completions", "/completions", "/models"}) {
     Status s = CheckEndpointUrl(std::string("http://gpu:8000/v1") + route + "/");
     ASSERT_FALSE(s.ok()) << route;
-    EXPECT_NE(s.message().find(std::string("drop ") + route + ": the endpoint is the API base, "
+    EXPECT_NE(s.message().find(std::string("drop ") + route +
+                               ": the endpoint is the API base, "
                                "http://gpu:8000/v1"),
               std::string::npos)
         << s.message();
