@@ -19,11 +19,12 @@
 namespace reel::jobs {
 namespace {
 
-Result<RunLock> LockFor(const std::string& database, const char* what) {
+// The database's run lock, or kUnavailable saying who holds it (the command names itself).
+Result<RunLock> LockFor(const std::string& database) {
   LockOwner owner;
   Result<RunLock> lock = RunLock::TryAcquire(database, &owner);
   if (!lock.ok() && lock.status().code() == ErrorCode::kUnavailable) {
-    return Unavailable(std::string(what) + ": a run holds " + database + " (" + owner.Describe() +
+    return Unavailable("a run holds " + database + " (" + owner.Describe() +
                        "); try again when it has finished");
   }
   return lock;
@@ -34,7 +35,7 @@ Result<RunLock> LockFor(const std::string& database, const char* what) {
 Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOptions& options) {
   const JobSpec& job = job_as_given;
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
-  REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database, "reel export"));
+  REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database));
   REEL_ASSIGN_OR_RETURN(storage::Store store, storage::Store::Open(options.database));
   REEL_ASSIGN_OR_RETURN(std::optional<storage::JobRecord> job_record, store.FindJob(job.name));
   if (!job_record) {
@@ -94,7 +95,7 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
   REEL_ASSIGN_OR_RETURN(const llm::Dialect* dialect, llm::DialectByName(options.dialect));
   std::ifstream in(options.results_path, std::ios::binary);
   if (!in) return NotFound(options.results_path + ": cannot read");
-  REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database, "reel import"));
+  REEL_ASSIGN_OR_RETURN(RunLock lock, LockFor(options.database));
   REEL_ASSIGN_OR_RETURN(storage::Store store, storage::Store::Open(options.database));
   storage::TaskStore tasks(store.database());
   ImportResult result;

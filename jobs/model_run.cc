@@ -177,6 +177,7 @@ struct ModelRun::Impl {
     PlanOptions p;
     p.build_bodies = sending;
     p.resend_failed = options.retry_failed;
+    p.ask_again = options.ask_again;
     p.run_uid = options.run_uid;
     p.scheduled = &item.scheduled;
     p.tried = &item.tried;
@@ -245,9 +246,10 @@ struct ModelRun::Impl {
     if (options.on_prompt) options.on_prompt(outcome);
   }
 
-  // Reports a prompt that needs nothing sent (answered or failed before, or waiting).
+  // Reports a prompt that needs nothing sent (answered or failed before, or waiting). `why`: the
+  // error of the send that just failed it ("" when none), so the message says the cause.
   void ReportSettled(storage::Store& store, ItemJob& job, size_t prompt_index,
-                     const PromptPlan& plan, bool before) {
+                     const PromptPlan& plan, bool before, const std::string& why = "") {
     PromptOutcome o;
     o.item_path = job.planner->item_path();
     o.prompt_id = this->job.prompts[prompt_index].id;
@@ -261,7 +263,7 @@ struct ModelRun::Impl {
       }
     } else if (plan.state == PromptState::kFailed) {
       o.state = PromptOutcome::State::kFailed;
-      o.message = plan.message;
+      o.message = plan.message + (why.empty() ? "" : ": " + why);
     } else {
       o.state = PromptOutcome::State::kWaiting;
       o.message = StopReason();
@@ -587,7 +589,8 @@ struct ModelRun::Impl {
             }
             EnqueueLocked(q.job, std::move(plan->sends), /*group_by_prefix=*/false);
           } else {
-            ReportSettled(store, job, p, *plan, /*before=*/false);
+            ReportSettled(store, job, p, *plan, /*before=*/false,
+                          result.ok() ? std::string() : result.error);
           }
         }
       }

@@ -63,6 +63,7 @@ struct ModelRunOptions {
   int64_t run_id = 0;
   std::string run_uid;
   bool retry_failed = false;
+  bool ask_again = false;                // PlanOptions::ask_again
   ProgressReporter* progress = nullptr;  // not owned; may be null
   // Watches a final answer (ask or reduce) stream in (reel ask); called on the sending thread.
   std::function<std::unique_ptr<llm::ChatObserver>(const std::string& item_path,

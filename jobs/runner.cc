@@ -603,6 +603,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     model_options.run_id = run->id;
     model_options.run_uid = run->uid;
     model_options.retry_failed = options.retry_failed;
+    model_options.ask_again = options.ask_again;
     model_options.progress = &progress;
     model_options.observer = options.answer_observer;
     model_options.on_prompt = options.on_prompt;
@@ -675,17 +676,21 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       for (const std::string& line : report.Lines()) progress.Info(line);
       if (!model->sending() && counts->waiting + counts->sent > 0) {
         progress.Info(
-            "waiting for a model: write them as an OpenAI Batch file with `reel export "
-            "--db " +
-            options.database +
-            " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
-            "REEL_MODEL_URL) and run again");
+            !model_problem.empty()
+                ? "waiting for a model: the server at " + *job.model.endpoint +
+                      " could not be reached (above); run again when it answers"
+                : "waiting for a model: write them as an OpenAI Batch file with `reel export "
+                  "--db " +
+                      options.database +
+                      " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
+                      "REEL_MODEL_URL) and run again");
       }
       outcome.model_report = report;
     }
   }
 
   outcome.counters = batch.counters();
+  outcome.model_problem = model_problem;
   outcome.counters.requests = outcome.model.sends;
   outcome.counters.items_seen = static_cast<int64_t>(inputs->size());
   storage::RunStatus status = storage::RunStatus::kSucceeded;
@@ -731,11 +736,13 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     }
     if (outcome.model.prompts_failed > 0) {
       text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.prompts_failed) +
-              " questions failed (`reel status`; --retry-failed asks them again)";
+              (options.retry_failed
+                   ? std::string(" questions failed (`reel status`)")
+                   : std::string(" questions failed (`reel status`; --retry-failed asks them "
+                                 "again)"));
     }
     if (!model_problem.empty()) {
-      text +=
-          (text.empty() ? "" : ", ") + std::string("model server unreachable: ") + model_problem;
+      text += (text.empty() ? "" : ", ") + std::string(kModelUnreachable) + model_problem;
     }
     if (model && !model->stop_reason().empty()) {
       text += (text.empty() ? "" : ", ") + std::string("the model stage stopped: ") +

@@ -17,6 +17,7 @@
 #include "jobs/json_output.h"
 #include "jobs/run_lock.h"
 #include "jobs/run_report.h"
+#include "jobs/runner.h"
 #include "storage/database.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
@@ -225,10 +226,21 @@ int RunStatus(const StatusFlags& flags) {
     std::cout << "Questions to the model: " << questions->succeeded << " answered, "
               << questions->failed << " failed, " << questions->waiting + questions->sent
               << " waiting for a model\n";
+    // The newest run found the server unreachable: it was set, so say that, not how to set it.
+    const storage::RunRecord* latest =
+        summary->recent_runs.empty() ? nullptr : &summary->recent_runs.front();
+    const bool unreachable = latest != nullptr && latest->message &&
+                             latest->message->find(jobs::kModelUnreachable) != std::string::npos;
     if (questions->waiting + questions->sent > 0 && !holder) {
-      std::cout << "  `reel export --db " << DisplayPath(*path)
-                << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "
-                   "job with model.endpoint (REEL_MODEL_URL) set\n";
+      if (unreachable) {
+        std::cout << "  run " << latest->id
+                  << " could not reach the model server (below); the next run that reaches it "
+                     "asks them\n";
+      } else {
+        std::cout << "  `reel export --db " << DisplayPath(*path)
+                  << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "
+                     "job with model.endpoint (REEL_MODEL_URL) set\n";
+      }
     }
   }
   if (report && report->requests > 0) {
@@ -241,8 +253,15 @@ int RunStatus(const StatusFlags& flags) {
     }
   }
   std::cout << "\nRecent runs (newest first):\n";
+  constexpr size_t kMessageWidth = 40;
   WriteTable(std::cout, RunsTable(summary->recent_runs, holder), OutputFormat::kTable,
-             {.max_cell_width = 40, .row_count = false});
+             {.max_cell_width = kMessageWidth, .row_count = false});
+  // The table cuts long messages, which say what went wrong: those in full.
+  for (const storage::RunRecord& run : summary->recent_runs) {
+    if (run.message && run.message->size() > kMessageWidth) {
+      std::cout << "  run " << run.id << ": " << SafeUtf8(*run.message) << "\n";
+    }
+  }
   if (summary->recent_failures.empty()) {
     std::cout << "\nNo failures.\n";
   } else {

@@ -23,7 +23,14 @@ headers, body), malformed, empty_choices, stall (seconds), cut (half a body, the
 (seconds before the answer), stream_cut (some chunks, then close), stream_error (an error event),
 slow_stream (chunk_delay), stream_done_then_cut (the whole stream, then the connection ends
 without the chunked terminator), down (seconds, status: every request in that window fails),
-echo_key (a 401 whose message repeats the Authorization header).
+echo_key (a 401 whose message repeats the Authorization header), endless_stream (valid content
+deltas of chunk_bytes each, every chunk_delay seconds, never [DONE]; until the client hangs up),
+trickle (a complete answer, one byte every `interval` seconds), ignore_stream (a stream: true
+request answered with one whole JSON completion, as servers that ignore `stream` do).
+
+Whole-server faults: --redirect-to URL answers every request with a 302 to URL + the path (an
+http -> https redirect, say); --auth-only-chat asks for the API key on chat requests only (the
+model list is open).
 
 Long answers: --answer-words N ends every default prose answer (not scripted content, not JSON)
 with N more words ("word1 word2 ... wordN"), for tests whose answers must fill a context;
@@ -174,6 +181,8 @@ def check_auth(headers, raw_body, path):
     """Problems with the API key: wrong or missing, or present anywhere but the header."""
     problems = []
     if ARGS.api_key:
+        if ARGS.auth_only_chat and not path.endswith("/chat/completions"):
+            return problems
         if headers.get("authorization") != f"Bearer {ARGS.api_key}":
             problems.append("auth")
         key = ARGS.api_key.encode()
@@ -456,8 +465,23 @@ class Handler(BaseHTTPRequestHandler):
             del LOG[:-10000]
 
     # --- GET
+    def redirected(self):
+        """--redirect-to: a 302 for everything but the control endpoints."""
+        if not ARGS.redirect_to or self.path.startswith("/_fake/"):
+            return False
+        if self.command == "POST":
+            self.read_body()
+        self.record({"method": self.command, "path": self.path, "behaviour": "redirect"})
+        self.send_response(302)
+        self.send_header("Location", ARGS.redirect_to + self.path)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
     def do_GET(self):
         headers = self.lower_headers()
+        if self.redirected():
+            return
         if self.path == "/_fake/log":
             with LOCK:
                 self.send_json(200, list(LOG))
@@ -495,6 +519,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- POST
     def do_POST(self):
+        if self.redirected():
+            return
         if ARGS.sink_bodies and self.path == "/v1/chat/completions":
             self.sink_chat()
             return
@@ -649,7 +675,14 @@ class Handler(BaseHTTPRequestHandler):
             delay += len(tokens) / ARGS.prefill_tokens_per_second
         if delay > 0:
             time.sleep(delay)
-        if body.get("stream"):
+        if kind == "endless_stream":
+            self.endless_stream(behaviour, request_id)
+            return
+        if kind == "trickle":
+            self.trickle(completion(body, tokens, behaviour, request_id),
+                         float(behaviour.get("interval", 2)))
+            return
+        if body.get("stream") and kind != "ignore_stream":
             self.stream(body, tokens, behaviour, request_id, extra)
             return
         answer = completion(body, tokens, behaviour, request_id)
@@ -663,6 +696,49 @@ class Handler(BaseHTTPRequestHandler):
             self.soft_close()
             return
         self.send_json(200, answer, extra)
+
+    def endless_stream(self, behaviour, request_id):
+        """Valid deltas without end (never finish_reason, never [DONE]) until the client leaves."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        delay = float(behaviour.get("chunk_delay", 0))
+        text = "x" * int(behaviour.get("chunk_bytes", 1000))
+        event = {"id": request_id, "object": "chat.completion.chunk", "created": 0,
+                 "model": ARGS.model,
+                 "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        data = b"data: " + json.dumps(event).encode() + b"\n\n"
+        frame = b"%x\r\n%s\r\n" % (len(data), data)
+        sent = 0
+        try:
+            while True:
+                self.wfile.write(frame)
+                sent += 1
+                if delay:
+                    self.wfile.flush()
+                    time.sleep(delay)
+        except OSError:
+            pass
+        self.close_connection = True
+        with LOCK:
+            LOG.append({"path": "endless_stream", "events_sent": sent})
+
+    def trickle(self, answer, interval):
+        """A complete answer, one byte at a time: never silent long enough for a read timeout."""
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(interval)
+        except OSError:
+            pass
+        self.close_connection = True
 
     def stream(self, body, tokens, behaviour, request_id, extra):
         kind = behaviour.get("kind")
@@ -765,6 +841,10 @@ def main():
     p.add_argument("--answer-words", type=int, default=0)
     p.add_argument("--log-text", action="store_true",
                    help="long texts are logged whole (data: URLs still by their length)")
+    p.add_argument("--redirect-to", default="",
+                   help="answer every request with a 302 to this URL + the path")
+    p.add_argument("--auth-only-chat", action="store_true",
+                   help="with --api-key: only chat requests need the key")
     p.add_argument("--batch-input")
     p.add_argument("--batch-output")
     ARGS = p.parse_args()
