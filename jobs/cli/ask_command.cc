@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -45,6 +46,13 @@ struct AskFlags {
   bool chapters = false;
 };
 
+// A message for stderr: control characters escaped when it is a terminal (a server's error text
+// can hold them), else as SafeUtf8 gives it.
+std::string ForStderr(std::string_view text) {
+  static const bool terminal = IsTerminal(stderr);
+  return terminal ? EscapeControlCharacters(text) : SafeUtf8(text);
+}
+
 std::optional<std::string> Env(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
@@ -52,11 +60,16 @@ std::optional<std::string> Env(const char* name) {
 }
 
 // Prints answers as they arrive. One answer owns the terminal at a time; answers that arrive
-// while another is being shown are printed whole when they are stored.
+// while another is being shown are printed whole when they are stored. Written to a terminal,
+// control characters in answers and reasoning are shown escaped (base/terminal_text.h); to a
+// pipe or a file, the answer's bytes are written as they are, NUL included.
 class AnswerPrinter {
  public:
   AnswerPrinter(bool show_reasoning, bool several)
-      : reasoning_(show_reasoning), several_(several) {}
+      : reasoning_(show_reasoning),
+        several_(several),
+        escape_out_(IsTerminal(stdout)),
+        escape_err_(IsTerminal(stderr)) {}
 
   class Observer : public llm::ChatObserver {
    public:
@@ -78,7 +91,7 @@ class AnswerPrinter {
       std::fputs("\n", stderr);
       in_reasoning_ = false;
     }
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    WriteText(stdout, text, escape_out_);
     std::fflush(stdout);
     shown_any_ = true;
   }
@@ -88,14 +101,14 @@ class AnswerPrinter {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!Own(item)) return;
     in_reasoning_ = true;
-    std::fwrite(text.data(), 1, text.size(), stderr);
+    WriteText(stderr, text, escape_err_);
     std::fflush(stderr);
   }
 
   void Retry(const std::string& item, const std::string& reason) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (owner_ != item) return;
-    std::fprintf(stderr, "\n[asking again: %s]\n", SafeUtf8(reason).c_str());
+    std::fprintf(stderr, "\n[asking again: %s]\n", ForStderr(reason).c_str());
     shown_any_ = false;
   }
 
@@ -110,16 +123,18 @@ class AnswerPrinter {
           Header(o.item_path);
           if (o.answered_before) std::fputs("(answered before)\n", stderr);
           if (reasoning_ && o.answer->reasoning) {
-            std::fprintf(stderr, "%s\n", o.answer->reasoning->c_str());
+            WriteText(stderr, *o.answer->reasoning, escape_err_);
+            std::fputs("\n", stderr);
           }
-          std::fprintf(stdout, "%s\n", o.answer->content.c_str());
+          WriteText(stdout, o.answer->content, escape_out_);
+          std::fputs("\n", stdout);
         }
         break;
       case jobs::PromptOutcome::State::kFailed:
         ++failed_;
         if (owner_ == o.item_path && shown_any_) std::fputs("\n", stdout);
-        std::fprintf(stderr, "reel ask: %s: %s\n", SafeUtf8(o.item_path).c_str(),
-                     SafeUtf8(o.message).c_str());
+        std::fprintf(stderr, "reel ask: %s: %s\n", ForStderr(o.item_path).c_str(),
+                     ForStderr(o.message).c_str());
         break;
       case jobs::PromptOutcome::State::kWaiting:
         ++waiting_;
@@ -148,11 +163,16 @@ class AnswerPrinter {
     return owner_ == item;
   }
   void Header(const std::string& item) {
-    if (several_) std::fprintf(stdout, "== %s ==\n", SafeUtf8(item).c_str());
+    if (several_) {
+      const std::string shown = escape_out_ ? EscapeControlCharacters(item) : SafeUtf8(item);
+      std::fprintf(stdout, "== %s ==\n", shown.c_str());
+    }
   }
 
   const bool reasoning_;
   const bool several_;
+  const bool escape_out_;  // stdout is a terminal
+  const bool escape_err_;  // stderr is a terminal
   std::mutex mutex_;
   std::string owner_;
   bool shown_any_ = false;
@@ -268,7 +288,7 @@ int RunAsk(const AskFlags& flags) {
     case jobs::RunResult::kLockHeld:
     case jobs::RunResult::kInvalidJob:
     case jobs::RunResult::kError:
-      std::fprintf(stderr, "reel ask: %s\n", SafeUtf8(outcome.message).c_str());
+      std::fprintf(stderr, "reel ask: %s\n", ForStderr(outcome.message).c_str());
       return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
     case jobs::RunResult::kSucceeded:
     case jobs::RunResult::kSomeFailed:
@@ -279,7 +299,7 @@ int RunAsk(const AskFlags& flags) {
                  static_cast<long long>(outcome.counters.items_failed), database.c_str());
   }
   if (printer.answered() == 0 && printer.failed() == 0) {
-    std::string why = SafeUtf8(outcome.message);
+    std::string why = ForStderr(outcome.message);
     if (why.empty()) {
       why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
                              "or a still image has no timeline)"
