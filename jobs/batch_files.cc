@@ -63,6 +63,12 @@ class BoundedLineReader {
                              : available;
       length += take;
       if (length <= max_bytes_) {
+        // A long line gets room for the longest allowed once (pages are touched only as they
+        // are written), instead of doubling: a line near the limit never costs twice the limit.
+        if (length > line.capacity() && line.size() >= kReserveAfter &&
+            max_bytes_ <= kMaxReserve) {
+          line.reserve(max_bytes_);
+        }
         line.append(start, take);
       } else if (!line.empty()) {
         std::string().swap(line);  // over the limit: let go of what was kept
@@ -85,6 +91,9 @@ class BoundedLineReader {
     pos_ = 0;
     return size_ > 0;
   }
+
+  static constexpr size_t kReserveAfter = size_t{1} << 20;
+  static constexpr uint64_t kMaxReserve = uint64_t{1} << 30;
 
   std::istream& in_;
   const uint64_t max_bytes_;

@@ -1212,8 +1212,9 @@ struct Backtrack {
 // first match found from it. A join point's state is recorded
 //   - as failed when everything after it has been tried without a match (its kJoinVisited entry
 //     is popped: backtracking went below it);
-//   - as succeeded, with the match's end, when the match is reached while it is on the stack
-//     (every kJoinVisited entry still on the stack is a state the match passed through).
+//   - as succeeded, with the match's end, when the match of a look-around or atomic group's
+//     sub-program is reached while it is on the stack (every kJoinVisited entry still on the
+//     stack is a state the match passed through): those are called again and again.
 // A later visit of a recorded state fails at once, or jumps to its match. Between two join
 // points the program runs without choices, so a path that reaches a state again has passed
 // through a recorded join point.
@@ -1255,6 +1256,9 @@ class Matcher {
     const std::vector<Inst>& code = prog_.subs[sub];
     const uint64_t first_state = prog_.first_state[sub];
     const size_t base = stack_.size();
+    // Successes are kept for look-around and atomic groups only: the whole pattern's search ends
+    // at its match, and the next one starts after it, where no state of that path lies.
+    const bool keep_successes = sub != prog_.main;
     uint32_t pc = 0;
     while (true) {
       const Inst& in = code[pc];
@@ -1262,9 +1266,10 @@ class Matcher {
       Step();
       if (in.memo && memo_on_) {
         const uint64_t state = JoinState(first_state + pc);
+        const uint64_t* e = nullptr;
         if (failed_.Contains(state, pos)) {
           ok = false;
-        } else if (const uint64_t* e = succeeded_.Find(SuccessKey(state, pos))) {
+        } else if (keep_successes && (e = succeeded_.Find(SuccessKey(state, pos))) != nullptr) {
           end = *e;
           RecordSuccess(base, first_state, end);
           return true;
@@ -1345,7 +1350,7 @@ class Matcher {
           break;
         case Op::kMatch:
           end = pos;
-          if (memo_on_) RecordSuccess(base, first_state, end);
+          if (memo_on_ && keep_successes) RecordSuccess(base, first_state, end);
           stack_.resize(base);
           return true;
       }
