@@ -76,8 +76,8 @@ std::string WrapRegexes(const std::string& json) {
     if (at == std::string::npos) break;
     size_t end = at + key.size();
     while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
-    out += json.substr(pos, at + key.size() - pos) + "(?:" +
-           json.substr(at + key.size(), end - at - key.size()) + ")";
+    out += json.substr(pos, at + key.size() - pos) +
+           "(?:" + json.substr(at + key.size(), end - at - key.size()) + ")";
     pos = end;
   }
   return out + json.substr(pos);

@@ -58,15 +58,14 @@ class BoundedLineReader {
       const char* start = buffer_.data() + pos_;
       const size_t available = size_ - pos_;
       const void* newline = std::memchr(start, '\n', available);
-      const size_t take =
-          newline != nullptr ? static_cast<size_t>(static_cast<const char*>(newline) - start)
-                             : available;
+      const size_t take = newline != nullptr
+                              ? static_cast<size_t>(static_cast<const char*>(newline) - start)
+                              : available;
       length += take;
       if (length <= max_bytes_) {
         // A long line gets room for the longest allowed once (pages are touched only as they
         // are written), instead of doubling: a line near the limit never costs twice the limit.
-        if (length > line.capacity() && line.size() >= kReserveAfter &&
-            max_bytes_ <= kMaxReserve) {
+        if (length > line.capacity() && line.size() >= kReserveAfter && max_bytes_ <= kMaxReserve) {
           line.reserve(max_bytes_);
         }
         line.append(start, take);

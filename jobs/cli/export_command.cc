@@ -135,10 +135,10 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
       "import", "Read an OpenAI Batch / vllm run-batch output file back into the database");
   cmd->footer(
       "Answers and errors are stored with the question their custom_id names; importing a file\n"
-      "twice changes nothing. Lines longer than an answer may be (256 MiB) are skipped, and a\n"
-      "custom_id repeated in the file keeps its first answer. Exit status: 0 imported, 1 failed,\n"
-      "3 some lines were unknown, unreadable, too long or repeated (listed with their numbers),\n"
-      "4 a run holds the database.");
+      "twice changes nothing. Lines longer than an answer may be (256 MiB) are skipped; a\n"
+      "custom_id repeated in the file keeps the answer stored first.\n"
+      "Exit status: 0 imported, 1 failed, 3 some lines were unknown, unreadable, too long or\n"
+      "repeated (listed with their numbers), 4 a run holds the database.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("RESULTS", flags->results, "The output file (JSON lines)")->required();
   cmd->add_option("--dialect", flags->dialect,

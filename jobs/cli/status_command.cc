@@ -100,8 +100,8 @@ storage::Table PartialTable(const std::vector<storage::PartialItem>& items) {
 void WritePartialList(std::ostream& out, const std::vector<storage::PartialItem>& items) {
   for (const storage::PartialItem& p : items) {
     out << "  " << Shown(p.time) << "  job " << Shown(p.job) << "\n    " << Shown(p.path)
-        << "\n    " << p.returned << " of " << p.requested << " chosen frames stored; "
-        << p.missing << " could not be decoded, " << p.decode_errors << " decoding errors";
+        << "\n    " << p.returned << " of " << p.requested << " chosen frames stored; " << p.missing
+        << " could not be decoded, " << p.decode_errors << " decoding errors";
     if (!p.truncation.empty()) out << "; " << Shown(p.truncation);
     out << "\n";
   }

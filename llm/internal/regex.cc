@@ -936,7 +936,7 @@ struct Regex::Program {
   std::string pattern;
   std::vector<CharSet> sets;
   std::vector<std::vector<Inst>> subs;
-  uint32_t main = 0;  // the whole pattern's sub-program
+  uint32_t main = 0;                  // the whole pattern's sub-program
   std::vector<uint64_t> first_state;  // per sub-program: the number of its first instruction
   uint64_t instructions = 0;          // in all sub-programs
   ByteSet first_bytes;
@@ -1389,8 +1389,9 @@ class Matcher {
             if (static_cast<int>(bt.aux) <= rep.min) continue;
             PrevCodePoint(text_, p);
             const int count = static_cast<int>(bt.aux) - 1;
-            if (count > rep.min) stack_.push_back({bt.pc, static_cast<uint32_t>(p),
-                                                   static_cast<uint32_t>(count), kGreedyRepeat});
+            if (count > rep.min)
+              stack_.push_back(
+                  {bt.pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kGreedyRepeat});
           } else {
             LoopFailed(id, p);
             if (p <= low) continue;
@@ -1488,8 +1489,7 @@ class Matcher {
     steps_ += static_cast<uint64_t>(count);
     if (count < in.min) return false;
     if (in.greed == Greed::kGreedy && count > in.min) {
-      stack_.push_back(
-          {pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kGreedyRepeat});
+      stack_.push_back({pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kGreedyRepeat});
     } else if (in.greed == Greed::kLazy && (in.max < 0 || count < in.max)) {
       stack_.push_back({pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kLazyRepeat});
     }

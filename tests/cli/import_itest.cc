@@ -142,7 +142,8 @@ TEST(ImportTest, KilledAtManyPointsAndImportedAgain) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     if (import.Wait() == 128 + SIGKILL) ++killed;
-    left_sent += static_cast<int>(QueryInt(db, "SELECT count(*) FROM requests WHERE status = 'sent'"));
+    left_sent +=
+        static_cast<int>(QueryInt(db, "SELECT count(*) FROM requests WHERE status = 'sent'"));
   }
   SCOPED_TRACE(std::to_string(killed) + " imports killed, " + std::to_string(left_sent) +
                " requests found 'sent' after a kill; logs in " + dir);
@@ -214,11 +215,9 @@ TEST(ImportTest, ALineLongerThanAnAnswerMayBeIsSkippedAndTheRestImported) {
   fs::remove(path);
   EXPECT_EQ(status, 3) << err;
   EXPECT_NE(err.find("huge.jsonl:2: a line of "), std::string::npos) << err;
-  EXPECT_NE(err.find("longer than an answer may be (268435456 bytes): not read"),
-            std::string::npos)
+  EXPECT_NE(err.find("longer than an answer may be (268435456 bytes): not read"), std::string::npos)
       << err;
-  EXPECT_NE(err.find(std::to_string(kDocuments - 1) + " answers stored"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find(std::to_string(kDocuments - 1) + " answers stored"), std::string::npos) << err;
   EXPECT_NE(err.find("1 too long"), std::string::npos) << err;
   // Read up to the limit, then let go: never the whole line, never twice the limit (the line
   // held whole and parsed took over 1 GiB).

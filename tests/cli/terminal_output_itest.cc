@@ -22,7 +22,8 @@ using nlohmann::json;
 const std::string kAnswer = std::string("Hi \x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m") +
                             std::string(1, '\0') + "after \xc2\x9b" + "31m end";
 // The same as the terminal shows it.
-const std::string kShown = "Hi \\x1B]0;pwned\\x07\\x1B[2J\\x1B[31mred\\x1B[0m\\x00after \\xC2\\x9B31m end";
+const std::string kShown =
+    "Hi \\x1B]0;pwned\\x07\\x1B[2J\\x1B[31mred\\x1B[0m\\x00after \\xC2\\x9B31m end";
 
 // Nothing in `out` a terminal would act on: no ESC, no NUL, no BEL, no C1 CSI.
 void ExpectInert(const std::string& out) {
@@ -101,10 +102,12 @@ TEST_F(TerminalOutputTest, ReportingCommandsEscapeInTablesAndKeepJsonAndCsv) {
   json rows = json::parse(ReelOut(false, "results" + db + " --format json"));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["content"], kAnswer);
-  rows = json::parse(ReelOut(false, "query" + db + " 'SELECT content FROM answers' --format jsonl"));
+  rows =
+      json::parse(ReelOut(false, "query" + db + " 'SELECT content FROM answers' --format jsonl"));
   EXPECT_EQ(rows["content"], kAnswer);
-  EXPECT_NE(ReelOut(false, "query" + db + " 'SELECT content FROM answers' --format csv").find(kAnswer),
-            std::string::npos);
+  EXPECT_NE(
+      ReelOut(false, "query" + db + " 'SELECT content FROM answers' --format csv").find(kAnswer),
+      std::string::npos);
 }
 
 TEST_F(TerminalOutputTest, StatusEscapesAStoredErrorMessage) {
@@ -130,9 +133,10 @@ TEST_F(TerminalOutputTest, StatusEscapesAStoredErrorMessage) {
     EXPECT_NE(out.find("after \\xC2\\x9B31m end"), std::string::npos) << out;
   }
   // `reel status --format json` keeps the message as it is.
-  const json status = json::parse(ReelOut(false, "status --db " + ShellQuote(db_) +
-                                                     " --format json"));
-  EXPECT_NE(status["failures"][0]["error"].get<std::string>().find("after \xc2\x9b" "31m end"),
+  const json status =
+      json::parse(ReelOut(false, "status --db " + ShellQuote(db_) + " --format json"));
+  EXPECT_NE(status["failures"][0]["error"].get<std::string>().find("after \xc2\x9b"
+                                                                   "31m end"),
             std::string::npos)
       << status.dump();
 }

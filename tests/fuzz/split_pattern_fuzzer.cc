@@ -82,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view head(text.data(), cut);
     re.FindAll(head, remembered, Regex::Memo::kAlways);
     re.FindAll(head, plain, Regex::Memo::kNever);
-    Require(remembered == plain, "remembering failed states changes no match", re.pattern().c_str());
+    Require(remembered == plain, "remembering failed states changes no match",
+            re.pattern().c_str());
   }
 
   using reel::llm::internal::NormalizationForm;

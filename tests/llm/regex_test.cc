@@ -49,23 +49,23 @@ struct Hostile {
   const char* tail;
 };
 const Hostile kHostile[] = {
-    {"(a+)+$", "a", "!"},                     // the issue's tokenizer.json
-    {"(a+)+b", "a", "!"},                     //
-    {"^(a|a)+$", "a", "!"},                   // overlapping alternatives
-    {"(a|aa)+$", "a", "!"},                   //
-    {"(?:a+){2,}c", "a", "!"},                // a counted loop of a loop
-    {"(\\w+\\s?)+$", "ab ", "!"},             // the classic e-mail/word-list shape
-    {"(.*a){12}", "a", "!"},                  // polynomial of degree 12
-    {"(a+)+?b|(a+)*c", "a", "!"},             // lazy and greedy loops
-    {"(?:a+?)+$", "a", "!"},                  //
-    {"(?=(a+)+$)a", "a", "!"},                // inside a look-ahead, at every position
-    {"(?>(a+)+$)|a(?<=a)x", "a", "!"},        // inside an atomic group
-    {"(?:[a-z]+|\\w+)+\\d", "abc", "!"},      //
-    {"(a+)+(?!a)!x", "a", "!"},               //
-    {"\\s*(?:\\s+\\S?)+\\s*;", " ", "x"},     //
-    {"(?:a+?b*?)+c", "ab", "!"},              //
-    {"\\p{L}*\\p{L}*\\p{L}*\\p{L}*x", "a", "!"}, // a*a*a*a*x: degree 4
-    {"(?=a*)(?:a|b)", "a", ""},               // a look-ahead scanning the run at each start
+    {"(a+)+$", "a", "!"},                         // the issue's tokenizer.json
+    {"(a+)+b", "a", "!"},                         //
+    {"^(a|a)+$", "a", "!"},                       // overlapping alternatives
+    {"(a|aa)+$", "a", "!"},                       //
+    {"(?:a+){2,}c", "a", "!"},                    // a counted loop of a loop
+    {"(\\w+\\s?)+$", "ab ", "!"},                 // the classic e-mail/word-list shape
+    {"(.*a){12}", "a", "!"},                      // polynomial of degree 12
+    {"(a+)+?b|(a+)*c", "a", "!"},                 // lazy and greedy loops
+    {"(?:a+?)+$", "a", "!"},                      //
+    {"(?=(a+)+$)a", "a", "!"},                    // inside a look-ahead, at every position
+    {"(?>(a+)+$)|a(?<=a)x", "a", "!"},            // inside an atomic group
+    {"(?:[a-z]+|\\w+)+\\d", "abc", "!"},          //
+    {"(a+)+(?!a)!x", "a", "!"},                   //
+    {"\\s*(?:\\s+\\S?)+\\s*;", " ", "x"},         //
+    {"(?:a+?b*?)+c", "ab", "!"},                  //
+    {"\\p{L}*\\p{L}*\\p{L}*\\p{L}*x", "a", "!"},  // a*a*a*a*x: degree 4
+    {"(?=a*)(?:a|b)", "a", ""},                   // a look-ahead scanning the run at each start
 };
 
 // The plain search and the remembering one find the same matches; the remembering one stays
@@ -114,8 +114,8 @@ TEST(RegexWorkTest, TheIssuesPatternOnThirtyLetters) {
 // under the 64 steps a byte at which the matcher starts to.
 TEST(RegexWorkTest, OrdinaryPatternsStayOnThePlainSearch) {
   std::string text;
-  const char* words[] = {"Hello", " world", ",", " 12345", "  ", "\n\n", " l'été", " 日本語",
-                         "'s", " don't", "\t", " Ωmega", "!!", " 3.14", " ok?", " x"};
+  const char* words[] = {"Hello", " world", ",",  " 12345", "  ", "\n\n",  " l'été", " 日本語",
+                         "'s",    " don't", "\t", " Ωmega", "!!", " 3.14", " ok?",   " x"};
   std::mt19937 rng(7);
   while (text.size() < 200000) text += words[rng() % std::size(words)];
   for (const std::string& source : internal::FastPatternSources()) {
@@ -202,8 +202,8 @@ TEST(RegexWorkTest, RememberingMatchesThePlainSearchOnTokenizerPatterns) {
   sources.push_back(R"( ?\p{L}+|\s+)");
   sources.push_back(R"(\s+(?!\S)|\s+|[^\s]+?(?=\s|$))");
   std::mt19937 rng(5);
-  const char* pieces[] = {"a", "Z", "é", "日", "1", "٣", " ", "  ", "\t", "\n", "\r\n",
-                          "'", "'s", "!", "?", "/", "-", "x'LL", "\xcc\x81"};
+  const char* pieces[] = {"a",    "Z", "é",  "日", "1", "٣", " ", "  ",   "\t",      "\n",
+                          "\r\n", "'", "'s", "!",  "?", "/", "-", "x'LL", "\xcc\x81"};
   for (const std::string& source : sources) {
     SCOPED_TRACE(source);
     const Regex re = Compile(source);
@@ -232,9 +232,7 @@ TEST(RegexWorkTest, HostileTokenizerFileEncodesLongText) {
       {"post_processor", nullptr},
       {"decoder", nullptr},
       {"model",
-       {{"type", "BPE"},
-        {"vocab", {{"a", 0}, {"!", 1}, {"aa", 2}}},
-        {"merges", {"a a"}}}}};
+       {{"type", "BPE"}, {"vocab", {{"a", 0}, {"!", 1}, {"aa", 2}}}, {"merges", {"a a"}}}}};
   Result<Tokenizer> t = Tokenizer::FromJson(j.dump(), "hostile.json");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   // With the '!' the pattern matches nothing (the search backtracks over every split of the
