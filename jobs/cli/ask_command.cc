@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -48,6 +49,13 @@ struct AskFlags {
   bool chapters = false;
 };
 
+// A message for stderr: control characters escaped when it is a terminal (a server's error text
+// can hold them), else as SafeUtf8 gives it.
+std::string ForStderr(std::string_view text) {
+  static const bool terminal = IsTerminal(stderr);
+  return terminal ? EscapeControlCharacters(text) : SafeUtf8(text);
+}
+
 std::optional<std::string> Env(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
@@ -56,11 +64,16 @@ std::optional<std::string> Env(const char* name) {
 
 // Prints answers as they arrive. One answer owns the terminal at a time; what arrives for other
 // files meanwhile (an answer stored whole, a failure) is held and printed once the owner's answer
-// has ended, so nothing is ever written into the middle of another answer's line.
+// has ended, so nothing is ever written into the middle of another answer's line. Written to a
+// terminal, control characters in answers and reasoning are shown escaped (base/terminal_text.h);
+// to a pipe or a file, the answer's bytes are written as they are, NUL included.
 class AnswerPrinter {
  public:
   AnswerPrinter(bool show_reasoning, bool several)
-      : reasoning_(show_reasoning), several_(several) {}
+      : reasoning_(show_reasoning),
+        several_(several),
+        escape_out_(IsTerminal(stdout)),
+        escape_err_(IsTerminal(stderr)) {}
 
   class Observer : public llm::ChatObserver {
    public:
@@ -100,7 +113,7 @@ class AnswerPrinter {
     std::lock_guard<std::mutex> lock(mutex_);
     if (owner_ != item) return;
     EndLine();
-    std::fprintf(stderr, "[asking again: %s]\n", SafeUtf8(reason).c_str());
+    std::fprintf(stderr, "[asking again: %s]\n", ForStderr(reason).c_str());
     shown_any_ = false;
   }
 
@@ -157,12 +170,15 @@ class AnswerPrinter {
     return owner_ == item;
   }
   void Header(const std::string& item) {
-    if (several_) std::fprintf(stdout, "== %s ==\n", SafeUtf8(item).c_str());
+    if (several_) {
+      const std::string shown = escape_out_ ? EscapeControlCharacters(item) : SafeUtf8(item);
+      std::fprintf(stdout, "== %s ==\n", shown.c_str());
+    }
     at_line_start_ = true;
   }
   void Write(std::FILE* to, std::string_view text) {
     if (text.empty()) return;
-    std::fwrite(text.data(), 1, text.size(), to);
+    WriteText(to, text, to == stdout ? escape_out_ : escape_err_);
     at_line_start_ = text.back() == '\n';
   }
   // Frees the terminal and prints the outcomes held meanwhile.
@@ -183,8 +199,8 @@ class AnswerPrinter {
   void Print(const jobs::PromptOutcome& o, bool header = true) {
     EndLine();
     if (o.state == jobs::PromptOutcome::State::kFailed) {
-      std::fprintf(stderr, "reel ask: %s: %s\n", SafeUtf8(o.item_path).c_str(),
-                   SafeUtf8(o.message).c_str());
+      std::fprintf(stderr, "reel ask: %s: %s\n", ForStderr(o.item_path).c_str(),
+                   ForStderr(o.message).c_str());
       return;
     }
     if (!o.answer) return;
@@ -193,7 +209,8 @@ class AnswerPrinter {
       std::fputs("(answered before; --again asks anew)\n", stderr);
     }
     if (reasoning_ && o.answer->reasoning) {
-      std::fprintf(stderr, "%s\n", o.answer->reasoning->c_str());
+      Write(stderr, *o.answer->reasoning);
+      std::fputs("\n", stderr);
     }
     Write(stdout, o.answer->content);
     EndLine();
@@ -201,6 +218,8 @@ class AnswerPrinter {
 
   const bool reasoning_;
   const bool several_;
+  const bool escape_out_;  // stdout is a terminal
+  const bool escape_err_;  // stderr is a terminal
   std::mutex mutex_;
   std::string owner_;
   bool shown_any_ = false;
@@ -323,7 +342,7 @@ int RunAsk(const AskFlags& flags) {
     case jobs::RunResult::kLockHeld:
     case jobs::RunResult::kInvalidJob:
     case jobs::RunResult::kError:
-      std::fprintf(stderr, "reel ask: %s\n", SafeUtf8(outcome.message).c_str());
+      std::fprintf(stderr, "reel ask: %s\n", ForStderr(outcome.message).c_str());
       return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
     case jobs::RunResult::kSucceeded:
     case jobs::RunResult::kSomeFailed:
@@ -334,9 +353,9 @@ int RunAsk(const AskFlags& flags) {
                  static_cast<long long>(outcome.counters.items_failed), database.c_str());
   }
   if (printer.answered() == 0 && printer.failed() == 0) {
-    std::string why = SafeUtf8(outcome.message);
+    std::string why = ForStderr(outcome.message);
     if (why.empty() && !outcome.model_problem.empty()) {
-      why = SafeUtf8(outcome.model_problem) +
+      why = ForStderr(outcome.model_problem) +
             " (the question waits: the same `reel ask` asks it "
             "when the server answers)";
     }
