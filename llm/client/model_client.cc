@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "llm/client/endpoint_url.h"
 #include "llm/client/http_client.h"
 #include "llm/client/json_schema.h"
 #include "llm/client/server_error.h"
@@ -21,15 +22,6 @@ std::string Seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.3g s", s);
   return text;
-}
-
-// "http://host:8000" -> "http://host:8000/v1"; a trailing "/" is dropped.
-std::string NormalizeEndpoint(std::string url) {
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  const size_t scheme = url.find("://");
-  const size_t path = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  if (path == std::string::npos) url += "/v1";
-  return url;
 }
 
 // The server root: the endpoint without a final "/v1".

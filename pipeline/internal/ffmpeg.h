@@ -12,6 +12,7 @@ extern "C" {
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 }
 
@@ -43,12 +44,16 @@ struct ParserContextDeleter {
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
+struct SwrContextDeleter {
+  void operator()(SwrContext* p) const { swr_free(&p); }
+};
 
 using UniqueFormatContext = std::unique_ptr<AVFormatContext, FormatContextDeleter>;
 using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using UniqueSwrContext = std::unique_ptr<SwrContext, SwrContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
 
 // An enum field FFmpeg filled from the file (codec parameters, stream and frame properties): its
