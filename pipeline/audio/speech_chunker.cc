@@ -78,11 +78,16 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
     const double mean = sum / static_cast<double>(end - begin) / (32768.0 * 32768.0);
     const double db = mean > 0 ? std::max(kLowestDb, 10 * std::log10(mean)) : kLowestDb;
     levels_.push_back(db);
-    const int64_t f = analysed_++;
-    while (!window_min_.empty() && LevelOf(window_min_.back()) >= db) window_min_.pop_back();
-    window_min_.push_back(f);
+    ++analysed_;
   }
   while (decided_ < analysed_ && (finishing_ || decided_ + lookahead_ < analysed_)) {
+    // The look-ahead window of the frame to decide is [f, f + lookahead_], whatever was pushed.
+    const int64_t right = std::min(decided_ + lookahead_, analysed_ - 1);
+    for (; window_end_ <= right; ++window_end_) {
+      const double db = LevelOf(window_end_);
+      while (!window_min_.empty() && LevelOf(window_min_.back()) >= db) window_min_.pop_back();
+      window_min_.push_back(window_end_);
+    }
     Decide(decided_++, out);
   }
   // Drop what no chunk can need any more: before the open chunk, or a little before the

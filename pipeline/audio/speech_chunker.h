@@ -31,7 +31,7 @@ struct SpeechChunkerOptions {
   double padding_s = 0.25;  // kept before and after speech
   double hangover_s = 0.3;  // quiet that ends speech
   double min_speech_s = 0.1;
-  double on_db = 12;   // above the noise floor: speech starts
+  double on_db = 9;    // above the noise floor: speech starts
   double off_db = 6;   // at most this above the floor: quiet
   double min_level_dbfs = -55;  // never speech below this
 };
@@ -94,6 +94,7 @@ class SpeechChunker {
   int64_t analysed_ = 0;  // frames whose level is known
   int64_t decided_ = 0;   // frames decided
   std::deque<int64_t> window_min_;  // frames in the look-ahead window, levels increasing
+  int64_t window_end_ = 0;          // the next frame to enter the window
   double floor_db_ = 0;
   bool floor_known_ = false;
   bool finishing_ = false;

@@ -97,7 +97,9 @@ TEST(MultipartFormTest, FieldsAndAFileWithABoundaryFoundNowhereInThem) {
   // A part holding the boundary the seed would give: another one is chosen.
   MultipartForm clash;
   clash.AddField("x", "--" + boundary);
-  EXPECT_EQ(clash.Encode(7).body.find("--" + boundary + "\r\n"), std::string::npos);
+  const MultipartForm::Encoded other = clash.Encode(7);
+  EXPECT_NE(other.content_type, e.content_type);
+  EXPECT_EQ(other.body.find("--" + boundary + "--"), std::string::npos);
 }
 
 }  // namespace
