@@ -181,7 +181,10 @@ Result<std::unique_ptr<Transcriber>> CreatePocketSphinxTranscriber(
                     "folder with en-us/, en-us.lm.bin and cmudict-en-us.dict)");
   }
   UniqueConfig config(cmd_ln_init(nullptr, ps_args(), TRUE, "-hmm", hmm.c_str(), "-lm", lm.c_str(),
-                                  "-dict", dict.c_str(), "-logfn", "/dev/null", nullptr));
+                                  "-dict", dict.c_str(), "-logfn", "/dev/null",
+                                  // Keep every frame: with its own silence removal, a word's
+                                  // frames no longer count from the chunk's start.
+                                  "-remove_silence", "no", nullptr));
   if (!config) return Internal("PocketSphinx rejected its configuration");
   UniqueDecoder decoder(ps_init(config.get()));
   if (!decoder) return Internal("PocketSphinx could not load its model from " + dir);

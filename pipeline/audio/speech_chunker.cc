@@ -7,10 +7,13 @@
 namespace reel::pipeline {
 namespace {
 
-constexpr double kFloorRiseDbPerFrame = 0.01;  // 1 dB a second
 constexpr double kLowestDb = -100;
 constexpr double kLowestFloorDb = -90;
+// Frames quieter than this are digital silence (a gap filled with zeros, an edit), not noise:
+// they do not lower the noise floor.
+constexpr double kSilentDb = -80;
 constexpr int64_t kSmoothFrames = 5;  // the quietest point is the quietest 50 ms
+constexpr double kHighPassHz = 200;
 
 int64_t Frames(double seconds) { return static_cast<int64_t>(std::llround(seconds * 100)); }
 
@@ -21,11 +24,34 @@ SpeechChunker::SpeechChunker(const SpeechChunkerOptions& options, double origin_
   if (options_.sample_rate < 100) options_.sample_rate = 16000;
   frame_ = std::max(1, options_.sample_rate / 100);
   lookahead_ = Frames(1.5);
+  lookback_ = Frames(3);
   hangover_ = std::max<int64_t>(1, Frames(options_.hangover_s));
   max_frames_ = std::max<int64_t>(Frames(1), Frames(options_.max_chunk_s));
   pause_frames_ = std::max<int64_t>(hangover_, Frames(options_.max_pause_s));
   pad_frames_ = std::max<int64_t>(0, Frames(options_.padding_s));
   min_speech_frames_ = std::max<int64_t>(1, Frames(options_.min_speech_s));
+  // The high-pass biquads (RBJ's cookbook), Butterworth Q, at kHighPassHz.
+  const double w0 = 2 * M_PI * std::min(kHighPassHz, options_.sample_rate * 0.45) /
+                    options_.sample_rate;
+  const double alpha = std::sin(w0) / (2 * M_SQRT1_2);
+  const double c = std::cos(w0);
+  const double a0 = 1 + alpha;
+  for (Biquad& b : high_pass_) {
+    b.b0 = (1 + c) / 2 / a0;
+    b.b1 = -(1 + c) / a0;
+    b.b2 = (1 + c) / 2 / a0;
+    b.a1 = -2 * c / a0;
+    b.a2 = (1 - alpha) / a0;
+  }
+}
+
+double SpeechChunker::Biquad::Filter(double x) {
+  const double y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
+  x2 = x1;
+  x1 = x;
+  y2 = y1;
+  y1 = y;
+  return y;
 }
 
 double SpeechChunker::audio_s() const {
@@ -73,7 +99,10 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
     double sum = 0;
     for (int64_t i = begin; i < end; ++i) {
       const double x = buffer_[static_cast<size_t>(i - buffer_start_)];
-      sum += x * x;
+      // High-pass at 200 Hz, 4th order (two biquads): rumble, hum and the low end of pink or
+      // brown noise, whose 10 ms energy swings by 15-40 dB, stay out of the level.
+      const double y = high_pass_[1].Filter(high_pass_[0].Filter(x));
+      sum += y * y;
     }
     const double mean = sum / static_cast<double>(end - begin) / (32768.0 * 32768.0);
     const double db = mean > 0 ? std::max(kLowestDb, 10 * std::log10(mean)) : kLowestDb;
@@ -81,12 +110,14 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
     ++analysed_;
   }
   while (decided_ < analysed_ && (finishing_ || decided_ + lookahead_ < analysed_)) {
-    // The look-ahead window of the frame to decide is [f, f + lookahead_], whatever was pushed.
-    const int64_t right = std::min(decided_ + lookahead_, analysed_ - 1);
+    // The floor's window of the frame to decide reaches to f + lookahead_, whatever was pushed;
+    // a candidate needs its whole 50 ms.
+    const int64_t right = std::min(decided_ + lookahead_, analysed_ - kSmoothFrames);
     for (; window_end_ <= right; ++window_end_) {
-      const double db = LevelOf(window_end_);
-      while (!window_min_.empty() && LevelOf(window_min_.back()) >= db) window_min_.pop_back();
-      window_min_.push_back(window_end_);
+      const double db = QuietLevel(window_end_);
+      if (std::isnan(db)) continue;
+      while (!window_min_.empty() && window_min_.back().second >= db) window_min_.pop_back();
+      window_min_.push_back({window_end_, db});
     }
     Decide(decided_++, out);
   }
@@ -95,6 +126,19 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
   int64_t keep = decided_ - pad_frames_ - 4;
   if (open_) keep = std::min(keep, chunk_start_);
   Trim(std::max<int64_t>(0, keep));
+}
+
+// The level of the 50 ms from frame f on, as a candidate for the noise floor: NaN when one of
+// its frames is digital silence (a gap, an edit), which is not noise. Averaged so that one odd
+// quiet frame (a codec's last frame) does not pull the floor down.
+double SpeechChunker::QuietLevel(int64_t f) const {
+  double power = 0;
+  for (int64_t g = f; g < f + kSmoothFrames; ++g) {
+    const double db = LevelOf(g);
+    if (db < kSilentDb) return std::numeric_limits<double>::quiet_NaN();
+    power += std::pow(10.0, db / 10);
+  }
+  return 10 * std::log10(power / kSmoothFrames);
 }
 
 void SpeechChunker::Trim(int64_t keep_from_frame) {
@@ -113,15 +157,11 @@ void SpeechChunker::Trim(int64_t keep_from_frame) {
 
 void SpeechChunker::Decide(int64_t f, std::vector<SpeechChunk>* out) {
   const double level = LevelOf(f);
-  while (!window_min_.empty() && window_min_.front() < f) window_min_.pop_front();
-  const double ahead = window_min_.empty() ? level : LevelOf(window_min_.front());
-  if (!floor_known_ || level < floor_db_) {
-    floor_db_ = level;
-    floor_known_ = true;
-  } else {
-    floor_db_ = std::min(level, floor_db_ + kFloorRiseDbPerFrame);
+  while (!window_min_.empty() && window_min_.front().first < f - lookback_) {
+    window_min_.pop_front();
   }
-  const double floor_db = std::max(kLowestFloorDb, std::min(floor_db_, ahead));
+  const double floor_db =
+      window_min_.empty() ? kLowestFloorDb : std::max(kLowestFloorDb, window_min_.front().second);
   const double on = std::max(floor_db + options_.on_db, options_.min_level_dbfs);
   const double off = std::max(floor_db + options_.off_db, options_.min_level_dbfs - 6);
 

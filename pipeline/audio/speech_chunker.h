@@ -1,10 +1,13 @@
 // Speech chunks out of a stream of mono samples: voice activity from the signal's energy, with
 // hysteresis, then chunks cut at silences for a transcription backend.
 //
-// Every 10 ms frame's level (RMS, dB full scale) is compared with the noise floor: the quietest
-// level seen lately, looking back (rising 1 dB a second) and 1.5 s ahead. Speech starts after two
-// frames `on_db` above the floor (and above `min_level_dbfs`) and ends after `hangover_s` of
-// frames no more than `off_db` above it. Bursts shorter than `min_speech_s` are dropped (clicks).
+// Every 10 ms frame's level (RMS, dB full scale, of the signal high-passed at 200 Hz, 4th order,
+// so rumble, hum and the low end of pink or brown noise, whose energy swings widely from frame to
+// frame, do not count) is compared with the noise floor: the quietest 50 ms within 3 s before and
+// 1.5 s after the frame (digital silence, a gap filled with zeros, is not noise and does not
+// count). Speech starts after two frames `on_db` above the floor (and above `min_level_dbfs`) and
+// ends after `hangover_s` of frames no more than `off_db` above it. Bursts shorter than
+// `min_speech_s` are dropped (clicks).
 //
 // Chunks: speech regions with `padding_s` of their surroundings, joined while the pause between
 // them is at most `max_pause_s` and the chunk stays within `max_chunk_s` (Whisper's window: 30 s).
@@ -20,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 namespace reel::pipeline {
@@ -33,7 +37,7 @@ struct SpeechChunkerOptions {
   double min_speech_s = 0.1;
   double on_db = 9;    // above the noise floor: speech starts
   double off_db = 6;   // at most this above the floor: quiet
-  double min_level_dbfs = -55;  // never speech below this
+  double min_level_dbfs = -55;  // never speech below this (of the filtered signal)
 };
 
 struct SpeechChunk {
@@ -75,11 +79,13 @@ class SpeechChunker {
   void Close(int64_t end, bool cut_in_speech, std::vector<SpeechChunk>* out);
   void Trim(int64_t keep_from_frame);
   double LevelOf(int64_t f) const;
+  double QuietLevel(int64_t f) const;
 
   SpeechChunkerOptions options_;
   double origin_s_;
   int frame_ = 160;  // samples per 10 ms frame
   int64_t lookahead_ = 150;
+  int64_t lookback_ = 300;
   int64_t hangover_ = 30;
   int64_t max_frames_ = 3000;
   int64_t pause_frames_ = 200;
@@ -93,10 +99,16 @@ class SpeechChunker {
   int64_t levels_start_ = 0;
   int64_t analysed_ = 0;  // frames whose level is known
   int64_t decided_ = 0;   // frames decided
-  std::deque<int64_t> window_min_;  // frames in the look-ahead window, levels increasing
+  // (frame, QuietLevel) in the floor's window, levels increasing.
+  std::deque<std::pair<int64_t, double>> window_min_;
   int64_t window_end_ = 0;          // the next frame to enter the window
-  double floor_db_ = 0;
-  bool floor_known_ = false;
+  // The level's high-pass filter (speech_chunker.cc): two biquads in a row.
+  struct Biquad {
+    double b0 = 1, b1 = 0, b2 = 0, a1 = 0, a2 = 0;
+    double x1 = 0, x2 = 0, y1 = 0, y2 = 0;
+    double Filter(double x);
+  };
+  Biquad high_pass_[2];
   bool finishing_ = false;
 
   // Hysteresis.

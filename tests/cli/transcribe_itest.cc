@@ -30,7 +30,7 @@ std::vector<TimedWord> WordsOfJson(const nlohmann::json& j) {
 
 TEST(TranscribeCommandTest, OfflineJsonHasTheWordsAtTheirTimes) {
   if (!HaveFlite() || !HavePocketSphinxModel()) GTEST_SKIP() << "flite or the model is missing";
-  const SpeechVideo video = HarvardVideo(-42);
+  const SpeechVideo video = HarvardVideo(-50);
   ASSERT_FALSE(video.path.empty());
   CommandResult r = Reel("transcribe --format json " + ShellQuote(video.path));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -33,9 +33,9 @@ class Signal {
       for (int i = 0; i < static_cast<int>(0.16 * kRate); ++i) {
         const double x = static_cast<double>(i) / kRate;
         const double envelope = std::sin(M_PI * x / 0.16);
-        double v = 0;
-        for (int h = 1; h <= 4; ++h) v += std::sin(2 * M_PI * f0 * h * x) / h;
-        Add(t + x, amplitude * envelope * v / 2.1);
+        double v = 0;  // harmonics up to about 3 kHz, falling 6 dB an octave, as voiced speech
+        for (int h = 1; h * f0 < 3200; ++h) v += std::sin(2 * M_PI * f0 * h * x) / h;
+        Add(t + x, amplitude * envelope * v / 2.5);
       }
       for (int i = 0; i < static_cast<int>(0.04 * kRate); ++i) {  // the dip: a quiet hum
         const double x = static_cast<double>(i) / kRate;
@@ -46,10 +46,34 @@ class Signal {
     return {at, t};
   }
 
-  void Noise(double level_dbfs, uint32_t seed = 7) {
+  enum class Color { kWhite, kPink, kBrown };
+  // Noise of `level_dbfs` RMS: white, pink (Paul Kellett's filter) or brown (leaky integral).
+  void Noise(double level_dbfs, uint32_t seed = 7, Color color = Color::kWhite) {
     std::mt19937 rng(seed);
-    std::normal_distribution<double> n(0, 32767 * std::pow(10, level_dbfs / 20));
-    for (double& s : samples_) s += n(rng);
+    std::normal_distribution<double> n(0, 1);
+    std::vector<double> noise(samples_.size());
+    double b0 = 0, b1 = 0, b2 = 0, b3 = 0, b4 = 0, b5 = 0, b6 = 0, sum = 0;
+    for (double& v : noise) {
+      const double w = n(rng);
+      if (color == Color::kWhite) {
+        v = w;
+      } else if (color == Color::kPink) {
+        b0 = 0.99886 * b0 + w * 0.0555179;
+        b1 = 0.99332 * b1 + w * 0.0750759;
+        b2 = 0.96900 * b2 + w * 0.1538520;
+        b3 = 0.86650 * b3 + w * 0.3104856;
+        b4 = 0.55000 * b4 + w * 0.5329522;
+        b5 = -0.7616 * b5 - w * 0.0168980;
+        v = b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362;
+        b6 = w * 0.115926;
+      } else {
+        b0 = 0.998 * b0 + w;
+        v = b0;
+      }
+      sum += v * v;
+    }
+    const double scale = 32767 * std::pow(10, level_dbfs / 20) / std::sqrt(sum / noise.size());
+    for (size_t i = 0; i < noise.size(); ++i) samples_[i] += noise[i] * scale;
   }
 
   // Silence (zeros) over [from, to), e.g. a quieter gap inside continuous speech.
@@ -187,11 +211,22 @@ TEST(SpeechChunkerTest, SpeechWithoutPauseIsCutAtItsQuietestPoint) {
 
 TEST(SpeechChunkerTest, SilenceSteadyNoiseAndClicksGiveNoChunk) {
   EXPECT_TRUE(Chunk(Signal(20).Pcm()).empty());
-  for (double level : {-60.0, -45.0, -35.0}) {
-    Signal noise(20);
-    noise.Noise(level);
-    EXPECT_TRUE(Chunk(noise.Pcm()).empty()) << "noise at " << level << " dBFS";
+  for (auto color : {Signal::Color::kWhite, Signal::Color::kPink, Signal::Color::kBrown}) {
+    for (double level : {-60.0, -45.0, -35.0, -25.0}) {
+      Signal noise(20);
+      noise.Noise(level, 7, color);
+      EXPECT_TRUE(Chunk(noise.Pcm()).empty())
+          << "noise (" << static_cast<int>(color) << ") at " << level << " dBFS";
+    }
   }
+  // Noise with a gap of digital silence (as a timestamp gap is filled) and a codec's quiet last
+  // frames: neither is the noise floor, so the noise around them stays noise.
+  Signal gappy(20);
+  gappy.Noise(-40, 8, Signal::Color::kPink);
+  gappy.Quiet(9.0, 9.6, 0);
+  gappy.Quiet(19.975, 20.0, 0.003);
+  EXPECT_TRUE(Chunk(gappy.Pcm()).empty()) << "noise taken for speech around a gap";
+
   std::vector<int16_t> clicks(20 * kRate, 0);
   for (int k = 1; k < 10; ++k) {
     for (int i = 0; i < 480; ++i) clicks[static_cast<size_t>(k * 2 * kRate + i)] = 20000;
@@ -200,16 +235,21 @@ TEST(SpeechChunkerTest, SilenceSteadyNoiseAndClicksGiveNoChunk) {
 }
 
 TEST(SpeechChunkerTest, SpeechOverNoiseQuietSpeechAndSpeechAtTheEdges) {
-  Signal noisy(20);
-  noisy.Noise(-42);
-  const Span a = noisy.Sentence(3, 2.0, -18, 3);
-  const Span b = noisy.Sentence(12, 2.0, -24, 4);
-  std::vector<int16_t> pcm = noisy.Pcm();
-  std::vector<SpeechChunk> chunks = Chunk(pcm);
-  ExpectWellFormed(chunks, pcm);
-  ASSERT_EQ(chunks.size(), 2u);
-  EXPECT_GE(ChunkHolding(chunks, a), 0);
-  EXPECT_GE(ChunkHolding(chunks, b), 0);
+  std::vector<int16_t> pcm;
+  std::vector<SpeechChunk> chunks;
+  for (auto color : {Signal::Color::kWhite, Signal::Color::kPink, Signal::Color::kBrown}) {
+    Signal noisy(20);
+    noisy.Noise(-46, 9, color);
+    const Span a = noisy.Sentence(3, 2.0, -18, 3);
+    const Span b = noisy.Sentence(12, 2.0, -24, 4);  // about 15 dB over the noise
+    pcm = noisy.Pcm();
+    chunks = Chunk(pcm);
+    ExpectWellFormed(chunks, pcm);
+    ASSERT_EQ(chunks.size(), 2u) << static_cast<int>(color);
+    EXPECT_GE(ChunkHolding(chunks, a), 0) << static_cast<int>(color);
+    EXPECT_GE(ChunkHolding(chunks, b), 0) << static_cast<int>(color);
+    EXPECT_LT(chunks[0].duration_s(), 3.0) << "noise taken for speech";
+  }
 
   Signal quiet(10);
   const Span q = quiet.Sentence(4, 1.5, -42, 5);

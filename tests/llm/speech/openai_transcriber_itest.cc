@@ -157,17 +157,28 @@ TEST(OpenAiTranscriberTest, FaultsLoseNothingAndTranscribeNothingTwice) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_TRUE(t->complete()) << (t->failures.empty() ? "" : t->failures[0].status.message());
   ExpectEveryBurstOnce(*t);
+  // Requests Reel sent for each chunk (a reset on a kept-alive connection is sent again by
+  // libcurl itself, within one attempt), and what the server got.
   EXPECT_EQ(attempts[0], 2);
   EXPECT_EQ(attempts[1], 2);
   EXPECT_EQ(attempts[2], 3);
-  EXPECT_EQ(attempts[3], 2);
+  EXPECT_LE(attempts[3], 2);
   EXPECT_EQ(attempts[4], 2);
   EXPECT_EQ(attempts[5], 2);
-  // retry-after: 1 was waited for.
+  EXPECT_EQ(attempts[6], 1);
+  std::map<std::string, int> uploads;
   std::vector<double> times;
   for (const nlohmann::json& u : Uploads(server)) {
-    if (u["file"]["filename"] == "chunk-00001.wav") times.push_back(u["time"].get<double>());
+    const std::string name = u["file"]["filename"];
+    ++uploads[name];
+    if (name == "chunk-00001.wav") times.push_back(u["time"].get<double>());
   }
+  const std::map<std::string, int> want = {
+      {"chunk-00000.wav", 2}, {"chunk-00001.wav", 2}, {"chunk-00002.wav", 3},
+      {"chunk-00003.wav", 2}, {"chunk-00004.wav", 2}, {"chunk-00005.wav", 2},
+      {"chunk-00006.wav", 1}};
+  EXPECT_EQ(uploads, want);
+  // retry-after: 1 was waited for.
   ASSERT_EQ(times.size(), 2u);
   EXPECT_GE(times[1] - times[0], 0.95);
 }
@@ -236,7 +247,7 @@ TEST(OpenAiTranscriberTest, AServerWithoutWordTimesOrSegments) {
     // One segment per chunk, spanning it, at the chunk's place in the video.
     ASSERT_EQ(t->segments.size(), static_cast<size_t>(t->chunks));
     EXPECT_NE(t->notes.back().find("no segment times"), std::string::npos);
-    EXPECT_NEAR(t->segments[0].start_s, 0.75, 0.02);
+    EXPECT_NEAR(t->segments[0].start_s, 0.75, 0.04);
     EXPECT_EQ(t->segments[0].text, "tone 300 tone 340");
   }
 }
