@@ -7,7 +7,8 @@
 // chunk-relative times get the chunk's start added. Requests go through a RequestRunner: the
 // model client's retries, rate limit, circuit and timeouts, with the same API key rules. A
 // server that refuses word timestamps (a 400 naming the granularity) is asked again without
-// them, and from then on only for segments.
+// them, one that refuses verbose_json (older vLLM) for plain json (text only), and from then on
+// the same.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -76,36 +77,42 @@ class OpenAiTranscriber final : public Transcriber {
         pipeline::EncodeWav(chunk.samples.data(), chunk.samples.size(), chunk.sample_rate);
     ChunkTranscript out;
     ParsedTranscription parsed;
-    bool asked_words = words_.load();
+    int level = level_.load();
     auto body = std::make_unique<StringBody>("");
     std::string content_type;
-    auto build = [&](bool words) {
+    auto build = [&] {
       MultipartForm form;
       form.AddFile("file", ChunkName(chunk), "audio/wav", wav);
       form.AddField("model", model_);
       if (!language_.empty()) form.AddField("language", language_);
-      form.AddField("response_format", "verbose_json");
-      form.AddField("timestamp_granularities[]", "segment");
-      if (words) form.AddField("timestamp_granularities[]", "word");
+      form.AddField("response_format", level == kPlainJson ? "json" : "verbose_json");
+      if (level != kPlainJson) form.AddField("timestamp_granularities[]", "segment");
+      if (level == kWords) form.AddField("timestamp_granularities[]", "word");
       MultipartForm::Encoded encoded = form.Encode(
           static_cast<unsigned long long>(chunk.index) * 7919u + seed_.fetch_add(1));
       body = std::make_unique<StringBody>(std::move(encoded.body));
       content_type = std::move(encoded.content_type);
     };
-    build(asked_words);
+    build();
 
     const RequestOutcome r = runner_.Run(0, cancel, [&](bool) {
       HttpResponse response = http_->Perform(Request(*body, content_type, cancel));
-      if (response.transport_ok() && response.status == 400 && asked_words &&
-          ParseServerError(response.status, response.body).message.find("granularit") !=
-              std::string::npos) {
-        // The server gives no word times: ask again for segments only.
-        words_ = false;
-        asked_words = false;
-        out.notes.push_back("the server gives no word times: " +
-                            options_.api_key.Redact(
-                                ParseServerError(response.status, response.body).message));
-        build(false);
+      // A server that refuses what was asked (a 400 naming it) is asked for less: word times,
+      // then segment times (older vLLM has no verbose_json); remembered for later chunks.
+      while (response.transport_ok() && response.status == 400 && level != kPlainJson) {
+        const std::string message = ParseServerError(response.status, response.body).message;
+        const bool words = level == kWords && message.find("granularit") != std::string::npos;
+        const bool verbose = message.find("verbose_json") != std::string::npos ||
+                             message.find("response_format") != std::string::npos;
+        if (!words && !verbose) break;
+        level = verbose ? kPlainJson : kSegments;
+        int expected = level_.load();
+        while (expected > level && !level_.compare_exchange_weak(expected, level)) {
+        }
+        out.notes.push_back(std::string(verbose ? "the server gives no segment times"
+                                                : "the server gives no word times") +
+                            ": " + options_.api_key.Redact(message));
+        build();
         response = http_->Perform(Request(*body, content_type, cancel));
       }
       if (!response.transport_ok() || response.status < 200 || response.status >= 300) {
@@ -177,7 +184,11 @@ class OpenAiTranscriber final : public Transcriber {
   std::string language_;
   std::unique_ptr<HttpClient> http_;
   RequestRunner runner_;
-  std::atomic<bool> words_{true};
+  // What the server gives, learnt from its refusals: kWords, kSegments or kPlainJson.
+  static constexpr int kPlainJson = 0;
+  static constexpr int kSegments = 1;
+  static constexpr int kWords = 2;
+  std::atomic<int> level_{kWords};
   std::atomic<unsigned long long> seed_{
       static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count())};
 };

@@ -9,9 +9,8 @@ namespace {
 
 constexpr double kLowestDb = -100;
 constexpr double kLowestFloorDb = -90;
-// Frames quieter than this are digital silence (a gap filled with zeros, an edit), not noise:
-// they do not lower the noise floor.
-constexpr double kSilentDb = -80;
+constexpr double kFloorQuantile = 0.2;
+constexpr double kFloorBinDb = 0.25;
 constexpr int64_t kSmoothFrames = 5;  // the quietest point is the quietest 50 ms
 constexpr double kHighPassHz = 200;
 
@@ -114,10 +113,9 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
     // a candidate needs its whole 50 ms.
     const int64_t right = std::min(decided_ + lookahead_, analysed_ - kSmoothFrames);
     for (; window_end_ <= right; ++window_end_) {
-      const double db = QuietLevel(window_end_);
-      if (std::isnan(db)) continue;
-      while (!window_min_.empty() && window_min_.back().second >= db) window_min_.pop_back();
-      window_min_.push_back({window_end_, db});
+      const int bin = FloorBin(QuietLevel(window_end_));
+      window_.push_back({window_end_, bin});
+      ++histogram_[static_cast<size_t>(bin)];
     }
     Decide(decided_++, out);
   }
@@ -128,17 +126,32 @@ void SpeechChunker::Analyse(std::vector<SpeechChunk>* out) {
   Trim(std::max<int64_t>(0, keep));
 }
 
-// The level of the 50 ms from frame f on, as a candidate for the noise floor: NaN when one of
-// its frames is digital silence (a gap, an edit), which is not noise. Averaged so that one odd
-// quiet frame (a codec's last frame) does not pull the floor down.
+// The level of the 50 ms from frame f on: a candidate for the noise floor, averaged so that one
+// odd quiet frame (a codec's last frame) weighs little.
 double SpeechChunker::QuietLevel(int64_t f) const {
   double power = 0;
-  for (int64_t g = f; g < f + kSmoothFrames; ++g) {
-    const double db = LevelOf(g);
-    if (db < kSilentDb) return std::numeric_limits<double>::quiet_NaN();
-    power += std::pow(10.0, db / 10);
-  }
+  for (int64_t g = f; g < f + kSmoothFrames; ++g) power += std::pow(10.0, LevelOf(g) / 10);
   return 10 * std::log10(power / kSmoothFrames);
+}
+
+int SpeechChunker::FloorBin(double db) {
+  const double clamped = std::clamp(db, kLowestFloorDb, 0.0);
+  return static_cast<int>((clamped - kLowestFloorDb) / kFloorBinDb);
+}
+
+// The floor: the level below which kFloorQuantile of the window's candidates lie. A quantile,
+// not the minimum, so that a short gap of digital silence or a dropout inside noise does not pull
+// the floor below the noise, while long silences (speech in digital silence) still set it.
+double SpeechChunker::FloorDb() const {
+  const int64_t count = static_cast<int64_t>(window_.size());
+  if (count == 0) return kLowestFloorDb;
+  const int64_t wanted = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kFloorQuantile * count)));
+  int64_t seen = 0;
+  for (size_t bin = 0; bin < histogram_.size(); ++bin) {
+    seen += histogram_[bin];
+    if (seen >= wanted) return kLowestFloorDb + (static_cast<double>(bin) + 0.5) * kFloorBinDb;
+  }
+  return 0;
 }
 
 void SpeechChunker::Trim(int64_t keep_from_frame) {
@@ -157,11 +170,11 @@ void SpeechChunker::Trim(int64_t keep_from_frame) {
 
 void SpeechChunker::Decide(int64_t f, std::vector<SpeechChunk>* out) {
   const double level = LevelOf(f);
-  while (!window_min_.empty() && window_min_.front().first < f - lookback_) {
-    window_min_.pop_front();
+  while (!window_.empty() && window_.front().first < f - lookback_) {
+    --histogram_[static_cast<size_t>(window_.front().second)];
+    window_.pop_front();
   }
-  const double floor_db =
-      window_min_.empty() ? kLowestFloorDb : std::max(kLowestFloorDb, window_min_.front().second);
+  const double floor_db = FloorDb();
   const double on = std::max(floor_db + options_.on_db, options_.min_level_dbfs);
   const double off = std::max(floor_db + options_.off_db, options_.min_level_dbfs - 6);
 

@@ -3,10 +3,11 @@
 //
 // Every 10 ms frame's level (RMS, dB full scale, of the signal high-passed at 200 Hz, 4th order,
 // so rumble, hum and the low end of pink or brown noise, whose energy swings widely from frame to
-// frame, do not count) is compared with the noise floor: the quietest 50 ms within 3 s before and
-// 1.5 s after the frame (digital silence, a gap filled with zeros, is not noise and does not
-// count). Speech starts after two frames `on_db` above the floor (and above `min_level_dbfs`) and
-// ends after `hangover_s` of frames no more than `off_db` above it. Bursts shorter than
+// frame, do not count) is compared with the noise floor: the level of the quietest fifth of the
+// 50 ms stretches within 3 s before and 1.5 s after the frame (a fifth, not the quietest one, so a
+// short dropout or gap of digital silence inside noise does not drag the floor below the noise).
+// Speech starts after two frames `on_db` above the floor (and above `min_level_dbfs`) and ends
+// after `hangover_s` of frames no more than `off_db` above it. Bursts shorter than
 // `min_speech_s` are dropped (clicks).
 //
 // Chunks: speech regions with `padding_s` of their surroundings, joined while the pause between
@@ -20,6 +21,7 @@
 // Memory: the samples of the open chunk plus 1.5 s. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -80,6 +82,8 @@ class SpeechChunker {
   void Trim(int64_t keep_from_frame);
   double LevelOf(int64_t f) const;
   double QuietLevel(int64_t f) const;
+  static int FloorBin(double db);
+  double FloorDb() const;
 
   SpeechChunkerOptions options_;
   double origin_s_;
@@ -99,8 +103,9 @@ class SpeechChunker {
   int64_t levels_start_ = 0;
   int64_t analysed_ = 0;  // frames whose level is known
   int64_t decided_ = 0;   // frames decided
-  // (frame, QuietLevel) in the floor's window, levels increasing.
-  std::deque<std::pair<int64_t, double>> window_min_;
+  // The floor's window: (frame, FloorBin(QuietLevel)) in order, and their counts by bin.
+  std::deque<std::pair<int64_t, int>> window_;
+  std::array<int64_t, 361> histogram_{};  // 0.25 dB bins over [-90, 0] dB
   int64_t window_end_ = 0;          // the next frame to enter the window
   // The level's high-pass filter (speech_chunker.cc): two biquads in a row.
   struct Biquad {

@@ -33,7 +33,8 @@ of tones, not words: each burst of a steady tone in the WAV becomes a segment "t
 frequency rounded to 10 Hz) with the burst's start and end relative to the chunk, and two words.
 --transcribe-shape openai (words at the top level, the default) | whispercpp (words inside the
 segments, with probability) | text (only {"text": ...}); --no-word-timestamps answers a request
-for word times with a 400 naming timestamp_granularities. Scripted behaviours (status, reset,
+for word times with a 400 naming timestamp_granularities; --no-verbose-json answers verbose_json
+with a 400 (as older vLLM) and takes response_format=json. Scripted behaviours (status, reset,
 stall, cut, malformed, slow, down) apply to uploads as to chat requests ("match" can name a
 chunk's file name, e.g. "chunk-00002.wav").
 
@@ -689,11 +690,13 @@ class Handler(BaseHTTPRequestHandler):
             problems.append("no file part")
         if fields.get("model") != [ARGS.model]:
             problems.append(f"model is {fields.get('model')!r}, expected {ARGS.model!r}")
-        if fields.get("response_format") != ["verbose_json"]:
-            problems.append("response_format is not verbose_json")
+        response_format = (fields.get("response_format") or [""])[0]
         granularities = fields.get("timestamp_granularities[]", [])
-        if "segment" not in granularities:
-            problems.append("timestamp_granularities[] lacks segment")
+        if response_format == "verbose_json":
+            if "segment" not in granularities:
+                problems.append("timestamp_granularities[] lacks segment")
+        elif not (response_format == "json" and ARGS.no_verbose_json):
+            problems.append(f"response_format is {response_format!r}")
         if "language" in fields and not re.fullmatch(r"[a-z]{2,3}", fields["language"][0]):
             problems.append("language is not an ISO 639-1 code")
         unknown = set(fields) - {"model", "language", "response_format", "prompt",
@@ -718,6 +721,10 @@ class Handler(BaseHTTPRequestHandler):
         if problems:
             self.send_json(400, error_body("fake server: bad upload: " + "; ".join(problems),
                                            400))
+            return
+        if ARGS.no_verbose_json and fields.get("response_format") == ["verbose_json"]:
+            self.send_json(400, error_body("Currently only support response_format `text` or "
+                                           "`json`", 400, param="response_format"))
             return
         if ARGS.no_word_timestamps and "word" in granularities:
             self.send_json(400, error_body("timestamp_granularities word is not supported by "
@@ -746,8 +753,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if kind == "slow":
             time.sleep(float(behaviour.get("seconds", 1)))
-        answer = transcription_answer(rate, samples, ARGS.transcribe_shape,
-                                      "word" in granularities)
+        shape = "text" if response_format == "json" else ARGS.transcribe_shape
+        answer = transcription_answer(rate, samples, shape, "word" in granularities)
         if kind == "cut":
             data = json.dumps(answer).encode()
             self.send_response(200)
@@ -1003,6 +1010,8 @@ def main():
     p.add_argument("--transcribe-shape", choices=["openai", "whispercpp", "text"],
                    default="openai")
     p.add_argument("--no-word-timestamps", action="store_true")
+    p.add_argument("--no-verbose-json", action="store_true",
+                   help="as older vLLM: response_format json or text only (400 otherwise)")
     p.add_argument("--batch-input")
     p.add_argument("--batch-output")
     ARGS = p.parse_args()

@@ -250,13 +250,16 @@ std::string TranscriptScore::Table() const {
   return out.str();
 }
 
-std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
+namespace {
+
+// The package's transcripts: prompt name -> text.
+std::map<std::string, std::string> AsteriskTranscripts() {
   const std::string transcripts =
       DebianPackageFile("asterisk-core-sounds-en",
                         "usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
                         "asterisk/core-sounds-en.txt");
-  if (transcripts.empty()) return {};
   std::map<std::string, std::string> text_of;
+  if (transcripts.empty()) return text_of;
   std::ifstream f(transcripts);
   std::string line;
   while (std::getline(f, line)) {
@@ -264,6 +267,25 @@ std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
     if (line.empty() || line[0] == ';' || colon == std::string::npos) continue;
     text_of[line.substr(0, colon)] = line.substr(colon + 2);
   }
+  return text_of;
+}
+
+}  // namespace
+
+std::vector<std::string> PlainAsteriskPromptNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : AsteriskTranscripts()) {
+    if (text.find_first_of("0123456789[]#*") != std::string::npos) continue;
+    if (text.find("...") != std::string::npos) continue;
+    const size_t words = NormalizedWords(text).size();
+    if (words >= 4 && words <= 20) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
+  const std::map<std::string, std::string> text_of = AsteriskTranscripts();
+  if (text_of.empty()) return {};
   std::vector<RealPrompt> prompts;
   for (const std::string& name : names) {
     auto it = text_of.find(name);

@@ -97,6 +97,10 @@ struct RealPrompt {
   std::vector<int16_t> samples;  // 16 kHz mono
 };
 std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names);
+// The names of every prompt whose transcript is plain words (4 to 20, no digits, no [sound]
+// descriptions, no key names like # or *, no "..." fragments); empty when the package cannot be
+// had.
+std::vector<std::string> PlainAsteriskPromptNames();
 
 // 0.8 s tone bursts at known times for the fake transcription server (which "transcribes" a
 // burst as "tone <Hz>"): 300, 340, 380... Hz at 1.0, 2.8, 7.5, 9.0 and 14.0 s, then every 2 s

@@ -49,7 +49,6 @@ TranscriberOptions ServerOptions(const FakeModelServer& server) {
   o.model = "whisper-1";
   o.retry.initial_delay_s = 0.05;
   o.retry.max_delay_s = 0.2;
-  o.read_timeout_s = 1.5;
   return o;
 }
 
@@ -139,11 +138,13 @@ TEST(OpenAiTranscriberTest, FaultsLoseNothingAndTranscribeNothingTwice) {
     {"kind": "status", "status": 429, "headers": {"retry-after": "1"}, "match": "chunk-00001.wav"},
     {"kind": "status", "status": 500, "times": 2, "match": "chunk-00002.wav"},
     {"kind": "reset", "match": "chunk-00003.wav"},
-    {"kind": "stall", "seconds": 4, "match": "chunk-00004.wav"},
+    {"kind": "stall", "seconds": 8, "match": "chunk-00004.wav"},
     {"kind": "status", "status": 503, "match": "chunk-00005.wav"},
     {"kind": "cut", "match": "chunk-00000.wav"}
   ])");
-  Result<std::unique_ptr<Transcriber>> transcriber = CreateTranscriber(ServerOptions(server));
+  TranscriberOptions o = ServerOptions(server);
+  o.read_timeout_s = 4;  // the stall (8 s) times out; a loaded machine's slow answer does not
+  Result<std::unique_ptr<Transcriber>> transcriber = CreateTranscriber(o);
   ASSERT_TRUE(transcriber.ok());
   TranscribeFileOptions options;
   options.concurrency = 3;
@@ -234,10 +235,14 @@ TEST(OpenAiTranscriberTest, AServerWithoutWordTimesOrSegments) {
     for (const TranscriptSegment& s : t->segments) EXPECT_TRUE(s.words.empty());
     EXPECT_EQ(t->segments.size(), Bursts().size());
   }
-  {
+  // Text only: a server that ignores response_format, and one that refuses verbose_json.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--transcribe-shape", "text"},
+        std::vector<std::string>{"--no-verbose-json"}}) {
+    SCOPED_TRACE(args.back());
     FakeServerOptions fo;
     fo.model = "whisper-1";
-    fo.extra_args = {"--transcribe-shape", "text"};
+    fo.extra_args = args;
     FakeModelServer server(fo);
     ASSERT_TRUE(server.started());
     Result<std::unique_ptr<Transcriber>> transcriber = CreateTranscriber(ServerOptions(server));

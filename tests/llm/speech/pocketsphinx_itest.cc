@@ -141,5 +141,26 @@ TEST(PocketSphinxTest, RealRecordingsFromADebianPackage) {
   ExpectTimesAndWords(score, 0.35);
 }
 
+// Every prompt of the package with a plain transcript (about 150), for the figure in
+// docs/speech.md. Slow: run with ctest -L slow.
+TEST(PocketSphinxSlowTest, EveryPlainAsteriskPrompt) {
+  if (PocketSphinx() == nullptr) GTEST_SKIP() << "the PocketSphinx model is not installed";
+  const std::vector<std::string> names = reel::testing::PlainAsteriskPromptNames();
+  if (names.empty()) GTEST_SKIP() << "asterisk-core-sounds-en cannot be had";
+  std::vector<reel::testing::RealPrompt> prompts = AsteriskPrompts(names);
+  if (prompts.empty()) GTEST_SKIP() << "asterisk-core-sounds-en-g722 cannot be had";
+  std::vector<SpeechPiece> pieces;
+  for (auto& p : prompts) pieces.push_back({p.text, std::move(p.samples), 0});
+  double end = 0;
+  pieces = reel::testing::LayOut(std::move(pieces), {2.2, 1.0, 3.0}, &end);
+  const SpeechVideo video = MakeSpeechVideo("asterisk_all.mkv", pieces, end, 0);
+  ASSERT_FALSE(video.path.empty());
+  Result<FileTranscript> t = TranscribeFile(video.path, *PocketSphinx(), {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const TranscriptScore score = ScoreTranscript(video.placed, Words(*t));
+  std::printf("all %zu plain Asterisk prompts:\n%s", prompts.size(), score.Table().c_str());
+  ExpectTimesAndWords(score, 0.35);
+}
+
 }  // namespace
 }  // namespace reel::llm
