@@ -38,9 +38,9 @@ using reel::bench::Seconds;
 using reel::bench::ShellQuote;
 
 const char* kSentences[] = {
-    "The birch canoe slid on the smooth planks.", "Glue the sheet to the dark blue background.",
-    "It's easy to tell the depth of a well.",     "These days a chicken leg is a rare dish.",
-    "Rice is often served in round bowls.",       "The juice of lemons makes fine punch.",
+    "The birch canoe slid on the smooth planks.",  "Glue the sheet to the dark blue background.",
+    "It's easy to tell the depth of a well.",      "These days a chicken leg is a rare dish.",
+    "Rice is often served in round bowls.",        "The juice of lemons makes fine punch.",
     "The box was thrown beside the parked truck.", "The hogs were fed chopped corn and garbage.",
 };
 
@@ -72,10 +72,9 @@ std::vector<int16_t> OneMinute(const fs::path& dir) {
       const fs::path wav = dir / ("s" + std::to_string(i % 8) + ".wav");
       const fs::path raw = dir / ("s" + std::to_string(i % 8) + ".raw");
       if (!fs::exists(raw)) {
-        Run("flite -voice " + std::string(voices[i % 3]) + " -t " +
-            ShellQuote(kSentences[i % 8]) + " -o " + ShellQuote(wav.string()) +
-            " && ffmpeg -v error -y -i " + ShellQuote(wav.string()) +
-            " -ac 1 -ar 16000 -f s16le " + ShellQuote(raw.string()));
+        Run("flite -voice " + std::string(voices[i % 3]) + " -t " + ShellQuote(kSentences[i % 8]) +
+            " -o " + ShellQuote(wav.string()) + " && ffmpeg -v error -y -i " +
+            ShellQuote(wav.string()) + " -ac 1 -ar 16000 -f s16le " + ShellQuote(raw.string()));
       }
       speech = ReadRaw(raw.string());
     }
@@ -136,9 +135,9 @@ int main(int argc, char** argv) {
   int64_t decoded_samples = 0;
   for (int r = 0; r < runs; ++r) {
     Clock::time_point t0 = Clock::now();
-    const int rc = std::system(("ffmpeg -v error -i " + ShellQuote(input) +
-                                " -vn -ac 1 -ar 16000 -f s16le - > /dev/null")
-                                   .c_str());
+    const int rc = std::system(
+        ("ffmpeg -v error -i " + ShellQuote(input) + " -vn -ac 1 -ar 16000 -f s16le - > /dev/null")
+            .c_str());
     ffmpeg_times.push_back(Seconds(t0));
     if (rc != 0) std::fprintf(stderr, "speech_bench: ffmpeg failed\n");
 
@@ -166,9 +165,11 @@ int main(int argc, char** argv) {
   }
   const double ffmpeg = Median(ffmpeg_times), reel = Median(reel_times),
                decode = Median(decode_times);
-  std::printf("\n| measure | Reel | ffmpeg -ac 1 -ar 16000 -f s16le | ratio |\n|---|---|---|---|\n");
-  std::printf("| decode + resample + VAD/chunks, %d min | %.2f s (%.0fx real time) | %.2f s | %.2f |\n",
-              minutes, reel, minutes * 60 / reel, ffmpeg, ffmpeg / reel);
+  std::printf(
+      "\n| measure | Reel | ffmpeg -ac 1 -ar 16000 -f s16le | ratio |\n|---|---|---|---|\n");
+  std::printf(
+      "| decode + resample + VAD/chunks, %d min | %.2f s (%.0fx real time) | %.2f s | %.2f |\n",
+      minutes, reel, minutes * 60 / reel, ffmpeg, ffmpeg / reel);
   std::printf("| decode + resample only | %.2f s | %.2f s | %.2f |\n", decode, ffmpeg,
               ffmpeg / decode);
   std::printf("\nchunks: %d, speech %.0f s of %.0f s audio (%lld samples decoded)\n", last.chunks,
@@ -195,9 +196,10 @@ int main(int argc, char** argv) {
   }
   size_t words = 0;
   for (const auto& s : t->segments) words += s.words.size();
-  std::printf("\nPocketSphinx (model en-us, loaded in %.2f s): %.0f s of audio (%.0f s speech) "
-              "in %.2f s: real-time factor %.3f (%.3f of speech time), %zu words\n",
-              load, t->audio.audio_s, t->audio.speech_s, asr, asr / t->audio.audio_s,
-              asr / std::max(1.0, t->audio.speech_s), words);
+  std::printf(
+      "\nPocketSphinx (model en-us, loaded in %.2f s): %.0f s of audio (%.0f s speech) "
+      "in %.2f s: real-time factor %.3f (%.3f of speech time), %zu words\n",
+      load, t->audio.audio_s, t->audio.speech_s, asr, asr / t->audio.audio_s,
+      asr / std::max(1.0, t->audio.speech_s), words);
   return 0;
 }

@@ -121,9 +121,9 @@ int Transcribe(const TranscribeFlags& flags) {
     options.model = flags.model ? *flags.model : Env("REEL_SPEECH_MODEL").value_or("");
   }
   options.language = flags.language;
-  const std::string key_env =
-      flags.api_key_env ? *flags.api_key_env
-                        : (Env("REEL_SPEECH_API_KEY") ? "REEL_SPEECH_API_KEY" : "");
+  const std::string key_env = flags.api_key_env
+                                  ? *flags.api_key_env
+                                  : (Env("REEL_SPEECH_API_KEY") ? "REEL_SPEECH_API_KEY" : "");
   Result<llm::ApiKey> key = llm::ApiKey::FromEnvironment(key_env);
   if (!key.ok()) {
     std::fprintf(stderr, "reel transcribe: %s\n", key.status().message().c_str());
@@ -169,11 +169,11 @@ int Transcribe(const TranscribeFlags& flags) {
     Result<llm::FileTranscript> t = llm::TranscribeFile(
         file, **transcriber, file_options, &cancel, [&](const llm::ChunkOutcome& o) {
           if (!flags.verbose) return;
-          std::fprintf(stderr, "reel transcribe: %s: chunk %d (%.2f-%.2f s): %s\n",
-                       shown.c_str(), o.chunk, o.start_s, o.end_s,
-                       o.result.ok() ? (std::to_string(o.result->segments.size()) + " segments")
-                                           .c_str()
-                                     : SafeUtf8(o.result.status().message()).c_str());
+          std::fprintf(stderr, "reel transcribe: %s: chunk %d (%.2f-%.2f s): %s\n", shown.c_str(),
+                       o.chunk, o.start_s, o.end_s,
+                       o.result.ok()
+                           ? (std::to_string(o.result->segments.size()) + " segments").c_str()
+                           : SafeUtf8(o.result.status().message()).c_str());
         });
     if (!t.ok()) {
       if (t.status().code() == ErrorCode::kCancelled) {
@@ -188,15 +188,15 @@ int Transcribe(const TranscribeFlags& flags) {
       std::fprintf(stderr, "reel transcribe: %s: %s\n", shown.c_str(), SafeUtf8(note).c_str());
     }
     for (const llm::ChunkFailure& f : t->failures) {
-      std::fprintf(stderr, "reel transcribe: %s: %.2f-%.2f s not transcribed: %s\n",
-                   shown.c_str(), f.start_s, f.end_s, SafeUtf8(f.status.message()).c_str());
+      std::fprintf(stderr, "reel transcribe: %s: %.2f-%.2f s not transcribed: %s\n", shown.c_str(),
+                   f.start_s, f.end_s, SafeUtf8(f.status.message()).c_str());
     }
     const std::string text = Render(*t, format, t->audio.track.media_start_s);
     if (flags.output) {
       std::string target = *flags.output;
       if (several) {
-        target = (fs::path(*flags.output) / fs::path(file).stem()).string() + "." +
-                 Extension(format);
+        target =
+            (fs::path(*flags.output) / fs::path(file).stem()).string() + "." + Extension(format);
       }
       if (Status written = WriteFileAtomically(target, text); !written.ok()) {
         std::fprintf(stderr, "reel transcribe: %s\n", written.message().c_str());

@@ -3,12 +3,12 @@
 // components and the same rules as ModelClient::Chat (retry_policy.h, rate_limiter.h,
 // circuit_breaker.h; what each failure means: llm/README.md).
 //
-//   RequestRunner runner(options);                       // one per endpoint, shared by its requests
-//   RequestOutcome r = runner.Run(0, cancel, [&](bool probe) {
+//   RequestRunner runner(options);                       // one per endpoint, shared by its
+//   requests RequestOutcome r = runner.Run(0, cancel, [&](bool probe) {
 //     HttpResponse response = http->Perform(request);
 //     if (!response.transport_ok() || response.status != 200) return ClassifyHttpFailure(response);
-//     ... read the answer; a malformed one: return AttemptVerdict::Fail(ChatOutcome::kMalformed, why);
-//     return AttemptVerdict::Ok(response.status);
+//     ... read the answer; a malformed one: return AttemptVerdict::Fail(ChatOutcome::kMalformed,
+//     why); return AttemptVerdict::Ok(response.status);
 //   });
 //
 // Run calls `attempt` until it succeeds, fails for good (not retryable, or out of retries), the
@@ -41,7 +41,7 @@ struct AttemptVerdict {
   std::string message;  // why it failed
   int http_status = 0;  // 0: no HTTP answer
   bool retryable = false;
-  bool down = false;  // a "server down" failure: counts toward the circuit
+  bool down = false;                  // a "server down" failure: counts toward the circuit
   std::optional<double> retry_after;  // the server's wait hint, seconds
 
   static AttemptVerdict Ok(int http_status);
@@ -71,7 +71,7 @@ struct RequestRunnerOptions {
   RateLimitOptions rate_limit;
   CircuitOptions circuit;
   ClientClock* clock = ClientClock::Real();
-  ApiKey api_key;  // only to redact messages
+  ApiKey api_key;                                    // only to redact messages
   std::function<void(const std::string&)> on_event;  // retries, waits, the circuit
 };
 

@@ -30,8 +30,8 @@ void MultipartForm::AddField(std::string name, std::string value) {
 
 void MultipartForm::AddFile(std::string name, std::string filename, std::string content_type,
                             std::string data) {
-  parts_.push_back({std::move(name), std::move(filename), std::move(content_type),
-                    std::move(data)});
+  parts_.push_back(
+      {std::move(name), std::move(filename), std::move(content_type), std::move(data)});
 }
 
 MultipartForm::Encoded MultipartForm::Encode(unsigned long long seed) const {
@@ -39,8 +39,8 @@ MultipartForm::Encoded MultipartForm::Encode(unsigned long long seed) const {
   std::string boundary;
   while (true) {
     char text[48];
-    std::snprintf(text, sizeof(text), "reel-%016llx%016llx",
-                  static_cast<unsigned long long>(rng()), static_cast<unsigned long long>(rng()));
+    std::snprintf(text, sizeof(text), "reel-%016llx%016llx", static_cast<unsigned long long>(rng()),
+                  static_cast<unsigned long long>(rng()));
     boundary = text;
     bool clash = false;
     for (const Part& p : parts_) clash = clash || p.data.find(boundary) != std::string::npos;

@@ -18,8 +18,7 @@ class MultipartForm {
   };
 
   void AddField(std::string name, std::string value);
-  void AddFile(std::string name, std::string filename, std::string content_type,
-               std::string data);
+  void AddFile(std::string name, std::string filename, std::string content_type, std::string data);
 
   // The body, with a boundary that occurs in no part, and the matching Content-Type value
   // ("multipart/form-data; boundary=..."). `seed` varies the boundary (tests pass a fixed one).

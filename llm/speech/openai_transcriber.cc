@@ -88,8 +88,8 @@ class OpenAiTranscriber final : public Transcriber {
       form.AddField("response_format", level == kPlainJson ? "json" : "verbose_json");
       if (level != kPlainJson) form.AddField("timestamp_granularities[]", "segment");
       if (level == kWords) form.AddField("timestamp_granularities[]", "word");
-      MultipartForm::Encoded encoded = form.Encode(
-          static_cast<unsigned long long>(chunk.index) * 7919u + seed_.fetch_add(1));
+      MultipartForm::Encoded encoded =
+          form.Encode(static_cast<unsigned long long>(chunk.index) * 7919u + seed_.fetch_add(1));
       body = std::make_unique<StringBody>(std::move(encoded.body));
       content_type = std::move(encoded.content_type);
     };
@@ -118,19 +118,17 @@ class OpenAiTranscriber final : public Transcriber {
       if (!response.transport_ok() || response.status < 200 || response.status >= 300) {
         return ClassifyHttpFailure(response);
       }
-      Result<ParsedTranscription> p =
-          ParseTranscriptionResponse(response.body, chunk.duration_s());
+      Result<ParsedTranscription> p = ParseTranscriptionResponse(response.body, chunk.duration_s());
       if (!p.ok()) {
-        return AttemptVerdict::Fail(ChatOutcome::kMalformed, p.status().message(),
-                                    response.status);
+        return AttemptVerdict::Fail(ChatOutcome::kMalformed, p.status().message(), response.status);
       }
       parsed = std::move(p).value();
       return AttemptVerdict::Ok(response.status);
     });
     out.attempts = r.attempts;
     if (!r.ok()) {
-      return Status(CodeFor(r.outcome), std::string(ChatOutcomeName(r.outcome)) + " from " +
-                                            url_ + ": " + r.error);
+      return Status(CodeFor(r.outcome),
+                    std::string(ChatOutcomeName(r.outcome)) + " from " + url_ + ": " + r.error);
     }
     if (!parsed.timed) {
       out.notes.push_back("the server gave no segment times: the chunk's text spans the chunk");
@@ -197,8 +195,9 @@ class OpenAiTranscriber final : public Transcriber {
 
 Result<std::unique_ptr<Transcriber>> CreateOpenAiTranscriber(const TranscriberOptions& options) {
   if (options.endpoint.empty()) {
-    return InvalidArgument("the openai speech backend needs an endpoint (e.g. "
-                           "http://localhost:8000/v1)");
+    return InvalidArgument(
+        "the openai speech backend needs an endpoint (e.g. "
+        "http://localhost:8000/v1)");
   }
   if (options.endpoint.find("://") == std::string::npos) {
     return InvalidArgument("speech endpoint '" + options.endpoint +

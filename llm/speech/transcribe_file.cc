@@ -120,10 +120,9 @@ Result<FileTranscript> TranscribeFile(const std::string& path, Transcriber& tran
   std::vector<std::string> notes = out.audio.notes;
   for (std::string& note : out.notes) notes.push_back(std::move(note));
   out.notes = std::move(notes);
-  std::stable_sort(out.segments.begin(), out.segments.end(),
-                   [](const TranscriptSegment& a, const TranscriptSegment& b) {
-                     return a.start_s < b.start_s;
-                   });
+  std::stable_sort(
+      out.segments.begin(), out.segments.end(),
+      [](const TranscriptSegment& a, const TranscriptSegment& b) { return a.start_s < b.start_s; });
   std::sort(out.failures.begin(), out.failures.end(),
             [](const ChunkFailure& a, const ChunkFailure& b) { return a.chunk < b.chunk; });
   return out;

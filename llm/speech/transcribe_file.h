@@ -55,10 +55,9 @@ struct FileTranscript {
 
 // Errors: what reading the audio gives (the file cannot be opened, too damaged, time limit);
 // kCancelled when `cancel` was set. Failures of single chunks are not errors (see failures).
-Result<FileTranscript> TranscribeFile(const std::string& path, Transcriber& transcriber,
-                                      const TranscribeFileOptions& options,
-                                      const std::atomic<bool>* cancel = nullptr,
-                                      const std::function<void(const ChunkOutcome&)>& on_chunk =
-                                          nullptr);
+Result<FileTranscript> TranscribeFile(
+    const std::string& path, Transcriber& transcriber, const TranscribeFileOptions& options,
+    const std::atomic<bool>* cancel = nullptr,
+    const std::function<void(const ChunkOutcome&)>& on_chunk = nullptr);
 
 }  // namespace reel::llm

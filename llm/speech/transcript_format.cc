@@ -94,8 +94,7 @@ std::string FormatText(const std::vector<TranscriptSegment>& segments) {
   return out;
 }
 
-std::string FormatJson(const FileTranscript& t, const std::string& display_path,
-                       double offset_s) {
+std::string FormatJson(const FileTranscript& t, const std::string& display_path, double offset_s) {
   using nlohmann::json;
   auto time = [&](double media_s) { return Rounded(std::max(0.0, media_s - offset_s)); };
   json segments = json::array();

@@ -66,8 +66,8 @@ std::vector<TranscriptWord> Words(const json& list, double chunk_s) {
 
 Result<ParsedTranscription> ParseTranscriptionResponse(std::string_view body, double chunk_s) {
   if (JsonNestingDepth(body) > kMaxJsonDepth) {
-    return CorruptData("transcription answer nests deeper than " +
-                       std::to_string(kMaxJsonDepth) + " levels");
+    return CorruptData("transcription answer nests deeper than " + std::to_string(kMaxJsonDepth) +
+                       " levels");
   }
   const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return CorruptData("transcription answer is not JSON");
@@ -108,10 +108,9 @@ Result<ParsedTranscription> ParseTranscriptionResponse(std::string_view body, do
     s.words = Words(Member(seg, "words"), chunk_s);
     out.segments.push_back(std::move(s));
   }
-  std::stable_sort(out.segments.begin(), out.segments.end(),
-                   [](const TranscriptSegment& a, const TranscriptSegment& b) {
-                     return a.start_s < b.start_s;
-                   });
+  std::stable_sort(
+      out.segments.begin(), out.segments.end(),
+      [](const TranscriptSegment& a, const TranscriptSegment& b) { return a.start_s < b.start_s; });
   // Top-level words (OpenAI's shape) go to the segment holding their middle, else the nearest.
   std::vector<TranscriptWord> loose = Words(Member(doc, "words"), chunk_s);
   if (!loose.empty() && !out.segments.empty()) {
@@ -131,10 +130,9 @@ Result<ParsedTranscription> ParseTranscriptionResponse(std::string_view body, do
     }
   }
   for (TranscriptSegment& s : out.segments) {
-    std::stable_sort(s.words.begin(), s.words.end(),
-                     [](const TranscriptWord& a, const TranscriptWord& b) {
-                       return a.start_s < b.start_s;
-                     });
+    std::stable_sort(
+        s.words.begin(), s.words.end(),
+        [](const TranscriptWord& a, const TranscriptWord& b) { return a.start_s < b.start_s; });
     if (!s.words.empty()) out.has_words = true;
   }
   return out;

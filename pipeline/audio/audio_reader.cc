@@ -148,9 +148,8 @@ struct AudioReader::Impl {
     frame_timed = true;
     frame_skip = 0;
     const int64_t pts = frame->best_effort_timestamp;
-    const double t = pts == AV_NOPTS_VALUE
-                         ? std::numeric_limits<double>::quiet_NaN()
-                         : static_cast<double>(pts) * av_q2d(stream->time_base);
+    const double t = pts == AV_NOPTS_VALUE ? std::numeric_limits<double>::quiet_NaN()
+                                           : static_cast<double>(pts) * av_q2d(stream->time_base);
     if (!origin_known) {
       origin_known = true;
       const bool ranged = options.start_s > track.media_start_s;

@@ -57,12 +57,12 @@ struct AudioTrack {
 };
 
 struct AudioReadStats {
-  int64_t packets = 0;        // packets of the stream sent to the decoder
-  int64_t decode_errors = 0;  // packets or frames the decoder rejected (skipped)
-  int64_t samples = 0;        // samples returned so far
-  double silence_filled_s = 0;  // gaps in the stream's timestamps filled with silence
+  int64_t packets = 0;           // packets of the stream sent to the decoder
+  int64_t decode_errors = 0;     // packets or frames the decoder rejected (skipped)
+  int64_t samples = 0;           // samples returned so far
+  double silence_filled_s = 0;   // gaps in the stream's timestamps filled with silence
   double overlap_dropped_s = 0;  // audio dropped where timestamps went back
-  std::string read_error;     // why reading stopped before the end of the file, if it did
+  std::string read_error;        // why reading stopped before the end of the file, if it did
 };
 
 class AudioReader {

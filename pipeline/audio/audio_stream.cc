@@ -41,8 +41,8 @@ std::optional<AudioStreamChoice> ChooseAudioStream(
   const AudioStreamCandidate& first = candidates.front();
   return AudioStreamChoice{
       first.index, first.language,
-      Describe(first) + (candidates.size() > 1 ? ": the first audio stream" : ": the audio stream") +
-          missing,
+      Describe(first) +
+          (candidates.size() > 1 ? ": the first audio stream" : ": the audio stream") + missing,
       false};
 }
 

@@ -10,8 +10,8 @@
 namespace reel::pipeline {
 
 struct AudioStreamCandidate {
-  int index = 0;         // the container's stream index
-  std::string language;  // the stream's language tag, if any ("eng", "en", "ger")
+  int index = 0;            // the container's stream index
+  std::string language;     // the stream's language tag, if any ("eng", "en", "ger")
   bool is_default = false;  // the container marks it default (disposition)
 };
 

@@ -16,8 +16,7 @@ std::string Seconds(double s) {
 
 Result<SpeechAudio> ReadSpeechChunks(const std::string& path, const SpeechAudioOptions& options,
                                      const std::function<Status(SpeechChunk)>& on_chunk) {
-  REEL_ASSIGN_OR_RETURN(std::unique_ptr<AudioReader> reader,
-                        AudioReader::Open(path, options.read));
+  REEL_ASSIGN_OR_RETURN(std::unique_ptr<AudioReader> reader, AudioReader::Open(path, options.read));
   SpeechAudio result;
   result.track = reader->track();
   if (!result.track.has_audio) {

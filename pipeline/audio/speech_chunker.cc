@@ -30,8 +30,8 @@ SpeechChunker::SpeechChunker(const SpeechChunkerOptions& options, double origin_
   pad_frames_ = std::max<int64_t>(0, Frames(options_.padding_s));
   min_speech_frames_ = std::max<int64_t>(1, Frames(options_.min_speech_s));
   // The high-pass biquads (RBJ's cookbook), Butterworth Q, at kHighPassHz.
-  const double w0 = 2 * M_PI * std::min(kHighPassHz, options_.sample_rate * 0.45) /
-                    options_.sample_rate;
+  const double w0 =
+      2 * M_PI * std::min(kHighPassHz, options_.sample_rate * 0.45) / options_.sample_rate;
   const double alpha = std::sin(w0) / (2 * M_SQRT1_2);
   const double c = std::cos(w0);
   const double a0 = 1 + alpha;
@@ -145,7 +145,8 @@ int SpeechChunker::FloorBin(double db) {
 double SpeechChunker::FloorDb() const {
   const int64_t count = static_cast<int64_t>(window_.size());
   if (count == 0) return kLowestFloorDb;
-  const int64_t wanted = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kFloorQuantile * count)));
+  const int64_t wanted =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kFloorQuantile * count)));
   int64_t seen = 0;
   for (size_t bin = 0; bin < histogram_.size(); ++bin) {
     seen += histogram_[bin];
@@ -207,8 +208,8 @@ void SpeechChunker::RegionStarted(int64_t start, std::vector<SpeechChunk>* out) 
   }
   if (!open_) {
     open_ = true;
-    chunk_start_ = std::max({start - pad_frames_, last_chunk_end_,
-                             (buffer_start_ + frame_ - 1) / frame_, int64_t{0}});
+    chunk_start_ = std::max(
+        {start - pad_frames_, last_chunk_end_, (buffer_start_ + frame_ - 1) / frame_, int64_t{0}});
   }
 }
 

@@ -37,17 +37,17 @@ struct SpeechChunkerOptions {
   double padding_s = 0.25;  // kept before and after speech
   double hangover_s = 0.3;  // quiet that ends speech
   double min_speech_s = 0.1;
-  double on_db = 9;    // above the noise floor: speech starts
-  double off_db = 6;   // at most this above the floor: quiet
+  double on_db = 9;             // above the noise floor: speech starts
+  double off_db = 6;            // at most this above the floor: quiet
   double min_level_dbfs = -55;  // never speech below this (of the filtered signal)
 };
 
 struct SpeechChunk {
-  int index = 0;      // 0-based, in order
+  int index = 0;       // 0-based, in order
   double start_s = 0;  // media time of the first sample
   int sample_rate = 16000;
   std::vector<int16_t> samples;
-  double speech_s = 0;      // detected speech inside the chunk
+  double speech_s = 0;         // detected speech inside the chunk
   bool cut_in_speech = false;  // ended inside speech (no pause within max_chunk_s)
 
   double duration_s() const { return static_cast<double>(samples.size()) / sample_rate; }
@@ -106,7 +106,7 @@ class SpeechChunker {
   // The floor's window: (frame, FloorBin(QuietLevel)) in order, and their counts by bin.
   std::deque<std::pair<int64_t, int>> window_;
   std::array<int64_t, 361> histogram_{};  // 0.25 dB bins over [-90, 0] dB
-  int64_t window_end_ = 0;          // the next frame to enter the window
+  int64_t window_end_ = 0;                // the next frame to enter the window
   // The level's high-pass filter (speech_chunker.cc): two biquads in a row.
   struct Biquad {
     double b0 = 1, b1 = 0, b2 = 0, a1 = 0, a2 = 0;

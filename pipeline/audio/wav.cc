@@ -18,7 +18,8 @@ uint32_t Get32(std::string_view b, size_t at) {
   return v;
 }
 uint16_t Get16(std::string_view b, size_t at) {
-  return static_cast<uint16_t>(static_cast<uint8_t>(b[at]) | (static_cast<uint8_t>(b[at + 1]) << 8));
+  return static_cast<uint16_t>(static_cast<uint8_t>(b[at]) |
+                               (static_cast<uint8_t>(b[at + 1]) << 8));
 }
 
 }  // namespace

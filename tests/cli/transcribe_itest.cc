@@ -54,8 +54,8 @@ TEST(TranscribeCommandTest, SrtAndVttFilesThatFfmpegReads) {
   const std::string dir = ScratchDir("TranscribeSrt");
   const SpeechVideo video = HarvardVideo(0);
   ASSERT_FALSE(video.path.empty());
-  CommandResult r = Reel("transcribe " + ShellQuote(video.path) + " -o " +
-                         ShellQuote(dir + "/out.srt"));
+  CommandResult r =
+      Reel("transcribe " + ShellQuote(video.path) + " -o " + ShellQuote(dir + "/out.srt"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
   const std::string srt = ReadText(dir + "/out.srt");
@@ -92,19 +92,19 @@ TEST(TranscribeCommandTest, SrtAndVttFilesThatFfmpegReads) {
 TEST(TranscribeCommandTest, SeveralFilesNoAudioAndMissingFiles) {
   if (!HavePocketSphinxModel()) GTEST_SKIP() << "the PocketSphinx model is missing";
   const std::string dir = ScratchDir("TranscribeMany");
-  const std::string silent = GeneratedMedia(
-      "video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
+  const std::string silent =
+      GeneratedMedia("video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
   const std::string tone = ToneBurstVideo().path;
-  CommandResult r = Reel("transcribe --format vtt -o " + ShellQuote(dir + "/subs") + " " +
-                         ShellQuote(silent) + " " + ShellQuote(dir + "/missing.mp4") + " " +
-                         ShellQuote(tone));
+  CommandResult r =
+      Reel("transcribe --format vtt -o " + ShellQuote(dir + "/subs") + " " + ShellQuote(silent) +
+           " " + ShellQuote(dir + "/missing.mp4") + " " + ShellQuote(tone));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("missing.mp4: no such file"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("no audio stream: nothing to transcribe"), std::string::npos) << r.err;
   const std::string stem = std::filesystem::path(silent).stem().string();
   EXPECT_EQ(ReadText(dir + "/subs/" + stem + ".vtt"), "WEBVTT\n\n");
-  EXPECT_TRUE(std::filesystem::exists(
-      dir + "/subs/" + std::filesystem::path(tone).stem().string() + ".vtt"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/subs/" + std::filesystem::path(tone).stem().string() +
+                                      ".vtt"));
 
   r = Reel("transcribe --format srt " + ShellQuote(silent) + " " + ShellQuote(tone));
   EXPECT_EQ(r.exit_code, 2);

@@ -59,9 +59,8 @@ double Frequency(const std::vector<int16_t>& s, double from, double to) {
 double Rms(const std::vector<int16_t>& s, double from, double to) {
   double sum = 0;
   size_t n = 0;
-  for (size_t i = static_cast<size_t>(from * 16000); i < static_cast<size_t>(to * 16000) &&
-                                                      i < s.size();
-       ++i, ++n) {
+  for (size_t i = static_cast<size_t>(from * 16000);
+       i < static_cast<size_t>(to * 16000) && i < s.size(); ++i, ++n) {
     sum += double(s[i]) * s[i];
   }
   return n ? std::sqrt(sum / n) : 0;
@@ -126,8 +125,8 @@ TEST(AudioReaderTest, TheStreamInTheLanguageElseTheDefaultElseTheFirst) {
   AudioReadOptions explicit_stream;
   explicit_stream.stream_index = 2;
   EXPECT_NEAR(Frequency(Read(path, explicit_stream).samples, 0.5, 1.5), 1600, 5);
-  const std::string video = GeneratedMedia(
-      "video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
+  const std::string video =
+      GeneratedMedia("video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
   explicit_stream.stream_index = 0;
   ReadAll bad = Read(video, explicit_stream);
   EXPECT_EQ(bad.status.code(), ErrorCode::kInvalidArgument);
@@ -177,24 +176,24 @@ TEST(AudioReaderTest, GapsInTheTimestampsKeepLaterAudioAtItsTime) {
   EXPECT_NEAR(Frequency(got.samples, 5.2, 7.8), 500, 5);
 
   // Audio that starts 2.5 s into the video: sample 0 is at 2.5 s.
-  const std::string late = GeneratedMedia(
-      "late_audio.mkv",
-      "-f lavfi -i testsrc2=s=160x120:r=10:d=6 -itsoffset 2.5 -f lavfi -i "
-      "sine=frequency=500:duration=3 -c:v mpeg4 -c:a flac");
+  const std::string late =
+      GeneratedMedia("late_audio.mkv",
+                     "-f lavfi -i testsrc2=s=160x120:r=10:d=6 -itsoffset 2.5 -f lavfi -i "
+                     "sine=frequency=500:duration=3 -c:v mpeg4 -c:a flac");
   const ReadAll l = Read(late);
   ASSERT_TRUE(l.status.ok()) << l.status.message();
   EXPECT_NEAR(l.track.origin_s, 2.5, 0.03);
 }
 
 TEST(AudioReaderTest, NoAudioOrOnlySilenceIsNotAnErrorButANote) {
-  const std::string video = GeneratedMedia(
-      "video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
+  const std::string video =
+      GeneratedMedia("video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
   const std::string silent = GeneratedMedia(
       "silent.mp4",
       "-f lavfi -i testsrc2=s=160x120:r=10:d=5 -f lavfi -i anullsrc=r=48000:cl=stereo:d=5 "
       "-c:v mpeg4 -c:a aac -shortest");
-  const std::string hum = GeneratedMedia(
-      "hum.mkv", "-f lavfi -i anoisesrc=color=brown:amplitude=0.01:d=5 -c:a flac");
+  const std::string hum =
+      GeneratedMedia("hum.mkv", "-f lavfi -i anoisesrc=color=brown:amplitude=0.01:d=5 -c:a flac");
   int chunks = 0;
   auto count = [&](SpeechChunk) {
     ++chunks;
@@ -211,8 +210,7 @@ TEST(AudioReaderTest, NoAudioOrOnlySilenceIsNotAnErrorButANote) {
     EXPECT_TRUE(quiet->track.has_audio);
     EXPECT_NEAR(quiet->audio_s, 5.0, 0.1);
     ASSERT_FALSE(quiet->notes.empty());
-    EXPECT_NE(quiet->notes[0].find("no speech found in 5.0 s of audio stream #"),
-              std::string::npos)
+    EXPECT_NE(quiet->notes[0].find("no speech found in 5.0 s of audio stream #"), std::string::npos)
         << quiet->notes[0];
   }
   EXPECT_EQ(chunks, 0);

@@ -13,12 +13,29 @@ TEST(LanguageCodeTest, EverySpellingOfALanguageGivesItsShortCode) {
     const char* code;
   };
   const Case cases[] = {
-      {"en", "en"},      {"eng", "en"},     {"EN", "en"},       {"English", "en"},
-      {"en-US", "en"},   {"en_GB", "en"},   {"ger", "de"},      {"deu", "de"},
-      {"german", "de"},  {"fre", "fr"},     {"fra", "fr"},      {"chi", "zh"},
-      {"zho", "zh"},     {"zh-Hans", "zh"}, {"pt_BR", "pt"},    {"nob", "no"},
-      {"nb", "no"},      {"iw", "he"},      {"jv", "jw"},       {"haw", "haw"},
-      {"cantonese", "yue"}, {" spa ", "es"}, {"haitian creole", "ht"},
+      {"en", "en"},
+      {"eng", "en"},
+      {"EN", "en"},
+      {"English", "en"},
+      {"en-US", "en"},
+      {"en_GB", "en"},
+      {"ger", "de"},
+      {"deu", "de"},
+      {"german", "de"},
+      {"fre", "fr"},
+      {"fra", "fr"},
+      {"chi", "zh"},
+      {"zho", "zh"},
+      {"zh-Hans", "zh"},
+      {"pt_BR", "pt"},
+      {"nob", "no"},
+      {"nb", "no"},
+      {"iw", "he"},
+      {"jv", "jw"},
+      {"haw", "haw"},
+      {"cantonese", "yue"},
+      {" spa ", "es"},
+      {"haitian creole", "ht"},
   };
   for (const Case& c : cases) EXPECT_EQ(LanguageCode(c.text), c.code) << c.text;
   for (const char* none : {"", "und", "mul", "zxx", "xx", "klingon", "-", "e"}) {

@@ -78,9 +78,8 @@ class Signal {
 
   // Silence (zeros) over [from, to), e.g. a quieter gap inside continuous speech.
   void Quiet(double from, double to, double factor) {
-    for (size_t i = static_cast<size_t>(from * kRate); i < static_cast<size_t>(to * kRate) &&
-                                                          i < samples_.size();
-         ++i) {
+    for (size_t i = static_cast<size_t>(from * kRate);
+         i < static_cast<size_t>(to * kRate) && i < samples_.size(); ++i) {
       samples_[i] *= factor;
     }
   }
@@ -276,8 +275,8 @@ TEST(SpeechChunkerTest, TheSameChunksWhateverThePiecesFed) {
   signal.Noise(-50);
   double t = 0.3;
   for (int i = 0; i < 12; ++i) {
-    t = signal.Sentence(t, 1.0 + (i % 4) * 1.1, -15, static_cast<uint32_t>(i)).end_s +
-        0.4 + (i % 3) * 1.3;
+    t = signal.Sentence(t, 1.0 + (i % 4) * 1.1, -15, static_cast<uint32_t>(i)).end_s + 0.4 +
+        (i % 3) * 1.3;
   }
   const std::vector<int16_t> pcm = signal.Pcm();
   const std::vector<SpeechChunk> whole = Chunk(pcm, {}, 0, pcm.size());

@@ -68,9 +68,9 @@ bool WriteWav(const fs::path& path, const std::vector<int16_t>& samples, int rat
 std::vector<int16_t> DecodeWithFfmpeg(const std::string& path, const std::string& extra_args) {
   const fs::path raw = MediaDir() / (".decode." + std::to_string(::getpid()) + "." +
                                      Hash(path + extra_args) + ".raw");
-  CommandResult r = RunCommand("ffmpeg -y -hide_banner -loglevel error -i " + ShellQuote(path) +
-                               " " + extra_args + " -ac 1 -ar 16000 -f s16le " +
-                               ShellQuote(raw.string()));
+  CommandResult r =
+      RunCommand("ffmpeg -y -hide_banner -loglevel error -i " + ShellQuote(path) + " " +
+                 extra_args + " -ac 1 -ar 16000 -f s16le " + ShellQuote(raw.string()));
   std::vector<int16_t> samples;
   if (r.exit_code == 0) {
     std::ifstream f(raw, std::ios::binary);
@@ -150,11 +150,12 @@ SpeechVideo MakeSpeechVideo(const std::string& name, const std::vector<SpeechPie
       const int64_t at = first + static_cast<int64_t>(i);
       if (at >= 0 && at < static_cast<int64_t>(mix.size())) mix[at] += p.samples[i];
     }
-    out.placed.push_back({p.text, p.onset_s,
-                          static_cast<double>(first + static_cast<int64_t>(p.samples.size())) /
-                              kRate});
-    recipe += "|" + p.text + "@" + std::to_string(p.onset_s) + "#" + Hash(std::string(
-                  reinterpret_cast<const char*>(p.samples.data()), p.samples.size() * 2));
+    out.placed.push_back(
+        {p.text, p.onset_s,
+         static_cast<double>(first + static_cast<int64_t>(p.samples.size())) / kRate});
+    recipe +=
+        "|" + p.text + "@" + std::to_string(p.onset_s) + "#" +
+        Hash(std::string(reinterpret_cast<const char*>(p.samples.data()), p.samples.size() * 2));
   }
   std::vector<int16_t> samples(mix.size());
   for (size_t i = 0; i < mix.size(); ++i) {
@@ -167,10 +168,10 @@ SpeechVideo MakeSpeechVideo(const std::string& name, const std::vector<SpeechPie
   }
   char video[160];
   std::snprintf(video, sizeof(video), "color=c=gray:s=160x120:r=5:d=%.3f", duration_s);
-  out.path = GeneratedMedia(name, "-f lavfi -i " + std::string(video) + " -i " +
-                                      ShellQuote(wav.string()) +
-                                      " -c:v mpeg4 -q:v 5 -c:a aac -b:a 128k -ar 48000 -ac 2 "
-                                      "-shortest");
+  out.path =
+      GeneratedMedia(name, "-f lavfi -i " + std::string(video) + " -i " + ShellQuote(wav.string()) +
+                               " -c:v mpeg4 -q:v 5 -c:a aac -b:a 128k -ar 48000 -ac 2 "
+                               "-shortest");
   return out;
 }
 
@@ -203,8 +204,8 @@ WordErrors CountWordErrors(const std::string& reference, const std::string& hypo
   for (size_t i = 1; i <= r.size(); ++i) {
     current[0] = static_cast<int>(i);
     for (size_t j = 1; j <= h.size(); ++j) {
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1,
-                             previous[j - 1] + (r[i - 1] == h[j - 1] ? 0 : 1)});
+      current[j] = std::min(
+          {previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r[i - 1] == h[j - 1] ? 0 : 1)});
     }
     std::swap(previous, current);
   }
@@ -239,9 +240,9 @@ std::string TranscriptScore::Table() const {
   std::ostringstream out;
   char line[96];
   for (const PieceScore& p : pieces) {
-    std::snprintf(line, sizeof(line), "%7.2f s  first word %+6.2f s  %2d/%2d errors  ",
-                  p.onset_s, p.first_word_s < 0 ? 99.0 : p.first_word_s - p.onset_s,
-                  p.errors.errors, p.errors.words);
+    std::snprintf(line, sizeof(line), "%7.2f s  first word %+6.2f s  %2d/%2d errors  ", p.onset_s,
+                  p.first_word_s < 0 ? 99.0 : p.first_word_s - p.onset_s, p.errors.errors,
+                  p.errors.words);
     out << line << "\"" << p.reference << "\" -> \"" << p.hypothesis << "\"\n";
   }
   std::snprintf(line, sizeof(line), "word error rate %.1f%% (%d/%d), %d words outside the speech\n",
@@ -254,10 +255,9 @@ namespace {
 
 // The package's transcripts: prompt name -> text.
 std::map<std::string, std::string> AsteriskTranscripts() {
-  const std::string transcripts =
-      DebianPackageFile("asterisk-core-sounds-en",
-                        "usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
-                        "asterisk/core-sounds-en.txt");
+  const std::string transcripts = DebianPackageFile(
+      "asterisk-core-sounds-en", "usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
+      "asterisk/core-sounds-en.txt");
   std::map<std::string, std::string> text_of;
   if (transcripts.empty()) return text_of;
   std::ifstream f(transcripts);
@@ -295,9 +295,10 @@ std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
     }
     std::string flat = name;
     for (char& c : flat) c = c == '/' ? '_' : c;
-    const std::string audio = DebianPackageFile(
-        "asterisk-core-sounds-en-g722", "usr/share/asterisk/sounds/en_US_f_Allison/" + name + ".g722",
-        "asterisk/" + flat + ".g722");
+    const std::string audio =
+        DebianPackageFile("asterisk-core-sounds-en-g722",
+                          "usr/share/asterisk/sounds/en_US_f_Allison/" + name + ".g722",
+                          "asterisk/" + flat + ".g722");
     if (audio.empty()) return {};
     RealPrompt p{name, it->second, DecodeWithFfmpeg(audio)};
     if (p.samples.empty()) {
@@ -311,16 +312,11 @@ std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
 
 const std::vector<std::string>& HarvardSentences() {
   static const std::vector<std::string> sentences = {
-      "The birch canoe slid on the smooth planks.",
-      "Glue the sheet to the dark blue background.",
-      "It's easy to tell the depth of a well.",
-      "These days a chicken leg is a rare dish.",
-      "Rice is often served in round bowls.",
-      "The juice of lemons makes fine punch.",
-      "The box was thrown beside the parked truck.",
-      "The hogs were fed chopped corn and garbage.",
-      "Four hours of steady work faced us.",
-      "A large size in stockings is hard to sell.",
+      "The birch canoe slid on the smooth planks.",  "Glue the sheet to the dark blue background.",
+      "It's easy to tell the depth of a well.",      "These days a chicken leg is a rare dish.",
+      "Rice is often served in round bowls.",        "The juice of lemons makes fine punch.",
+      "The box was thrown beside the parked truck.", "The hogs were fed chopped corn and garbage.",
+      "Four hours of steady work faced us.",         "A large size in stockings is hard to sell.",
   };
   return sentences;
 }
@@ -331,8 +327,7 @@ std::vector<SpeechPiece> LayOut(std::vector<SpeechPiece> pieces, const std::vect
   for (size_t i = 0; i < pieces.size(); ++i) {
     pieces[i].onset_s = t;
     const double lead = std::max(0.0, SpeechOnset(pieces[i].samples));
-    t += static_cast<double>(pieces[i].samples.size()) / 16000 - lead +
-         pauses[i % pauses.size()];
+    t += static_cast<double>(pieces[i].samples.size()) / 16000 - lead + pauses[i % pauses.size()];
   }
   *end_s = t + 1;
   return pieces;

@@ -26,7 +26,7 @@ std::vector<int16_t> FliteSpeech(const std::string& text, const std::string& voi
 double SpeechOnset(const std::vector<int16_t>& samples, int sample_rate = 16000);
 
 struct SpeechPiece {
-  std::string text;  // what is said
+  std::string text;              // what is said
   std::vector<int16_t> samples;  // 16 kHz mono
   double onset_s = 0;  // where its speech begins in the video (its leading silence goes before)
 };
@@ -81,7 +81,7 @@ struct PieceScore {
 struct TranscriptScore {
   std::vector<PieceScore> pieces;
   WordErrors total;
-  int stray_words = 0;  // words outside every piece (in silence or noise)
+  int stray_words = 0;        // words outside every piece (in silence or noise)
   std::string Table() const;  // for the test's output: one line per piece
 };
 TranscriptScore ScoreTranscript(const std::vector<PlacedSpeech>& placed,

@@ -16,8 +16,8 @@ HttpResponse Status(int status, std::vector<std::pair<std::string, std::string>>
   HttpResponse r;
   r.status = status;
   r.headers = std::move(headers);
-  r.body = R"({"error": {"message": "scripted", "type": "x", "code": )" +
-           std::to_string(status) + "}}";
+  r.body =
+      R"({"error": {"message": "scripted", "type": "x", "code": )" + std::to_string(status) + "}}";
   return r;
 }
 
@@ -58,7 +58,7 @@ TEST(RequestRunnerTest, RetriesWhatTheModelClientRetriesAndHonoursRetryAfter) {
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(script.calls, 3);
   ASSERT_EQ(clock.sleeps().size(), 2u);
-  EXPECT_DOUBLE_EQ(clock.sleeps()[0], 7.0);  // the server's hint
+  EXPECT_DOUBLE_EQ(clock.sleeps()[0], 7.0);             // the server's hint
   EXPECT_GT(clock.sleeps()[1], 0.5 * 2 * 0.75 - 1e-9);  // backoff for the second retry
   EXPECT_LE(clock.sleeps()[1], 1.0);
   EXPECT_EQ(r.retry_reasons.size(), 2u);
@@ -129,8 +129,8 @@ TEST(RequestRunnerTest, CancelStopsAndKeysNeverShow) {
   EXPECT_EQ(runner.Run(0, &cancel, std::ref(s)).outcome, ChatOutcome::kCancelled);
   EXPECT_EQ(s.calls, 0);
   RequestOutcome r = runner.Run(0, nullptr, [](bool) {
-    AttemptVerdict v = AttemptVerdict::Fail(ChatOutcome::kServerError,
-                                            "HTTP 500: bad key sk-very-secret", 500);
+    AttemptVerdict v =
+        AttemptVerdict::Fail(ChatOutcome::kServerError, "HTTP 500: bad key sk-very-secret", 500);
     v.retryable = true;
     return v;
   });

@@ -119,8 +119,7 @@ TEST(OpenAiTranscriberTest, UploadsAreValidAndTimesAreTheVideos) {
     EXPECT_TRUE(u["shape_errors"].empty()) << u["shape_errors"].dump();
     EXPECT_TRUE(u["auth_problems"].empty()) << u["auth_problems"].dump();
     EXPECT_EQ(u["fields"]["language"], nlohmann::json::array({"en"}));
-    EXPECT_EQ(u["fields"]["timestamp_granularities[]"],
-              nlohmann::json::array({"segment", "word"}));
+    EXPECT_EQ(u["fields"]["timestamp_granularities[]"], nlohmann::json::array({"segment", "word"}));
     EXPECT_EQ(u["file"]["sample_rate"], 16000);
     longest = std::max(longest, u["file"]["duration"].get<double>());
   }
@@ -174,10 +173,10 @@ TEST(OpenAiTranscriberTest, FaultsLoseNothingAndTranscribeNothingTwice) {
     ++uploads[name];
     if (name == "chunk-00001.wav") times.push_back(u["time"].get<double>());
   }
-  const std::map<std::string, int> want = {
-      {"chunk-00000.wav", 2}, {"chunk-00001.wav", 2}, {"chunk-00002.wav", 3},
-      {"chunk-00003.wav", 2}, {"chunk-00004.wav", 2}, {"chunk-00005.wav", 2},
-      {"chunk-00006.wav", 1}};
+  const std::map<std::string, int> want = {{"chunk-00000.wav", 2}, {"chunk-00001.wav", 2},
+                                           {"chunk-00002.wav", 3}, {"chunk-00003.wav", 2},
+                                           {"chunk-00004.wav", 2}, {"chunk-00005.wav", 2},
+                                           {"chunk-00006.wav", 1}};
   EXPECT_EQ(uploads, want);
   // retry-after: 1 was waited for.
   ASSERT_EQ(times.size(), 2u);
@@ -199,8 +198,7 @@ TEST(OpenAiTranscriberTest, AnUnreadableAnswerFailsItsChunkOnlyAndSaysWhich) {
   const ChunkFailure& f = t->failures[0];
   EXPECT_EQ(f.chunk, 2);
   EXPECT_EQ(f.status.code(), ErrorCode::kCorruptData);
-  EXPECT_NE(f.status.message().find("malformed response"), std::string::npos)
-      << f.status.message();
+  EXPECT_NE(f.status.message().find("malformed response"), std::string::npos) << f.status.message();
   std::set<int> lost;
   for (const Burst& b : Bursts()) {
     if (b.at_s >= f.start_s && b.at_s < f.end_s) lost.insert(b.hz);

@@ -113,13 +113,26 @@ TEST(PocketSphinxTest, SentencesReadByRecordedVoicesInAVideo) {
 
 // Allison Smith's recorded prompts: clean studio speech, 16 kHz G.722.
 const std::vector<std::string> kPrompts = {
-    "agent-alreadyon",         "agent-newlocation",       "all-circuits-busy-now",
-    "cannot-complete-as-dialed", "check-number-dial-again", "conf-extended",
-    "conf-invalid",            "conf-leaderhasleft",      "conf-noempty",
-    "conf-now-recording",      "conf-onlyperson",         "conf-placeintoconf",
-    "confbridge-lock-no-join", "confbridge-pin-bad",      "demo-echodone",
-    "dir-nomatch",             "feature-not-avail-line",  "number-not-answering",
-    "pls-hold-while-try",      "privacy-prompt",
+    "agent-alreadyon",
+    "agent-newlocation",
+    "all-circuits-busy-now",
+    "cannot-complete-as-dialed",
+    "check-number-dial-again",
+    "conf-extended",
+    "conf-invalid",
+    "conf-leaderhasleft",
+    "conf-noempty",
+    "conf-now-recording",
+    "conf-onlyperson",
+    "conf-placeintoconf",
+    "confbridge-lock-no-join",
+    "confbridge-pin-bad",
+    "demo-echodone",
+    "dir-nomatch",
+    "feature-not-avail-line",
+    "number-not-answering",
+    "pls-hold-while-try",
+    "privacy-prompt",
 };
 
 TEST(PocketSphinxTest, RealRecordingsFromADebianPackage) {

@@ -20,10 +20,8 @@ using reel::testing::ShellQuote;
 std::vector<TranscriptSegment> Segments() {
   std::vector<TranscriptSegment> out;
   const char* texts[] = {"The birch canoe slid on the smooth planks.",
-                         "caf\xc3\xa9 <i>not markup</i> & more",
-                         "an arrow --> in the text",
-                         "three\nlines\nfolded",
-                         "after an hour"};
+                         "caf\xc3\xa9 <i>not markup</i> & more", "an arrow --> in the text",
+                         "three\nlines\nfolded", "after an hour"};
   const double starts[] = {0.5, 2.0004, 3.9996, 61.25, 3600.125};
   for (int i = 0; i < 5; ++i) {
     TranscriptSegment s;
@@ -84,20 +82,19 @@ TEST(TranscriptFormatFfmpegTest, FfmpegReadsOurSrtAndVttWithTheSameCues) {
 
   // ffprobe counts one packet per cue.
   for (const std::string& path : {srt, vtt}) {
-    reel::testing::CommandResult probe =
-        RunCommand("ffprobe -v error -show_entries packet=pts_time -of csv=p=0 " +
-                   ShellQuote(path));
+    reel::testing::CommandResult probe = RunCommand(
+        "ffprobe -v error -show_entries packet=pts_time -of csv=p=0 " + ShellQuote(path));
     ASSERT_EQ(probe.exit_code, 0) << probe.err;
     EXPECT_EQ(std::count(probe.out.begin(), probe.out.end(), '\n'), 5) << path;
   }
 
   // Muxed into a video as a subtitle stream, as a player gets it.
-  const std::string video = GeneratedMedia(
-      "subtitle_host.mp4", "-f lavfi -i testsrc2=s=160x120:r=5:d=2 -c:v mpeg4");
+  const std::string video =
+      GeneratedMedia("subtitle_host.mp4", "-f lavfi -i testsrc2=s=160x120:r=5:d=2 -c:v mpeg4");
   const std::string mkv = dir + "/with_subs.mkv";
-  reel::testing::CommandResult mux = RunCommand(
-      "ffmpeg -hide_banner -loglevel error -i " + ShellQuote(video) + " -i " + ShellQuote(srt) +
-      " -map 0 -map 1 -c:v copy -c:s srt " + ShellQuote(mkv));
+  reel::testing::CommandResult mux =
+      RunCommand("ffmpeg -hide_banner -loglevel error -i " + ShellQuote(video) + " -i " +
+                 ShellQuote(srt) + " -map 0 -map 1 -c:v copy -c:s srt " + ShellQuote(mkv));
   ASSERT_EQ(mux.exit_code, 0) << mux.err;
   Result<std::vector<pipeline::TextSegment>> muxed = pipeline::ExtractSubtitleStreams(mkv);
   ASSERT_TRUE(muxed.ok()) << muxed.status().message();

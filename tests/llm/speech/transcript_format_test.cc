@@ -33,8 +33,7 @@ TEST(TranscriptFormatTest, SrtAsPlayersReadIt) {
             "1\n00:00:01,234 --> 00:00:03,500\nHello there.\n\n"
             "2\n01:02:05,001 --> 01:02:05,002\na <b> & c --> d next\n\n");
   // On the player's clock: the container's start subtracted, never below zero.
-  EXPECT_EQ(FormatSrt({Segments()[0]}, 1.5),
-            "1\n00:00:00,000 --> 00:00:02,000\nHello there.\n\n");
+  EXPECT_EQ(FormatSrt({Segments()[0]}, 1.5), "1\n00:00:00,000 --> 00:00:02,000\nHello there.\n\n");
   EXPECT_EQ(FormatSrt({}), "");
   EXPECT_EQ(CueTime(360000.25, ','), "100:00:00,250");
 }
@@ -90,7 +89,8 @@ TEST(MultipartFormTest, FieldsAndAFileWithABoundaryFoundNowhereInThem) {
                         "filename=\"chunk %221%22.wav\"\r\nContent-Type: audio/wav\r\n\r\n" +
                         std::string("RIFF\0\r\n--x", 10) + "\r\n--" + boundary +
                         "\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n"
-                        "--" + boundary +
+                        "--" +
+                        boundary +
                         "\r\nContent-Disposition: form-data; "
                         "name=\"timestamp_granularities[]\"\r\n\r\nword\r\n--" +
                         boundary + "--\r\n");

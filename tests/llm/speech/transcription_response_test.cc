@@ -33,7 +33,7 @@ TEST(TranscriptionResponseTest, OpenAiVerboseJsonWithTopLevelWords) {
   EXPECT_NEAR(*p->segments[1].confidence, std::exp(-0.5) * 0.8, 1e-12);
   ASSERT_EQ(p->segments[0].words.size(), 2u);
   EXPECT_EQ(p->segments[0].words[1].text, "there.");
-  ASSERT_EQ(p->segments[1].words.size(), 2u);  // "late" goes to the nearest segment
+  ASSERT_EQ(p->segments[1].words.size(), 2u);            // "late" goes to the nearest segment
   EXPECT_DOUBLE_EQ(p->segments[1].words[1].end_s, 9.5);  // clamped into the chunk
   EXPECT_FALSE(p->segments[1].words[0].confidence.has_value());
 }
@@ -43,7 +43,7 @@ TEST(TranscriptionResponseTest, WhisperCppWordsInsideSegmentsAndPlainText) {
     "segments": [{"start": 0, "end": 3, "text": "Guten Tag", "words": [
       {"word": "Guten", "start": 0.1, "end": 0.6, "probability": 0.93},
       {"word": "Tag", "start": 0.7, "end": 1.0, "probability": 1.5}]}]})",
-                                                              10);
+                                                             10);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->language, "de");
   ASSERT_EQ(p->segments[0].words.size(), 2u);
@@ -67,7 +67,7 @@ TEST(TranscriptionResponseTest, OddValuesAreSkippedOrClampedAndBadBodiesAreError
       {"start": "x", "end": 1, "text": "c"}, {"start": 1, "end": 2, "text": 5},
       {"start": 1, "end": 2, "text": "   "}, 7, null,
       {"start": 4, "end": 99, "text": "e"}]})",
-                                                              5);
+                                                             5);
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_EQ(p->segments.size(), 3u);
   EXPECT_EQ(p->segments[0].text, "a");
@@ -77,8 +77,9 @@ TEST(TranscriptionResponseTest, OddValuesAreSkippedOrClampedAndBadBodiesAreError
   EXPECT_DOUBLE_EQ(p->segments[2].end_s, 5);
   EXPECT_EQ(p->language, "");
 
-  for (const char* bad : {"", "not json", "[1,2]", R"({"segments": [{"start": 1e400}]})", R"({"segments": 5})", R"({"words": []})",
-                          R"({"segments": [{"start": 0, "end": 1, "text": "cut)"}) {
+  for (const char* bad :
+       {"", "not json", "[1,2]", R"({"segments": [{"start": 1e400}]})", R"({"segments": 5})",
+        R"({"words": []})", R"({"segments": [{"start": 0, "end": 1, "text": "cut)"}) {
     Result<ParsedTranscription> r = ParseTranscriptionResponse(bad, 5);
     EXPECT_EQ(r.status().code(), ErrorCode::kCorruptData) << bad;
   }
