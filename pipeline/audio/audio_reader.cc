@@ -290,6 +290,10 @@ AudioReader::~AudioReader() = default;
 const AudioTrack& AudioReader::track() const { return impl_->track; }
 const AudioReadStats& AudioReader::stats() const { return impl_->stats; }
 
+void AudioReader::ExcludeTime(double seconds) {
+  if (seconds > 0) impl_->deadline.Extend(seconds);
+}
+
 Result<size_t> AudioReader::Read(std::vector<int16_t>* out) {
   if (!impl_->track.has_audio) return size_t{0};
   return impl_->Read(out);

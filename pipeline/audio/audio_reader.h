@@ -84,6 +84,10 @@ class AudioReader {
   // packets), kLimitExceeded (time limit), kInternal (out of memory).
   Result<size_t> Read(std::vector<int16_t>* out);
 
+  // Time the caller spent with the samples (transcribing them) does not count toward
+  // MediaLimits::time_limit_s, which bounds reading.
+  void ExcludeTime(double seconds);
+
   struct Impl;
 
  private:

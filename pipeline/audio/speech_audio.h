@@ -35,7 +35,8 @@ struct SpeechAudio {
 };
 
 // Reads `path` and calls `on_chunk` with each chunk in order. A non-OK status from `on_chunk`
-// stops reading and is returned. Errors: as AudioReader::Open and Read.
+// stops reading and is returned. The time `on_chunk` takes does not count toward the read's
+// time limit. Errors: as AudioReader::Open and Read.
 Result<SpeechAudio> ReadSpeechChunks(const std::string& path, const SpeechAudioOptions& options,
                                      const std::function<Status(SpeechChunk)>& on_chunk);
 

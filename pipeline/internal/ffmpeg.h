@@ -97,6 +97,10 @@ class Deadline {
   explicit Deadline(double seconds);
   bool Expired() const { return std::chrono::steady_clock::now() > end_; }
   double seconds() const { return seconds_; }
+  // Moves the end later: time spent outside the work the deadline bounds does not count.
+  void Extend(double seconds) {
+    end_ += std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  }
 
  private:
   std::chrono::steady_clock::time_point end_;
