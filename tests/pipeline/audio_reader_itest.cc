@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "pipeline/audio/audio_reader.h"
 #include "pipeline/audio/speech_audio.h"
@@ -247,6 +248,27 @@ TEST(AudioReaderTest, DamagedFilesGiveWhatCanBeReadOrANamedError) {
   ReadAll missing = Read(dir + "/missing.wav");
   EXPECT_EQ(missing.status.code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.status.message().find("missing.wav"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reel::pipeline
+
+namespace reel::pipeline {
+namespace {
+
+TEST(AudioReaderTest, TheTimeLimitBoundsReadingNotTheCallersWork) {
+  const reel::testing::SpeechVideo video = reel::testing::ToneBurstVideo();
+  ASSERT_FALSE(video.path.empty());
+  SpeechAudioOptions options;
+  options.read.limits.time_limit_s = 2;
+  int chunks = 0;
+  Result<SpeechAudio> r = ReadSpeechChunks(video.path, options, [&](SpeechChunk) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a slow backend
+    ++chunks;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(chunks, 7);
 }
 
 }  // namespace
