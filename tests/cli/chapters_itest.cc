@@ -53,7 +53,8 @@ TaskRows Rows(const ModelJobDb& m, const std::string& item, const std::string& p
                  "r.prompt_tokens AS request_prompt_tokens, r.cached_tokens AS "
                  "request_cached_tokens, r.completion_tokens AS request_completion_tokens, "
                  "p.content, p.prompt_tokens, p.cached_tokens, p.completion_tokens, "
-                 "p.json_answer, p.check_error FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
+                 "p.json_answer, p.check_error FROM requests r LEFT JOIN responses p ON "
+                 "p.request_id = r.id "
                  "WHERE r.task_id = " +
                      std::to_string(r.task["id"].get<int64_t>()) + " ORDER BY r.id")) {
     r.requests.push_back(row);
