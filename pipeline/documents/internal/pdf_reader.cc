@@ -201,8 +201,10 @@ Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page
             Utf8(page->text(poppler::rectf(), poppler::page::non_raw_non_physical_layout)));
         result.source = result.text.empty() ? TextSource::kNone : TextSource::kTextLayer;
         if (options.ocr.enabled && CountNonSpace(result.text) < options.ocr.min_text_chars) {
-          const Size size =
-              PixelsAt(width_pt, height_pt, options.ocr.dpi, options.limits.max_page_pixels);
+          // At most 32 megapixels to read (an A3 page at 300 dpi is 17): Tesseract needs several
+          // times a picture's size in memory.
+          const Size size = PixelsAt(width_pt, height_pt, options.ocr.dpi,
+                                     std::min<int64_t>(options.limits.max_page_pixels, 1LL << 25));
           Result<Image> gray = Render(*page, width_pt, height_pt, size, /*gray=*/true);
           if (!gray.ok()) {
             problems.push_back("OCR: " + gray.status().message());

@@ -28,8 +28,11 @@ void TextBuilder::Text(std::string_view text) {
 void TextBuilder::Preformatted(std::string_view text) {
   for (char c : text) {
     if (c == '\n') {
-      if (line_.empty()) line_ = " ";  // keep the empty line of a code block
-      LineBreak();
+      if (line_.empty()) {
+        blank_pending_ = true;  // an empty line of a code block: a blank line
+      } else {
+        LineBreak();
+      }
     } else if (c != '\r') {
       if (pending_space_) line_ += ' ';
       pending_space_ = false;
