@@ -139,7 +139,7 @@ Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page
   if (!doc) {
     const std::string why = LastError();
     if (LooksTruncated(path)) {
-      return CorruptData(out.name() + ": not a readable PDF: the file is cut short (no %%EOF)" +
+      return CorruptData(out.name() + ": not a readable PDF: the file is cut short (no %EOF)" +
                          (why.empty() ? "" : "; " + why));
     }
     return CorruptData(out.name() + ": not a readable PDF" + (why.empty() ? "" : ": " + why));
@@ -151,7 +151,7 @@ Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page
   report.title = Utf8(doc->get_title());
   if (LooksTruncated(path)) {
     report.truncated = true;
-    report.notes.push_back("the file is cut short (no %%EOF at its end): Poppler rebuilt what it could");
+    report.notes.push_back("the file is cut short (no %EOF at its end): Poppler rebuilt what it could");
   }
   if (report.page_count <= 0) {
     return CorruptData(out.name() + ": the PDF has no pages" +

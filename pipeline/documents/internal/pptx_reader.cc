@@ -105,7 +105,7 @@ class PptxReader : public FormatReader {
     if (xmlNode* list = FindElement(xmlDocGetRootElement(pres.get()), "sldIdLst")) {
       for (xmlNode* s = list->children; s; s = s->next) {
         if (!IsElement(s, "sldId")) continue;
-        auto target = targets.find(Attribute(s, "id"));
+        auto target = targets.find(NamespacedAttribute(s, "id"));
         if (target != targets.end() && !target->second.empty()) slides.push_back(target->second);
       }
     }

@@ -19,7 +19,7 @@ void TextBuilder::Text(std::string_view text) {
       ++i;
       continue;
     }
-    if (pending_space_) line_ += ' ';
+    if (pending_space_ && line_.back() != ' ') line_ += ' ';
     pending_space_ = false;
     line_ += c;
   }

@@ -56,10 +56,12 @@ bool IsElement(const xmlNode* node, std::string_view local_name) {
   return LocalName(node) == local_name;
 }
 
-std::string Attribute(const xmlNode* node, std::string_view local_name) {
+namespace {
+std::string FindAttribute(const xmlNode* node, std::string_view local_name, bool namespaced) {
   if (!node || node->type != XML_ELEMENT_NODE) return {};
   for (const xmlAttr* a = node->properties; a; a = a->next) {
     if (!a->name) continue;
+    if (namespaced && a->ns == nullptr) continue;
     std::string_view name(reinterpret_cast<const char*>(a->name));
     const size_t colon = name.rfind(':');
     if (colon != std::string_view::npos) name = name.substr(colon + 1);
@@ -71,6 +73,15 @@ std::string Attribute(const xmlNode* node, std::string_view local_name) {
     return value;
   }
   return {};
+}
+}  // namespace
+
+std::string Attribute(const xmlNode* node, std::string_view local_name) {
+  return FindAttribute(node, local_name, false);
+}
+
+std::string NamespacedAttribute(const xmlNode* node, std::string_view local_name) {
+  return FindAttribute(node, local_name, true);
 }
 
 xmlNode* FindElement(xmlNode* node, std::string_view local_name) {

@@ -33,6 +33,8 @@ std::string_view LocalName(const xmlNode* node);
 bool IsElement(const xmlNode* node, std::string_view local_name);
 // An attribute by local name, whatever its namespace; "" when absent.
 std::string Attribute(const xmlNode* node, std::string_view local_name);
+// An attribute by local name that has a namespace ("r:id" rather than "id"); "" when absent.
+std::string NamespacedAttribute(const xmlNode* node, std::string_view local_name);
 // The first child element (depth first, `node` excluded) with this local name, or nullptr.
 xmlNode* FindElement(xmlNode* node, std::string_view local_name);
 // All text below `node`, concatenated as it stands.

@@ -33,8 +33,9 @@ PAGES = [
     ["The quick brown fox jumps over the lazy dog.",
      "Reel reads documents page by page.",
      "",
+     "",
      "A second paragraph follows the blank line."],
-    ["Ελληνικά: Η γρήγορη καφέ αλεπού πηδά πάνω από τον τεμπέλη σκύλο.",
+    ["Ελληνικά: Η γρήγορη καφέ αλεπού πηδά.",
      "Numbers 12345 and symbols % & @ stay."],
     ["Chapter three ends the sample.",
      "Last line of the document."],
@@ -65,7 +66,8 @@ def cairo_pdf(name, pages, labels=None, size=(612, 792)):
 
 
 cairo_pdf("text.pdf", PAGES, LABELS)
-expect("text.pdf", ["\n".join(p) for p in PAGES])
+expect("text.pdf", ["\n".join(line for i, line in enumerate(p) if line or p[i - 1])
+                    for p in PAGES])
 
 # --- ps2pdf ---------------------------------------------------------------------------------
 PS_LINES = ["PostScript made this page.", "Ghostscript turned it into a PDF."]

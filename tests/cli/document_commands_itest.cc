@@ -59,11 +59,11 @@ TEST_F(DocumentCommandsTest, TextErrorsNameTheFileAndSetTheExitCode) {
   CommandResult bad_range = Reel("text --pages 3-1 " + ShellQuote(Doc("text.pdf")));
   EXPECT_EQ(bad_range.exit_code, 2);
   EXPECT_NE(bad_range.err.find("the last page is before the first"), std::string::npos);
-  CommandResult limited = Reel("text --max-pages 7 " + ShellQuote(Doc("pages-10000.pdf")));
+  CommandResult limited = Reel("text --no-ocr --max-pages 7 " + ShellQuote(Doc("pages-10000.pdf")));
   EXPECT_EQ(limited.exit_code, 3) << limited.err;
   EXPECT_EQ(std::count(limited.out.begin(), limited.out.end(), '\f'), 7);
   EXPECT_NE(limited.err.find("the document has 10000 pages"), std::string::npos) << limited.err;
-  CommandResult bomb = Reel("text --memory-limit 256 " + ShellQuote(Doc("font-bomb.pdf")));
+  CommandResult bomb = Reel("text --no-ocr --memory-limit 256 " + ShellQuote(Doc("font-bomb.pdf")));
   EXPECT_EQ(bomb.exit_code, 3) << bomb.err;
   EXPECT_NE(bomb.err.find("font-bomb.pdf: page 1: the PDF reader stopped on it"), std::string::npos)
       << bomb.err;
