@@ -193,6 +193,20 @@ TEST_F(DocumentsTest, PagePicturesAreTheStillImageSizeAndMatchPdftoppm) {
   EXPECT_EQ(small.pages[0].image.height, want_small->height);
 }
 
+TEST_F(DocumentsTest, PagePicturesKeepTheirColours) {
+  DocumentOptions options;
+  options.ocr.enabled = false;
+  Read read = ReadAll(Doc("colour.pdf"), options);
+  ASSERT_TRUE(read.status.ok()) << read.status.ToString();
+  ASSERT_EQ(read.pages.size(), 1u);
+  const Image& image = read.pages[0].image;
+  ASSERT_EQ(image.channels, 3);
+  const uint8_t* left = image.row(image.height / 2) + 3 * (image.width / 4);
+  const uint8_t* right = image.row(image.height / 2) + 3 * (3 * image.width / 4);
+  EXPECT_EQ(std::vector<int>(left, left + 3), (std::vector<int>{255, 0, 0}));
+  EXPECT_EQ(std::vector<int>(right, right + 3), (std::vector<int>{0, 0, 255}));
+}
+
 TEST_F(DocumentsTest, PageRangeAndItsErrors) {
   DocumentOptions options = TextOnly();
   options.pages = {2, 3};

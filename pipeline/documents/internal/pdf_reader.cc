@@ -93,16 +93,8 @@ Result<Image> Render(const poppler::page& page, double width_pt, double height_p
   for (int y = 0; y < image.height; ++y) {
     const auto* src = reinterpret_cast<const uint8_t*>(data + static_cast<size_t>(bpr) * y);
     uint8_t* dst = image.row(y);
-    if (gray) {
-      std::copy(src, src + image.width, dst);
-    } else {
-      // format_rgb24 is 0xffRRGGBB per 32-bit word: B, G, R, 0xff in memory (little endian).
-      for (int x = 0; x < image.width; ++x) {
-        dst[3 * x] = src[4 * x + 2];
-        dst[3 * x + 1] = src[4 * x + 1];
-        dst[3 * x + 2] = src[4 * x];
-      }
-    }
+    // gray8: one byte per pixel; rgb24: R, G, B (Splash's RGB8), three bytes per pixel.
+    std::copy(src, src + image.stride(), dst);
   }
   if (image.width != size.width || image.height != size.height) {
     REEL_ASSIGN_OR_RETURN(image, ResizeImage(image, size.width, size.height));

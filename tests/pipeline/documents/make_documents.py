@@ -66,6 +66,20 @@ def cairo_pdf(name, pages, labels=None, size=(612, 792)):
 
 
 cairo_pdf("text.pdf", PAGES, LABELS)
+
+
+def colour_pdf(name):
+    import cairo
+    surface = cairo.PDFSurface(path(name), 400, 200)
+    ctx = cairo.Context(surface)
+    for x, rgb in ((0, (1, 0, 0)), (200, (0, 0, 1))):
+        ctx.set_source_rgb(*rgb)
+        ctx.rectangle(x, 0, 200, 200)
+        ctx.fill()
+    surface.finish()
+
+
+colour_pdf("colour.pdf")  # left half red, right half blue
 expect("text.pdf", ["\n".join(line for i, line in enumerate(p) if line or p[i - 1])
                     for p in PAGES])
 
