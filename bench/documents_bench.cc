@@ -26,10 +26,11 @@ struct Pass {
 Pass ReadOnce(const std::string& pdf, reel::pipeline::DocumentOptions options) {
   Pass pass;
   const auto start = Clock::now();
-  auto report = reel::pipeline::ReadDocument(pdf, options, [&](reel::pipeline::DocumentPage&& page) {
-    pass.sizes.emplace_back(page.image.width, page.image.height);
-    return reel::Status::Ok();
-  });
+  auto report =
+      reel::pipeline::ReadDocument(pdf, options, [&](reel::pipeline::DocumentPage&& page) {
+        pass.sizes.emplace_back(page.image.width, page.image.height);
+        return reel::Status::Ok();
+      });
   pass.seconds = Seconds(start);
   if (!report.ok()) {
     std::fprintf(stderr, "%s\n", report.status().ToString().c_str());
@@ -94,9 +95,9 @@ int main(int argc, char** argv) {
     const int n = last.pages;
     const double t = Median(ours_text), rt = Median(ref_text);
     const double p = Median(ours_pictures), rp = Median(ref_pictures);
-    std::printf("%-28s %6d  %7.0f (%7.0f)      %7.1f (%7.1f)        text %.2fx, pictures %.2fx  (%dx%d)\n",
-                fs::path(pdf).filename().c_str(), n, n / t, n / rt, n / p, n / rp, rt / t, rp / p, w,
-                h);
+    std::printf(
+        "%-28s %6d  %7.0f (%7.0f)      %7.1f (%7.1f)        text %.2fx, pictures %.2fx  (%dx%d)\n",
+        fs::path(pdf).filename().c_str(), n, n / t, n / rt, n / p, n / rp, rt / t, rp / p, w, h);
   }
   // OCR: the first 5 pages of the first file as a scan.
   const std::string scan = scratch + "/scan.pdf";

@@ -84,13 +84,12 @@ int ReportDocument(const std::string& command, const std::string& shown,
   for (const std::string& note : report.notes) {
     std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), shown.c_str(), SafeUtf8(note).c_str());
   }
-  std::fprintf(stderr, "%s: %s: %s, %d of %d pages read%s%s\n", command.c_str(), shown.c_str(),
-               pipeline::DocumentFormatName(report.format), report.pages_read, report.page_count,
-               report.pages_ocr > 0 ? (", " + std::to_string(report.pages_ocr) + " by OCR").c_str()
-                                    : "",
-               report.pages_failed > 0
-                   ? (", " + std::to_string(report.pages_failed) + " failed").c_str()
-                   : "");
+  std::fprintf(
+      stderr, "%s: %s: %s, %d of %d pages read%s%s\n", command.c_str(), shown.c_str(),
+      pipeline::DocumentFormatName(report.format), report.pages_read, report.page_count,
+      report.pages_ocr > 0 ? (", " + std::to_string(report.pages_ocr) + " by OCR").c_str() : "",
+      report.pages_failed > 0 ? (", " + std::to_string(report.pages_failed) + " failed").c_str()
+                              : "");
   return report.partial() ? kExitPartial : kExitOk;
 }
 

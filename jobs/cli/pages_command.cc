@@ -122,9 +122,8 @@ int Run(const PagesOptions& o) {
   };
   Result<pipeline::DocumentReport> report = pipeline::ReadDocument(o.document.file, *options, sink);
   // What was read is kept, even when the file failed part way.
-  Status written =
-      WriteFileAtomically((std::filesystem::path(o.out_dir) / "pages.json").string(),
-                          jobs::DumpJson(pages, 2) + "\n");
+  Status written = WriteFileAtomically((std::filesystem::path(o.out_dir) / "pages.json").string(),
+                                       jobs::DumpJson(pages, 2) + "\n");
   if (!report.ok()) {
     std::fprintf(stderr, "reel pages: %s\n", SafeUtf8(report.status().message()).c_str());
     return report.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;

@@ -48,8 +48,9 @@ int Run(const DocumentCliOptions& o) {
 void AddTextCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<DocumentCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "text", "Print a document's text (PDF, HTML, EPUB, DOCX, ODT, PPTX, ODP), pages separated "
-              "by form feeds");
+      "text",
+      "Print a document's text (PDF, HTML, EPUB, DOCX, ODT, PPTX, ODP), pages separated "
+      "by form feeds");
   cmd->footer(
       "PDF text is in reading order, as pdftotext gives it; pages with no text layer but ink on "
       "them (scans) are read by OCR (Tesseract) unless --no-ocr. HTML and office files give "

@@ -115,8 +115,8 @@ Result<PageRange> ParsePageRange(const std::string& text) {
     out = std::stoi(s);
     return out >= 1;
   };
-  const std::string bad = "page range '" + SafeUtf8(text) +
-                          "': expected N, N-M or N- with pages counted from 1";
+  const std::string bad =
+      "page range '" + SafeUtf8(text) + "': expected N, N-M or N- with pages counted from 1";
   PageRange range;
   const size_t dash = text.find('-');
   if (dash == std::string::npos) {
@@ -128,15 +128,16 @@ Result<PageRange> ParsePageRange(const std::string& text) {
   const std::string tail = text.substr(dash + 1);
   if (!tail.empty() && !number(tail, range.last)) return InvalidArgument(bad);
   if (range.last != 0 && range.last < range.first) {
-    return InvalidArgument("page range '" + SafeUtf8(text) + "': the last page is before the first");
+    return InvalidArgument("page range '" + SafeUtf8(text) +
+                           "': the last page is before the first");
   }
   return range;
 }
 
 namespace documents {
 
-PageOutput::PageOutput(const DocumentOptions& options, const PageSink& sink,
-                       DocumentReport& report, std::string display_name)
+PageOutput::PageOutput(const DocumentOptions& options, const PageSink& sink, DocumentReport& report,
+                       std::string display_name)
     : options_(options),
       sink_(sink),
       report_(report),
@@ -224,10 +225,9 @@ Result<DocumentReport> ReadDocument(const std::string& path, const DocumentOptio
       return Unsupported(name +
                          ": not a document Reel reads (PDF, HTML, EPUB, DOCX, ODT, PPTX, ODP)");
   }
-  if (options.office_render && (report.format == DocumentFormat::kDocx ||
-                                report.format == DocumentFormat::kOdt ||
-                                report.format == DocumentFormat::kPptx ||
-                                report.format == DocumentFormat::kOdp)) {
+  if (options.office_render &&
+      (report.format == DocumentFormat::kDocx || report.format == DocumentFormat::kOdt ||
+       report.format == DocumentFormat::kPptx || report.format == DocumentFormat::kOdp)) {
     reader = documents::MakeOfficeRenderer(std::move(reader));
   }
   documents::PageOutput out(options, sink, report, name);
@@ -237,9 +237,8 @@ Result<DocumentReport> ReadDocument(const std::string& path, const DocumentOptio
                            " asked, but the document has " + std::to_string(report.page_count) +
                            (report.page_count == 1 ? " page" : " pages"));
   }
-  const int asked_last = options.pages.last == 0
-                             ? report.page_count
-                             : std::min(options.pages.last, report.page_count);
+  const int asked_last =
+      options.pages.last == 0 ? report.page_count : std::min(options.pages.last, report.page_count);
   if (out.LastWanted(report.page_count) < asked_last) {
     report.left_out = true;
     report.notes.push_back("the document has " + std::to_string(report.page_count) +

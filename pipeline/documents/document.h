@@ -108,12 +108,12 @@ struct DocumentImage {
 };
 
 struct DocumentPage {
-  int number = 0;         // 1-based page (slide, chapter) number
-  std::string label;      // the PDF's page label ("iv", "12") when it has labels, else ""
-  std::string title;      // chapter or slide title where the format has one
-  double width_pt = 0;    // page size in points (1/72 inch), upright; 0 for reflowed text
+  int number = 0;       // 1-based page (slide, chapter) number
+  std::string label;    // the PDF's page label ("iv", "12") when it has labels, else ""
+  std::string title;    // chapter or slide title where the format has one
+  double width_pt = 0;  // page size in points (1/72 inch), upright; 0 for reflowed text
   double height_pt = 0;
-  std::string text;       // UTF-8; lines end with '\n', paragraphs are separated by a blank line
+  std::string text;  // UTF-8; lines end with '\n', paragraphs are separated by a blank line
   TextSource source = TextSource::kNone;
   double ocr_confidence = -1;  // 0..100 (Tesseract's mean word confidence) when source is kOcr
   Image image;                 // the page's picture (RGB), when asked and the format has one
@@ -125,11 +125,11 @@ struct DocumentPage {
 struct DocumentReport {
   DocumentFormat format = DocumentFormat::kUnknown;
   std::string title;
-  int page_count = 0;    // pages in the file
-  int pages_read = 0;    // pages handed to the callback
-  int pages_failed = 0;  // of those, pages with an error
-  int pages_ocr = 0;     // pages whose text came from OCR
-  bool truncated = false;       // the file looks cut short
+  int page_count = 0;              // pages in the file
+  int pages_read = 0;              // pages handed to the callback
+  int pages_failed = 0;            // of those, pages with an error
+  int pages_ocr = 0;               // pages whose text came from OCR
+  bool truncated = false;          // the file looks cut short
   std::vector<std::string> notes;  // what was left out and why, said to the user
   bool partial() const { return pages_failed > 0 || truncated || left_out; }
   bool left_out = false;  // pages past max_pages were not read

@@ -25,13 +25,15 @@ class DocumentCommandsTest : public ::testing::Test {
 TEST_F(DocumentCommandsTest, TextPrintsPagesSeparatedByFormFeedsLikePdftotext) {
   CommandResult ours = Reel("text " + ShellQuote(Doc("text.pdf")));
   ASSERT_EQ(ours.exit_code, 0) << ours.err;
-  CommandResult reference = RunCommand("pdftotext -enc UTF-8 " + ShellQuote(Doc("text.pdf")) + " -");
+  CommandResult reference =
+      RunCommand("pdftotext -enc UTF-8 " + ShellQuote(Doc("text.pdf")) + " -");
   ASSERT_EQ(reference.exit_code, 0);
   // One form feed after each page, as pdftotext writes them.
   EXPECT_EQ(std::count(ours.out.begin(), ours.out.end(), '\f'), 3);
   const std::vector<std::string> got = SplitPages(ours.out), want = SplitPages(reference.out);
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(NormalizeSpace(got[i]), NormalizeSpace(want[i]));
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(NormalizeSpace(got[i]), NormalizeSpace(want[i]));
   EXPECT_NE(ours.out.find("Ελληνικά"), std::string::npos);
   EXPECT_NE(ours.err.find("pdf, 3 of 3 pages read"), std::string::npos) << ours.err;
 
@@ -41,8 +43,8 @@ TEST_F(DocumentCommandsTest, TextPrintsPagesSeparatedByFormFeedsLikePdftotext) {
 }
 
 TEST_F(DocumentCommandsTest, TextOfMarkupFormats) {
-  for (const std::string name : {"page.html", "book.epub", "doc.docx", "doc.odt", "deck.pptx",
-                                 "deck.odp"}) {
+  for (const std::string name :
+       {"page.html", "book.epub", "doc.docx", "doc.odt", "deck.pptx", "deck.odp"}) {
     SCOPED_TRACE(name);
     CommandResult r = Reel("text " + ShellQuote(Doc(name)));
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -65,8 +67,8 @@ TEST_F(DocumentCommandsTest, TextErrorsNameTheFileAndSetTheExitCode) {
   EXPECT_NE(limited.err.find("the document has 10000 pages"), std::string::npos) << limited.err;
   // Drawing the page reads its 1 GiB font: that page fails, the next is drawn.
   const std::string out = ScratchDir("pages_bomb") + "/out";
-  CommandResult bomb = Reel("pages --no-ocr --memory-limit 256 " + ShellQuote(Doc("font-bomb.pdf")) +
-                            " -o " + ShellQuote(out));
+  CommandResult bomb = Reel("pages --no-ocr --memory-limit 256 " +
+                            ShellQuote(Doc("font-bomb.pdf")) + " -o " + ShellQuote(out));
   EXPECT_EQ(bomb.exit_code, 3) << bomb.err;
   EXPECT_NE(bomb.err.find("font-bomb.pdf: page 1: "), std::string::npos) << bomb.err;
   EXPECT_NE(bomb.err.find("memory limit is 256 MiB"), std::string::npos) << bomb.err;
@@ -76,7 +78,8 @@ TEST_F(DocumentCommandsTest, TextErrorsNameTheFileAndSetTheExitCode) {
 
 TEST_F(DocumentCommandsTest, PagesWritesPicturesAndPagesJson) {
   const std::string out = ScratchDir("pages_command") + "/out";
-  CommandResult r = Reel("pages " + ShellQuote(Doc("text.pdf")) + " --pages 1-2 -o " + ShellQuote(out));
+  CommandResult r =
+      Reel("pages " + ShellQuote(Doc("text.pdf")) + " --pages 1-2 -o " + ShellQuote(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json pages = nlohmann::json::parse(ReadText(out + "/pages.json"));
   ASSERT_EQ(pages.size(), 2u);
@@ -107,12 +110,13 @@ TEST_F(DocumentCommandsTest, PagesWritesPicturesAndPagesJson) {
 
   // A folder with files is refused without --overwrite, and only Reel's files are replaced.
   WriteText(out + "/keep.txt", "mine");
-  CommandResult again = Reel("pages " + ShellQuote(Doc("text.pdf")) + " --pages 3 -o " + ShellQuote(out));
+  CommandResult again =
+      Reel("pages " + ShellQuote(Doc("text.pdf")) + " --pages 3 -o " + ShellQuote(out));
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find("--overwrite"), std::string::npos);
-  CommandResult over = Reel("pages " + ShellQuote(Doc("text.pdf")) +
-                            " --pages 3 --max-pixels 100000 --format jpg --overwrite -o " +
-                            ShellQuote(out));
+  CommandResult over =
+      Reel("pages " + ShellQuote(Doc("text.pdf")) +
+           " --pages 3 --max-pixels 100000 --format jpg --overwrite -o " + ShellQuote(out));
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_FALSE(fs::exists(out + "/page_0001.png"));
   EXPECT_TRUE(fs::exists(out + "/page_0003.jpg"));

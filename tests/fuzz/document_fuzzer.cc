@@ -39,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Require(reel::IsValidUtf8(page.error.message()), "page error is UTF-8");
         if (!page.image.empty()) {
           Require(int64_t{page.image.width} * page.image.height <= 50000, "picture within limit");
-          Require(page.image.pixels.size() ==
-                      static_cast<size_t>(page.image.width) * page.image.height * page.image.channels,
+          Require(page.image.pixels.size() == static_cast<size_t>(page.image.width) *
+                                                  page.image.height * page.image.channels,
                   "picture size");
         }
         return reel::Status::Ok();
@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Require(reel::IsValidUtf8(report->title), "title is UTF-8", report->title);
   } else {
     Require(reel::IsValidUtf8(report.status().message()), "error is UTF-8");
-    Require(report.status().message().find("document") != std::string::npos,
-            "error names the file", report.status().message());
+    Require(report.status().message().find("document") != std::string::npos, "error names the file",
+            report.status().message());
   }
   return 0;
 }

@@ -43,8 +43,7 @@ TEST(DocumentTextTest, NormalizePageText) {
 TEST(DocumentTextTest, ResolveMember) {
   using documents::ResolveMember;
   EXPECT_EQ(ResolveMember("OEBPS/content.opf", "text/one.xhtml"), "OEBPS/text/one.xhtml");
-  EXPECT_EQ(ResolveMember("OEBPS/text/one.xhtml", "../images/a%20b.png#x"),
-            "OEBPS/images/a b.png");
+  EXPECT_EQ(ResolveMember("OEBPS/text/one.xhtml", "../images/a%20b.png#x"), "OEBPS/images/a b.png");
   EXPECT_EQ(ResolveMember("a/b.xml", "/top.xml"), "top.xml");
   EXPECT_EQ(ResolveMember("a.xml", "../../etc/passwd"), "");
   EXPECT_EQ(ResolveMember("", "./x//y.xml"), "x/y.xml");
@@ -71,8 +70,8 @@ TEST(DocumentTextTest, TextBuilderLinesParagraphsAndPrefixes) {
 }
 
 TEST(DocumentTextTest, ExtensionsAndNames) {
-  for (const char* e : {".pdf", ".html", ".htm", ".xhtml", ".epub", ".docx", ".odt", ".pptx",
-                        ".odp"}) {
+  for (const char* e :
+       {".pdf", ".html", ".htm", ".xhtml", ".epub", ".docx", ".odt", ".pptx", ".odp"}) {
     EXPECT_TRUE(IsDocumentExtension(e)) << e;
   }
   EXPECT_TRUE(IsDocumentExtension(".PDF"));

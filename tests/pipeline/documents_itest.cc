@@ -438,8 +438,9 @@ TEST_F(DocumentsTest, OfficeRenderWithoutLibreOfficeSaysTextOnly) {
 TEST_F(DocumentsTest, ZipAndXmlBombsAreLimited) {
   Read bomb = ReadAll(Doc("bomb.docx"), TextOnly());
   EXPECT_EQ(bomb.status.code(), ErrorCode::kLimitExceeded);
-  EXPECT_NE(bomb.status.message().find("bomb.docx: word/document.xml: decompresses to more than 64 MiB"),
-            std::string::npos)
+  EXPECT_NE(
+      bomb.status.message().find("bomb.docx: word/document.xml: decompresses to more than 64 MiB"),
+      std::string::npos)
       << bomb.status.message();
 
   Read laughs = ReadAll(Doc("laughs.odt"), TextOnly());
@@ -495,8 +496,9 @@ TEST(RealDocumentsTest, DebianPdfsMatchPdfinfoPdftotextAndPdftoppm) {
     for (size_t i = 0; i < read.pages.size(); ++i) {
       if (NormalizeSpace(read.pages[i].text) != NormalizeSpace(reference[i])) {
         if (++differing <= 3) {
-          ADD_FAILURE() << "page " << i + 1 << " differs:\n" << read.pages[i].text
-                        << "\n--- pdftotext:\n" << reference[i];
+          ADD_FAILURE() << "page " << i + 1 << " differs:\n"
+                        << read.pages[i].text << "\n--- pdftotext:\n"
+                        << reference[i];
         }
       }
     }

@@ -40,14 +40,14 @@ std::string TestDocuments(std::string* why) {
   // flock keeps parallel test processes from making them at once.
   fs::create_directories(dir.parent_path());
   const fs::path tmp = dir.string() + ".tmp";
-  CommandResult made = RunCommand(
-      "flock " + ShellQuote((dir.parent_path() / ".lock").string()) + " sh -c " +
-      ShellQuote("test -f " + ShellQuote((dir / ".done").string()) + " || { rm -rf " +
-                 ShellQuote(tmp.string()) + " && " + DebianPython() + " " +
-                 ShellQuote(script.string()) + " " + ShellQuote(tmp.string()) + " && rm -rf " +
-                 ShellQuote(dir.string()) + " && mv " + ShellQuote(tmp.string()) + " " +
-                 ShellQuote(dir.string()) + " && touch " +
-                 ShellQuote((dir / ".done").string()) + "; }"));
+  CommandResult made =
+      RunCommand("flock " + ShellQuote((dir.parent_path() / ".lock").string()) + " sh -c " +
+                 ShellQuote("test -f " + ShellQuote((dir / ".done").string()) + " || { rm -rf " +
+                            ShellQuote(tmp.string()) + " && " + DebianPython() + " " +
+                            ShellQuote(script.string()) + " " + ShellQuote(tmp.string()) +
+                            " && rm -rf " + ShellQuote(dir.string()) + " && mv " +
+                            ShellQuote(tmp.string()) + " " + ShellQuote(dir.string()) +
+                            " && touch " + ShellQuote((dir / ".done").string()) + "; }"));
   if (made.exit_code != 0 || !fs::exists(dir / ".done")) {
     if (why) *why = "make_documents.py failed: " + made.err;
     return "";

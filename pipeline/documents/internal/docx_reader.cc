@@ -119,9 +119,7 @@ class DocxWalker {
     }
   }
 
-  void PageBreak() {
-    pages.push_back(out_.Take());
-  }
+  void PageBreak() { pages.push_back(out_.Take()); }
 
   TextBuilder out_;
   int in_cell_ = 0;

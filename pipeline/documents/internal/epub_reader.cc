@@ -68,7 +68,8 @@ class EpubReader : public FormatReader {
     REEL_ASSIGN_OR_RETURN(XmlDoc container_doc,
                           ParseXml(*container, out.name() + ": META-INF/container.xml"));
     xmlNode* rootfile = FindElement(reinterpret_cast<xmlNode*>(container_doc.get()), "rootfile");
-    const std::string opf_member = rootfile ? ResolveMember("", Attribute(rootfile, "full-path")) : "";
+    const std::string opf_member =
+        rootfile ? ResolveMember("", Attribute(rootfile, "full-path")) : "";
     if (opf_member.empty()) {
       return CorruptData(out.name() + ": META-INF/container.xml names no package document");
     }
@@ -159,7 +160,7 @@ class EpubReader : public FormatReader {
       }
       HtmlContent content = ExtractHtml(doc->get());
       auto title = titles.find(spine[i]);
-      page.title = SafeUtf8(title != titles.end()       ? title->second
+      page.title = SafeUtf8(title != titles.end()            ? title->second
                             : !content.first_heading.empty() ? content.first_heading
                                                              : content.title);
       page.text = std::move(content.text);
@@ -170,10 +171,10 @@ class EpubReader : public FormatReader {
         if (options.keep_images && !entry.path.empty()) {
           Result<std::string> bytes = zip->Read(entry.path);
           Result<Image> decoded =
-              bytes.ok() ? DecodeImage(reinterpret_cast<const uint8_t*>(bytes->data()),
-                                       bytes->size(), out.name() + ": " + entry.path,
-                                       options.limits.max_page_pixels)
-                         : Result<Image>(bytes.status());
+              bytes.ok()
+                  ? DecodeImage(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(),
+                                out.name() + ": " + entry.path, options.limits.max_page_pixels)
+                  : Result<Image>(bytes.status());
           if (decoded.ok()) {
             entry.image = std::move(*decoded);
           } else {

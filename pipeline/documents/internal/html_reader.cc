@@ -16,7 +16,8 @@ class HtmlReader : public FormatReader {
  public:
   Status Read(const std::string& path, PageOutput& out) override {
     const DocumentOptions& options = out.options();
-    Result<std::string> bytes = ReadFileToString(path, static_cast<uint64_t>(options.limits.max_entry_bytes));
+    Result<std::string> bytes =
+        ReadFileToString(path, static_cast<uint64_t>(options.limits.max_entry_bytes));
     if (!bytes.ok()) {
       if (bytes.status().code() == ErrorCode::kLimitExceeded) {
         return LimitExceeded(out.name() + ": larger than " +

@@ -132,9 +132,9 @@ class Walker {
       out_.ParagraphBreak();
       return;
     }
-    const bool paragraph = OneOf(name, {"p", "blockquote", "table", "figure", "dl", "address",
-                                        "section", "article", "main", "header", "footer", "aside",
-                                        "details", "fieldset", "caption"});
+    const bool paragraph =
+        OneOf(name, {"p", "blockquote", "table", "figure", "dl", "address", "section", "article",
+                     "main", "header", "footer", "aside", "details", "fieldset", "caption"});
     const bool block = paragraph || OneOf(name, {"div", "dt", "dd", "figcaption", "summary",
                                                  "legend", "body", "html", "center", "option"});
     if (paragraph) out_.ParagraphBreak();

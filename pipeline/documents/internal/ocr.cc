@@ -19,8 +19,8 @@ std::string TessdataDir() {
   if (const char* prefix = std::getenv("TESSDATA_PREFIX"); prefix != nullptr && *prefix) {
     return prefix;
   }
-  for (const char* dir : {"/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
-                          "/usr/share/tessdata"}) {
+  for (const char* dir : {"/usr/share/tesseract-ocr/5/tessdata",
+                          "/usr/share/tesseract-ocr/4.00/tessdata", "/usr/share/tessdata"}) {
     if (std::filesystem::exists(std::filesystem::path(dir) / "eng.traineddata")) return dir;
   }
   return "/usr/share/tesseract-ocr/5/tessdata";
@@ -31,9 +31,10 @@ Result<std::unique_ptr<OcrEngine>> OcrEngine::Create(const std::vector<std::stri
   const std::string dir = TessdataDir();
   std::string joined;
   for (const std::string& language : languages) {
-    const bool plain = !language.empty() && language.find_first_not_of(
-                                                "abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
-                                                std::string::npos;
+    const bool plain =
+        !language.empty() &&
+        language.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == std::string::npos;
     if (!plain) return InvalidArgument("OCR: '" + language + "' is not a Tesseract language name");
     if (!std::filesystem::exists(std::filesystem::path(dir) / (language + ".traineddata"))) {
       std::string package = language;

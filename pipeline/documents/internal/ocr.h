@@ -11,8 +11,8 @@
 namespace reel::pipeline::documents {
 
 struct OcrText {
-  std::string text;         // UTF-8; lines end with '\n', paragraphs separated by a blank line
-  double confidence = 0;    // Tesseract's mean word confidence, 0..100
+  std::string text;       // UTF-8; lines end with '\n', paragraphs separated by a blank line
+  double confidence = 0;  // Tesseract's mean word confidence, 0..100
 };
 
 // One Tesseract instance with its language data loaded. Not thread-safe: one per thread.

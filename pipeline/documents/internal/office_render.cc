@@ -3,8 +3,8 @@
 // reader on the result, so the pages are the laid-out pages with their pictures. Without soffice
 // on PATH, or when the conversion fails, the XML text reader runs and the report says why there
 // are no pictures.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,7 +78,8 @@ Result<int> RunWithDeadline(const std::vector<std::string>& args, double seconds
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
-      return LimitExceeded("soffice took longer than " + std::to_string(static_cast<int>(seconds)) + " s");
+      return LimitExceeded("soffice took longer than " + std::to_string(static_cast<int>(seconds)) +
+                           " s");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -103,17 +104,16 @@ class OfficeRenderer : public FormatReader {
     TempDir dir;
     if (dir.path().empty()) return IoError(out.name() + ": cannot make a temporary folder");
     const std::filesystem::path input = std::filesystem::absolute(path);
-    Result<int> rc = RunWithDeadline(
-        {soffice, "--headless", "--norestore", "--nologo",
-         "-env:UserInstallation=file://" + dir.path() + "/profile", "--convert-to", "pdf",
-         "--outdir", dir.path() + "/out", input.string()},
-        out.options().limits.time_limit_s);
-    const std::string pdf =
-        dir.path() + "/out/" + input.stem().string() + ".pdf";
+    Result<int> rc =
+        RunWithDeadline({soffice, "--headless", "--norestore", "--nologo",
+                         "-env:UserInstallation=file://" + dir.path() + "/profile", "--convert-to",
+                         "pdf", "--outdir", dir.path() + "/out", input.string()},
+                        out.options().limits.time_limit_s);
+    const std::string pdf = dir.path() + "/out/" + input.stem().string() + ".pdf";
     if (!rc.ok() || *rc != 0 || !std::filesystem::exists(pdf)) {
-      report.notes.push_back("text only: LibreOffice could not convert the file (" +
-                             (rc.ok() ? "exit status " + std::to_string(*rc) : rc.status().message()) +
-                             ")");
+      report.notes.push_back(
+          "text only: LibreOffice could not convert the file (" +
+          (rc.ok() ? "exit status " + std::to_string(*rc) : rc.status().message()) + ")");
       return text_reader_->Read(path, out);
     }
     report.notes.push_back("pages laid out by LibreOffice");

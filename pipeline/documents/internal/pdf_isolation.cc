@@ -113,7 +113,8 @@ std::string EncodePage(const DocumentPage& p) {
   w.I32(p.image.width);
   w.I32(p.image.height);
   w.I32(p.image.channels);
-  w.Str(std::string_view(reinterpret_cast<const char*>(p.image.pixels.data()), p.image.pixels.size()));
+  w.Str(std::string_view(reinterpret_cast<const char*>(p.image.pixels.data()),
+                         p.image.pixels.size()));
   PutStatus(w, p.error);
   return w.Record(kPage);
 }
@@ -135,8 +136,8 @@ bool DecodePage(std::string_view data, DocumentPage& p) {
   p.image.pixels.assign(pixels.begin(), pixels.end());
   p.error = GetStatus(r);
   return r.ok() && p.image.pixels.size() == static_cast<size_t>(std::max(0, p.image.width)) *
-                                                  std::max(0, p.image.height) *
-                                                  std::max(0, p.image.channels);
+                                                std::max(0, p.image.height) *
+                                                std::max(0, p.image.channels);
 }
 
 bool WriteAll(int fd, std::string_view data) {
@@ -319,8 +320,8 @@ Status IsolatedPdfReader::Read(const std::string& path, PageOutput& out) {
     if (ended || !status.ok()) return status;
     const std::string memory = std::to_string(out.options().limits.memory_bytes >> 20);
     if (page_count == 0) {
-      return CorruptData(out.name() + ": the PDF reader stopped while opening the file (" +
-                         death + "; the memory limit is " + memory + " MiB)");
+      return CorruptData(out.name() + ": the PDF reader stopped while opening the file (" + death +
+                         "; the memory limit is " + memory + " MiB)");
     }
     // The child died on the next wanted page after the last one it sent.
     int failed = last_page + 1;

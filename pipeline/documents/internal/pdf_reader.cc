@@ -117,7 +117,8 @@ Size PixelsAt(double width_pt, double height_pt, double dpi, int64_t max_pixels)
     w *= scale;
     h *= scale;
   }
-  return {std::max(1, static_cast<int>(std::floor(w))), std::max(1, static_cast<int>(std::floor(h)))};
+  return {std::max(1, static_cast<int>(std::floor(w))),
+          std::max(1, static_cast<int>(std::floor(h)))};
 }
 
 }  // namespace
@@ -143,7 +144,8 @@ Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page
   report.title = Utf8(doc->get_title());
   if (LooksTruncated(path)) {
     report.truncated = true;
-    report.notes.push_back("the file is cut short (no %EOF at its end): Poppler rebuilt what it could");
+    report.notes.push_back(
+        "the file is cut short (no %EOF at its end): Poppler rebuilt what it could");
   }
   if (report.page_count <= 0) {
     return CorruptData(out.name() + ": the PDF has no pages" +
@@ -179,10 +181,11 @@ Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page
     if (Rotated(*page)) std::swap(width_pt, height_pt);
     result.width_pt = width_pt;
     result.height_pt = height_pt;
-    if (!(width_pt >= 1 && height_pt >= 1 && width_pt <= 200 * 72 * 20 && height_pt <= 200 * 72 * 20)) {
-      result.error = CorruptData("page " + std::to_string(number) + " has an unusable size (" +
-                                 std::to_string(width_pt) + " x " + std::to_string(height_pt) +
-                                 " pt)");
+    if (!(width_pt >= 1 && height_pt >= 1 && width_pt <= 200 * 72 * 20 &&
+          height_pt <= 200 * 72 * 20)) {
+      result.error =
+          CorruptData("page " + std::to_string(number) + " has an unusable size (" +
+                      std::to_string(width_pt) + " x " + std::to_string(height_pt) + " pt)");
       REEL_RETURN_IF_ERROR(out.Emit(std::move(result)));
       continue;
     }

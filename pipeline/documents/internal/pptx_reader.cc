@@ -87,7 +87,8 @@ class PptxReader : public FormatReader {
       }
       return presentation.status();
     }
-    REEL_ASSIGN_OR_RETURN(XmlDoc pres, ParseXml(*presentation, out.name() + ": ppt/presentation.xml"));
+    REEL_ASSIGN_OR_RETURN(XmlDoc pres,
+                          ParseXml(*presentation, out.name() + ": ppt/presentation.xml"));
     std::map<std::string, std::string> targets;  // relationship id -> member
     Result<std::string> rels = zip->Read("ppt/_rels/presentation.xml.rels");
     if (rels.ok()) {
@@ -118,8 +119,8 @@ class PptxReader : public FormatReader {
       DocumentPage page;
       page.number = number;
       Result<std::string> xml = zip->Read(slides[i]);
-      Result<XmlDoc> doc = xml.ok() ? ParseXml(*xml, out.name() + ": " + slides[i])
-                                    : Result<XmlDoc>(xml.status());
+      Result<XmlDoc> doc =
+          xml.ok() ? ParseXml(*xml, out.name() + ": " + slides[i]) : Result<XmlDoc>(xml.status());
       if (!doc.ok()) {
         page.error = doc.status();
       } else {
