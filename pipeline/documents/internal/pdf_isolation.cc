@@ -150,12 +150,14 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
+#ifndef REEL_DOCUMENTS_ASAN
 int64_t AddressSpaceBytes() {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen("/proc/self/statm", "r"), std::fclose);
   long pages = 0;
   if (!f || std::fscanf(f.get(), "%ld", &pages) != 1) return 0;
   return static_cast<int64_t>(pages) * sysconf(_SC_PAGESIZE);
 }
+#endif
 
 // In the child: limits, then the in-process reader with a sink that writes to `fd`.
 [[noreturn]] void RunChild(int fd, const std::string& path, const DocumentOptions& options,
