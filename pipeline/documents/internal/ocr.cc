@@ -1,5 +1,6 @@
 #include "pipeline/documents/internal/ocr.h"
 
+#include <dlfcn.h>
 #include <tesseract/baseapi.h>
 
 #include <cstdlib>
@@ -43,6 +44,14 @@ Result<std::unique_ptr<OcrEngine>> OcrEngine::Create(const std::vector<std::stri
                              language + ".traineddata; install tesseract-ocr-" + package + ")");
     }
     joined += (joined.empty() ? "" : "+") + language;
+  }
+  // Debian's Tesseract runs its LSTM on OpenMP threads (4 per layer) that spin while they wait:
+  // on a busy machine that tripled the wall time of a page. With dynamic adjustment on, OpenMP
+  // gives a parallel region only the cores the load average leaves free. (Looked up at run time:
+  // libgomp comes in through Tesseract, and a build without OpenMP simply has no such symbol.)
+  using SetDynamic = void (*)(int);
+  if (auto set_dynamic = reinterpret_cast<SetDynamic>(dlsym(RTLD_DEFAULT, "omp_set_dynamic"))) {
+    set_dynamic(1);
   }
   auto impl = std::make_unique<Impl>();
   // Tesseract's own chatter (warnings on stderr) goes nowhere.
