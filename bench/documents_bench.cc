@@ -114,10 +114,11 @@ int main(int argc, char** argv) {
                       ">/dev/null 2>&1; done") /
           read.pages;
   }
-  std::printf("OCR (Tesseract, eng, 300 dpi): %.2f s per page over %d pages of %s; tesseract "
-              "command line %.2f s per page (%.2fx)\n",
-              read.seconds / read.pages, read.pages, fs::path(pdfs[0]).filename().c_str(), cli,
-              cli > 0 ? cli / (read.seconds / read.pages) : 0);
+  std::printf(
+      "OCR (Tesseract, eng, 300 dpi): %.2f s per page over %d pages of %s; tesseract "
+      "command line %.2f s per page (%.2fx)\n",
+      read.seconds / read.pages, read.pages, fs::path(pdfs[0]).filename().c_str(), cli,
+      cli > 0 ? cli / (read.seconds / read.pages) : 0);
   fs::remove_all(scratch);
   return 0;
 }

@@ -396,6 +396,13 @@ TEST_F(DocumentsTest, EpubChaptersInSpineOrderWithTitles) {
   EXPECT_EQ(read.pages[1].text, expected[1]);
 }
 
+TEST_F(DocumentsTest, EncryptedEpubFailsClearly) {
+  Read read = ReadAll(Doc("drm.epub"), TextOnly());
+  EXPECT_EQ(read.status.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(read.status.message().find("drm.epub: the EPUB is encrypted (DRM)"), std::string::npos)
+      << read.status.message();
+}
+
 TEST_F(DocumentsTest, OfficeFilesInDocumentOrder) {
   struct Case {
     const char* name;

@@ -112,6 +112,19 @@ class EpubReader : public FormatReader {
       }
     }
     if (spine.empty()) return CorruptData(out.name() + ": the EPUB's spine lists no chapters");
+    // DRM: META-INF/encryption.xml naming a chapter (fonts are often obfuscated the same way,
+    // which is harmless: they are never read).
+    if (zip->Has("META-INF/encryption.xml")) {
+      Result<std::string> encryption = zip->Read("META-INF/encryption.xml");
+      if (encryption.ok()) {
+        for (const std::string& chapter : spine) {
+          if (encryption->find("\"" + chapter + "\"") != std::string::npos) {
+            return Unsupported(out.name() + ": the EPUB is encrypted (DRM): " + chapter +
+                               " cannot be read");
+          }
+        }
+      }
+    }
 
     std::map<std::string, std::string> titles;
     if (!nav_member.empty()) {

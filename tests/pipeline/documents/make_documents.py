@@ -280,6 +280,17 @@ package("book.epub", {
 }, stored_first=("mimetype", "application/epub+zip"))
 expect("book.epub", ["# One\n\nThe first chapter.\n", "# Two\n\n第二章のテキスト。\n"])
 
+# The same book with DRM: encryption.xml names a chapter.
+with zipfile.ZipFile(path("book.epub")) as src, \
+        zipfile.ZipFile(path("drm.epub"), "w", zipfile.ZIP_DEFLATED) as dst:
+    for info in src.infolist():
+        dst.writestr(info, src.read(info.filename))
+    dst.writestr("META-INF/encryption.xml", """<?xml version="1.0"?>
+<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container"
+ xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>
+<enc:CipherData><enc:CipherReference URI="OEBPS/text/one.xhtml"/></enc:CipherData>
+</enc:EncryptedData></encryption>""")
+
 W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 package("doc.docx", {
     "[Content_Types].xml": "<Types/>",
