@@ -43,6 +43,18 @@ std::string MediaJson(const std::vector<std::pair<std::string, std::string>>& fa
   return json + "}";
 }
 
+// Subtitle files can repeat a cue; the store keys segments on (source, start, text).
+std::vector<storage::SegmentRecord> WithoutDuplicates(std::vector<storage::SegmentRecord> all) {
+  std::set<std::tuple<std::string, double, std::string>> seen;
+  std::vector<storage::SegmentRecord> segments;
+  for (storage::SegmentRecord& segment : all) {
+    if (seen.emplace(segment.source, segment.start_seconds, segment.text).second) {
+      segments.push_back(std::move(segment));
+    }
+  }
+  return segments;
+}
+
 }  // namespace
 
 bool IsTransient(const Status& status) {
@@ -111,15 +123,7 @@ Result<ItemWork> ItemProcessor::Process(const JobSpec& job, const InputFile& inp
   } catch (const std::exception& e) {  // a bug or out of memory; never let it escape
     return Internal(input.path + ": " + e.what());
   }
-  // Subtitle files can repeat a cue; the store keys segments on (source, start, text).
-  std::set<std::tuple<std::string, double, std::string>> seen;
-  std::vector<storage::SegmentRecord> segments;
-  for (storage::SegmentRecord& segment : work.outputs.segments) {
-    if (seen.emplace(segment.source, segment.start_seconds, segment.text).second) {
-      segments.push_back(std::move(segment));
-    }
-  }
-  work.outputs.segments = std::move(segments);
+  work.outputs.segments = WithoutDuplicates(std::move(work.outputs.segments));
   if (!work.text_encodings.empty()) {
     nlohmann::json encodings = nlohmann::json::object();
     for (const auto& [source, encoding] : work.text_encodings) encodings[source] = encoding;
@@ -127,6 +131,30 @@ Result<ItemWork> ItemProcessor::Process(const JobSpec& job, const InputFile& inp
   }
   work.outputs.media_json = MediaJson(work.media_facts);
   return work;
+}
+
+std::vector<storage::SegmentRecord> ItemProcessor::TextOfFailedItem(
+    const JobSpec& job, const InputFile& input, const std::atomic<bool>* cancel,
+    std::vector<std::string>* warnings) const {
+  if (input.kind != InputKind::kVideo) return {};
+  ItemWork work;
+  work.job = &job;
+  work.input = input;
+  work.cancel = cancel;
+  try {
+    for (const auto& stage : stages_) {
+      if (work.cancelled()) return {};
+      if (!stage->reads_text_alone() || !stage->AppliesTo(work)) continue;
+      Status status = stage->Run(work);
+      if (!status.ok()) work.warnings.push_back(NamingFile(status, input.path).message());
+    }
+  } catch (const std::exception& e) {  // a bug or out of memory; the item has failed already
+    work.warnings.push_back(input.path + ": " + e.what());
+  }
+  if (warnings != nullptr) {
+    warnings->insert(warnings->end(), work.warnings.begin(), work.warnings.end());
+  }
+  return WithoutDuplicates(std::move(work.outputs.segments));
 }
 
 }  // namespace reel::jobs

@@ -46,6 +46,15 @@ class ItemProcessor {
   Result<ItemWork> Process(const JobSpec& job, const InputFile& input,
                            const std::atomic<bool>* cancel = nullptr) const;
 
+  // For a video that Process failed (no stream, no video stream, undecodable): the text that
+  // needs no pictures, from the stages that read text alone (ItemStage::reads_text_alone: its
+  // text streams when the file opens, its side-car subtitles), so the failed item keeps its
+  // subtitles. Segments without duplicates, ready for Store::ReplaceItemSegments; empty when
+  // there is none. What could not be read is added to `warnings`.
+  std::vector<storage::SegmentRecord> TextOfFailedItem(const JobSpec& job, const InputFile& input,
+                                                       const std::atomic<bool>* cancel,
+                                                       std::vector<std::string>* warnings) const;
+
  private:
   std::vector<std::unique_ptr<FrameConsumer>> consumers_;
   std::vector<std::unique_ptr<ItemStage>> stages_;

@@ -81,6 +81,10 @@ class ItemStage {
   virtual const char* name() const = 0;
   virtual bool AppliesTo(const ItemWork& work) const = 0;
   virtual Status Run(ItemWork& work) const = 0;
+  // Whether the stage reads only text and needs nothing from the stages before it (the probe):
+  // such a stage is run again for a video whose processing failed, so its text is kept
+  // (ItemProcessor::TextOfFailedItem).
+  virtual bool reads_text_alone() const { return false; }
 };
 
 // A step that needs the committed item (its frame ids): the context builder and the model

@@ -82,6 +82,7 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  max_long_side: " << r.long_side.max_long_side << "\n";
   out << "  max_aspect_ratio: " << Num(r.smart.max_aspect_ratio) << "\n";
   out << "  shape: " << FrameShapeKey(r.shape) << "\n";
+  out << "  deinterlace: " << Bool(r.deinterlace) << "\n";
 
   out << "vision:\n";
   out << "  enabled: " << Bool(job.vision.enabled) << "\n";
@@ -270,6 +271,8 @@ std::string FrameSettingsKey(const JobSpec& job) {
   out << "sampling.max_frames=" << (s.max_frames ? std::to_string(*s.max_frames) : "none") << "\n";
   out << "resize.mode=" << ResizeModeKey(r.mode) << "\n";
   out << "resize.shape=" << FrameShapeKey(r.shape) << "\n";
+  // Only when off: items sampled before deinterlacing existed keep their settings hash.
+  if (!r.deinterlace) out << "resize.deinterlace=off\n";
   switch (r.mode) {
     case M::kSmart:
       out << "resize.factor=" << r.smart.factor << "\n";

@@ -126,7 +126,7 @@ const std::vector<std::string> kSamplingKeys = {
     "scene_min_shot", "start", "end",         "max_frames"};
 const std::vector<std::string> kResizeKeys = {
     "mode",          "factor",           "min_pixels", "max_pixels", "image_max_pixels",
-    "max_long_side", "max_aspect_ratio", "shape"};
+    "max_long_side", "max_aspect_ratio", "shape",      "deinterlace"};
 const std::vector<std::string> kVisionKeys = {"enabled", "weights",    "batch_size",     "dtype",
                                               "threads", "max_pixels", "dedup_threshold"};
 const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_tokens",
@@ -914,6 +914,7 @@ class Parser {
     pipeline::ResizeOptions& r = job_.resize.frames;
     ReadEnum(*fields, "mode", path, ResizeModeNames(), &r.mode);
     ReadEnum(*fields, "shape", path, FrameShapeNames(), &r.shape);
+    ReadBool(*fields, "deinterlace", path, &r.deinterlace);
     int factor = r.smart.factor;
     if (ReadInt(*fields, "factor", path, &factor, 1, 1024)) {
       r.smart.factor = factor;

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 #include "jobs/item_context.h"
 
@@ -279,7 +280,38 @@ class Batch {
     }
     std::string error = last.message();
     if (error.find(input.path) == std::string::npos) error = input.path + ": " + error;
+    KeepTextOfFailedItem(store, item_id, input);
     Fail(store, item_id, &plan, input, error, max_attempts);
+  }
+
+  // A video that failed keeps the text that needs no pictures (its side-car subtitles, its text
+  // streams), stored and searchable, before the item is marked failed. A failure to store it is
+  // a warning: the item's own failure is what is reported.
+  void KeepTextOfFailedItem(storage::Store& store, int64_t item_id, const InputFile& input) {
+    if (cancel_.load()) return;
+    std::vector<std::string> warnings;
+    std::vector<storage::SegmentRecord> segments =
+        processor_.TextOfFailedItem(job_, input, &cancel_, &warnings);
+    for (const std::string& warning : warnings) {
+      LogEvent(store, item_id, storage::EventLevel::kWarning, warning);
+      options_.progress->Warning(warning);
+    }
+    if (segments.empty()) return;
+    Status kept = RetryBusyStatus([&] { return store.ReplaceItemSegments(item_id, segments); });
+    if (!kept.ok()) {
+      options_.progress->Warning(input.path + ": could not keep its subtitles: " + kept.message());
+      return;
+    }
+    std::set<std::string> sources;
+    for (const storage::SegmentRecord& segment : segments) sources.insert(segment.source);
+    std::string from;
+    for (const std::string& source : sources) from += (from.empty() ? "" : ", ") + source;
+    const std::string message = input.path + ": the video failed, its " +
+                                std::to_string(segments.size()) +
+                                (segments.size() == 1 ? " subtitle cue" : " subtitle cues") + " (" +
+                                from + ") are kept and searchable";
+    LogEvent(store, item_id, storage::EventLevel::kWarning, message);
+    options_.progress->Warning(message);
   }
 
   // A stopped item goes back to 'pending' (it was never half-stored: outputs are written only

@@ -140,9 +140,9 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
   index.stream_index = stream_index;
   index.time_base_num = stream->time_base.num;
   index.time_base_den = stream->time_base.den;
-  AVRational rate = stream->avg_frame_rate;
-  if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
-  index.avg_fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+  // The container's rate for now (the jump threshold); measured from the packets once read when
+  // FFmpeg has no average.
+  index.avg_fps = StreamFrameRate(stream, {});
 
   for (unsigned i = 0; i < format->nb_streams; ++i) {
     format->streams[i]->discard =
@@ -242,6 +242,12 @@ Result<FrameIndex> IndexStream(AVFormatContext* format, int stream_index, const 
     if (!index.frames.empty() && index.frames.back().pts == p.pts) continue;
     p.frame = static_cast<int>(index.frames.size());
     index.frames.push_back({p.pts, durations[packet_index], packet_index, p.keyframe});
+  }
+  if (index.has_timestamps) {
+    std::vector<double> times;
+    times.reserve(index.frames.size());
+    for (const IndexedFrame& f : index.frames) times.push_back(index.PtsToSeconds(f.pts));
+    index.avg_fps = StreamFrameRate(stream, std::move(times));
   }
   return index;
 }

@@ -159,7 +159,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
 
   REEL_ASSIGN_OR_RETURN(internal::UniqueCodecContext codec,
                         internal::OpenDecoder(stream, limits.decoder_threads, path));
-  internal::FrameConverter converter(target, report.rotation);
+  internal::FrameConverter converter(target, report.rotation, options.resize.deinterlace);
   // Containers whose timestamps may jump (MPEG-TS, MPEG-PS) have no seek index: a seek searches
   // timestamps and can land off target, so their frames are decoded by one decoder that reads
   // through short gaps, not by several that each seek.
@@ -281,8 +281,9 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
     bool sequential = workers < 2;
     Status planned;
     if (!sequential) {
-      internal::ParallelDecodeJob job{path,   index,           limits, deadline,
-                                      target, report.rotation, groups, workers};
+      internal::ParallelDecodeJob job{
+          path,   index,  limits, deadline, target, report.rotation, options.resize.deinterlace,
+          groups, workers};
       Result<internal::ParallelOutcome> outcome =
           internal::DecodeInParallel(job, plan.counters, [&](internal::ConvertedFrame&& frame) {
             return deliver_converted(frame.frame, std::move(frame.image), frame.damaged);

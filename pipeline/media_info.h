@@ -58,7 +58,12 @@ struct StreamInfo {
   FactSource frames_source = FactSource::kUnknown;
   // Frames evenly spaced at `fps` (see FrameIndex::constant_rate), from the packet timestamps.
   bool constant_rate = true;
-  std::string pixel_format;       // e.g. "yuv420p10le"
+  std::string pixel_format;  // e.g. "yuv420p10le"
+  // How the picture is scanned, as ffprobe's field_order says: "progressive", "tt" (interlaced,
+  // top field first, coded and shown), "bb", "tb" (top coded first, bottom shown first), "bt";
+  // "" when the stream does not say. Interlaced frames are deinterlaced when sampled
+  // (ResizeOptions::deinterlace).
+  std::string field_order;
   bool full_range = false;        // JPEG (full) rather than MPEG (limited) colour range
   bool attached_picture = false;  // cover art, not a real video stream
 

@@ -1,13 +1,16 @@
 #include "pipeline/probe.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "base/text_encoding.h"
 #include "base/utf8.h"
 #include "pipeline/frame_index.h"
+#include "pipeline/internal/bitstream_scan.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/internal/truncation.h"
 
@@ -52,6 +55,7 @@ double Seconds(int64_t ts, AVRational tb) {
 // Facts read from the packets themselves, for streams whose header leaves them out.
 struct PacketFacts {
   int64_t packets = 0;
+  int64_t no_picture = 0;  // video: packets the decoder outputs no picture for
   int64_t min_pts = AV_NOPTS_VALUE;
   int64_t max_end = AV_NOPTS_VALUE;  // largest pts + duration
   std::vector<int64_t> times;        // video: every packet's presentation (else decode) time
@@ -59,6 +63,7 @@ struct PacketFacts {
 
 struct ScanResult {
   std::map<int, PacketFacts> streams;
+  std::map<int, std::unique_ptr<internal::BitstreamScan>> bitstreams;  // video streams
   std::string read_error;  // why reading stopped before the end, if it did
 };
 
@@ -91,20 +96,29 @@ Result<ScanResult> ScanPackets(AVFormatContext* format, const std::string& path,
           f.times.push_back(ts);
         }
       }
+      AVStream* stream = format->streams[packet->stream_index];
+      if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) {
+        std::unique_ptr<internal::BitstreamScan>& bitstream = scan.bitstreams[stream->index];
+        if (!bitstream) bitstream = std::make_unique<internal::BitstreamScan>(stream);
+        bitstream->Add(packet.get());
+      }
     }
     av_packet_unref(packet.get());
+  }
+  for (const auto& [index, bitstream] : scan.bitstreams) {
+    scan.streams[index].no_picture = bitstream->not_shown();
   }
   return scan;
 }
 
-// Whether presentation times (stream time base, any order) are evenly spaced at `fps`.
-bool ConstantRate(std::vector<int64_t> times, AVRational time_base, double fps) {
+// Stream times (any order) as seconds, ascending, each once.
+std::vector<double> SortedSeconds(std::vector<int64_t> times, AVRational time_base) {
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
   std::vector<double> seconds;
   seconds.reserve(times.size());
   for (int64_t t : times) seconds.push_back(static_cast<double>(t) * av_q2d(time_base));
-  return IsConstantRate(seconds, fps);
+  return seconds;
 }
 
 // The decode times of a stream's index entries (MP4/MOV: every sample), edit-list discards left
@@ -133,6 +147,40 @@ int64_t IndexEntryFrames(const AVFormatContext* format, AVStream* stream) {
     if (entry != nullptr && !(entry->flags & AVINDEX_DISCARD_FRAME)) ++frames;
   }
   return frames;
+}
+
+// How many of a stream's index entries (MP4/MOV samples) hold no picture: an H.264 sample with
+// only an end-of-sequence NAL, an MPEG-4 VOP that is not coded. Only samples small enough to
+// hold nothing else are read from the file.
+int64_t EmptyIndexEntries(AVStream* stream, const std::string& path) {
+  constexpr int kSmallSample = 64;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
+  internal::BitstreamScan bitstream(stream);
+  internal::UniquePacket packet(av_packet_alloc());
+  if (!packet) return 0;
+  std::vector<uint8_t> bytes(kSmallSample + AV_INPUT_BUFFER_PADDING_SIZE);
+  const int entries = avformat_index_get_entries_count(stream);
+  for (int i = 0; i < entries; ++i) {
+    const AVIndexEntry* entry = avformat_index_get_entry(stream, i);
+    if (entry == nullptr || (entry->flags & AVINDEX_DISCARD_FRAME) || entry->size <= 0 ||
+        entry->size > kSmallSample || entry->pos < 0) {
+      continue;
+    }
+    if (!file) file.reset(std::fopen(path.c_str(), "rb"));
+    if (!file || fseeko(file.get(), entry->pos, SEEK_SET) != 0 ||
+        std::fread(bytes.data(), 1, entry->size, file.get()) != static_cast<size_t>(entry->size)) {
+      continue;
+    }
+    std::fill(bytes.begin() + entry->size, bytes.end(), 0);
+    packet->data = bytes.data();
+    packet->size = entry->size;
+    packet->pts = packet->dts = entry->timestamp;
+    packet->flags = (entry->flags & AVINDEX_KEYFRAME) ? AV_PKT_FLAG_KEY : 0;
+    bitstream.Add(packet.get());
+  }
+  packet->data = nullptr;
+  packet->size = 0;
+  return bitstream.not_shown();
 }
 
 }  // namespace
@@ -200,9 +248,7 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       bool swap = s.rotation == 90 || s.rotation == 270;
       s.display_width = swap ? shown.height : shown.width;
       s.display_height = swap ? shown.width : shown.height;
-      AVRational rate = stream->avg_frame_rate;
-      if (rate.num <= 0 || rate.den <= 0) rate = stream->r_frame_rate;
-      s.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+      s.fps = internal::StreamFrameRate(stream, {});
       s.attached_picture = (stream->disposition & AV_DISPOSITION_ATTACHED_PIC) != 0;
       const AVPixFmtDescriptor* desc =
           par->format >= 0 && par->format < AV_PIX_FMT_NB
@@ -210,13 +256,34 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
               : nullptr;
       s.pixel_format = desc ? desc->name : "";
       s.full_range = internal::StreamFullRange(*par);
+      switch (internal::RawEnumValue(par->field_order)) {
+        case AV_FIELD_PROGRESSIVE:
+          s.field_order = "progressive";
+          break;
+        case AV_FIELD_TT:
+          s.field_order = "tt";
+          break;
+        case AV_FIELD_BB:
+          s.field_order = "bb";
+          break;
+        case AV_FIELD_TB:
+          s.field_order = "tb";
+          break;
+        case AV_FIELD_BT:
+          s.field_order = "bt";
+          break;
+        default:
+          break;
+      }
       // The packet index is the truth; a container's nb_frames is only believed when the index
       // agrees with it.
       int64_t indexed = IndexEntryFrames(format.get(), stream);
       if (indexed > 0) {
-        s.frames = indexed;
+        s.frames = std::max<int64_t>(indexed - EmptyIndexEntries(stream, path), 1);
         s.frames_source = FactSource::kPacketIndex;
-        s.constant_rate = ConstantRate(IndexEntryTimes(stream), stream->time_base, s.fps);
+        std::vector<double> times = SortedSeconds(IndexEntryTimes(stream), stream->time_base);
+        s.fps = internal::StreamFrameRate(stream, times);
+        s.constant_rate = IsConstantRate(times, s.fps);
       } else {
         needs_scan = true;
       }
@@ -239,9 +306,11 @@ Result<MediaInfo> Probe(const std::string& path, const MediaLimits& limits) {
       const PacketFacts& f = it->second;
       AVRational tb = format->streams[s.index]->time_base;
       if (s.type == StreamType::kVideo && s.frames_source != FactSource::kPacketIndex) {
-        s.frames = f.packets;
+        s.frames = f.packets - f.no_picture;
         s.frames_source = FactSource::kPacketIndex;
-        s.constant_rate = ConstantRate(f.times, tb, s.fps);
+        std::vector<double> times = SortedSeconds(f.times, tb);
+        s.fps = internal::StreamFrameRate(format->streams[s.index], times);
+        s.constant_rate = IsConstantRate(times, s.fps);
       }
       if (f.max_end == AV_NOPTS_VALUE) continue;
       const double measured = Seconds(f.max_end - f.min_pts, tb);

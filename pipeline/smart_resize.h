@@ -48,6 +48,11 @@ struct ResizeOptions {
   SmartResizeOptions smart;
   LongSideResizeOptions long_side;
   FrameShape shape = FrameShape::kDisplay;
+  // Video frames the decoder flags interlaced (a DVD's or an SVCD's MPEG-2, interlaced H.264) are
+  // deinterlaced before they are resized (FFmpeg's estdif, each chosen frame on its own: the
+  // frame `ffmpeg -vf estdif=mode=frame` gives), so the model is not shown combing. Progressive
+  // frames are left alone.
+  bool deinterlace = true;
 };
 
 // Applies `options` to an upright source size.

@@ -41,6 +41,8 @@ nlohmann::json ToJson(const pipeline::MediaInfo& info) {
       j["constant_rate"] = s.constant_rate;
       j["pixel_format"] = s.pixel_format;
       j["full_range"] = s.full_range;
+      j["field_order"] =
+          s.field_order.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.field_order);
       j["attached_picture"] = s.attached_picture;
     } else if (s.type == pipeline::StreamType::kAudio) {
       j["sample_rate"] = s.sample_rate;
@@ -87,6 +89,9 @@ void PrintText(const pipeline::MediaInfo& info) {
       std::printf(" %.3f fps, %lld frames (%s)", s.fps, static_cast<long long>(s.frames),
                   pipeline::FactSourceName(s.frames_source));
       if (!s.constant_rate) std::printf(", variable rate");
+      if (!s.field_order.empty() && s.field_order != "progressive") {
+        std::printf(", interlaced (%s)", s.field_order.c_str());
+      }
     } else if (s.type == pipeline::StreamType::kAudio) {
       std::printf(" %d Hz, %d ch", s.sample_rate, s.audio_channels);
     }

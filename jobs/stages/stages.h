@@ -31,7 +31,8 @@ inline constexpr const char* kSubtitleFileSource = "subtitles";
 
 // Videos: text subtitle streams ("subtitle:N") and side-car files ("sidecar:NAME"); a broken
 // stream or side-car is a warning, not a failure. Subtitle items (.srt/.vtt inputs): their cues
-// (kSubtitleFileSource); an unreadable file fails the item.
+// (kSubtitleFileSource); an unreadable file fails the item. Reads text alone: a video that fails
+// (no streams, no video stream) still keeps its subtitles (ItemProcessor::TextOfFailedItem).
 std::unique_ptr<ItemStage> MakeSubtitleStage();
 
 // Documents (.txt/.md): chunks of paragraphs as segments with source "document", whose

@@ -43,6 +43,7 @@ class SubtitleStage final : public ItemStage {
   bool AppliesTo(const ItemWork& work) const override {
     return work.input.kind == InputKind::kVideo || work.input.kind == InputKind::kSubtitle;
   }
+  bool reads_text_alone() const override { return true; }
   Status Run(ItemWork& work) const override {
     std::vector<storage::SegmentRecord>& segments = work.outputs.segments;
     const std::string& path = work.input.path;

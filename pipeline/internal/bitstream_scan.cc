@@ -115,6 +115,53 @@ bool Mpeg4VopCoded(const uint8_t* data, int size, int time_increment_bits) {
   return r.Read(1) != 0;
 }
 
+// Whether an H.264 or HEVC packet holds no slice at all (only an end of sequence or stream, an
+// access unit delimiter, SEI or parameter sets: a 5-byte end-of-sequence sample at the end of an
+// MP4): the decoder outputs no picture for it. `length_size` is the NAL length prefix of
+// avcC/hvcC streams (1-4), or 0 for Annex B start codes. Data that cannot be walked to its end
+// counts as holding a slice.
+bool HoldsNoSlice(AVCodecID codec, const uint8_t* data, int size, int length_size) {
+  auto is_slice = [&](uint8_t header) {
+    return codec == AV_CODEC_ID_H264 ? (header & 0x1F) >= 1 && (header & 0x1F) <= 5
+                                     : ((header >> 1) & 0x3F) < 32;
+  };
+  int nal_units = 0;
+  if (length_size > 0) {
+    int at = 0;
+    while (at < size) {
+      if (at + length_size >= size) return false;
+      int64_t length = 0;
+      for (int i = 0; i < length_size; ++i) length = (length << 8) | data[at + i];
+      at += length_size;
+      if (length <= 0 || length > size - at) return false;
+      if (is_slice(data[at])) return false;
+      ++nal_units;
+      at += static_cast<int>(length);
+    }
+  } else {
+    // Annex B: the packet starts with a start code, else it is not what it seems.
+    if (size < 4 || data[0] != 0 || data[1] != 0 ||
+        (data[2] != 1 && (data[2] != 0 || data[3] != 1))) {
+      return false;
+    }
+    for (int i = 0; i + 3 < size; ++i) {
+      if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) {
+        if (is_slice(data[i + 3])) return false;
+        ++nal_units;
+        i += 2;
+      }
+    }
+  }
+  return nal_units > 0;
+}
+
+// The NAL length prefix size of an avcC or hvcC configuration record (0: Annex B start codes).
+int NalLengthSize(AVCodecID codec, const uint8_t* extradata, int size) {
+  if (extradata == nullptr || size < 1 || extradata[0] != 1) return 0;
+  if (codec == AV_CODEC_ID_H264) return size > 4 ? (extradata[4] & 3) + 1 : 0;
+  return size > 21 ? (extradata[21] & 3) + 1 : 0;
+}
+
 }  // namespace
 
 PackedVops::Vop PackedVops::Next(const uint8_t* data, int size) {
@@ -171,6 +218,7 @@ BitstreamScan::BitstreamScan(const AVStream* stream)
     time_increment_bits_ = Mpeg4TimeIncrementBits(par->extradata, par->extradata_size);
   }
   if (codec_ != AV_CODEC_ID_H264 && codec_ != AV_CODEC_ID_HEVC) return;
+  nal_length_size_ = NalLengthSize(codec_, par->extradata, par->extradata_size);
   parser_.reset(av_parser_init(codec_));
   parser_codec_.reset(avcodec_alloc_context3(nullptr));
   if (!parser_ || !parser_codec_ ||
@@ -195,9 +243,15 @@ void BitstreamScan::Add(const AVPacket* packet) {
     AddMpeg4(packet);
   } else if (codec_ == AV_CODEC_ID_MPEG1VIDEO || codec_ == AV_CODEC_ID_MPEG2VIDEO) {
     AddMpeg12(packet);
-  } else if (parser_) {
-    AddPictureOrderCount(packet);
+  } else if (codec_ == AV_CODEC_ID_H264 || codec_ == AV_CODEC_ID_HEVC) {
+    if (packet->size > 0 && HoldsNoSlice(codec_, packet->data, packet->size, nal_length_size_)) {
+      pictures_.back().empty = true;
+      pictures_.back().shown = false;
+    } else if (parser_) {
+      AddPictureOrderCount(packet);
+    }
   }
+  if (!pictures_.back().shown) ++not_shown_;
 }
 
 void BitstreamScan::AddPictureOrderCount(const AVPacket* packet) {
@@ -231,11 +285,13 @@ void BitstreamScan::AddMpeg4(const AVPacket* packet) {
   if (at < 0) {
     p.order = -1;
     p.start = p.shown = false;
+    p.empty = true;
     return;
   }
   p.order = vop.data[at + 4] >> 6;  // 0 I, 1 P, 2 B, 3 S (a reference, like P)
   p.start = !vop.held;
   p.shown = Mpeg4VopCoded(vop.data + at, vop.size - at, time_increment_bits_);
+  p.empty = !p.shown;
   has_b_ = has_b_ || p.order == kTypeB;
 }
 
@@ -251,7 +307,16 @@ void BitstreamScan::AddMpeg12(const AVPacket* packet) {
     if (closed >= 0) closed_gop_ = closed == 1;
   }
   const int picture = FindStartCode(packet->data, packet->size, 0, 0x00);
-  if (picture < 0) return;
+  if (picture < 0) {
+    // Headers or a sequence end code alone: the decoder outputs nothing for it.
+    if (packet->size > 0) {
+      p.parsed = true;
+      p.empty = true;
+      p.shown = false;
+      p.order = -1;
+    }
+    return;
+  }
   BitReader r(packet->data + picture + 4, packet->size - picture - 4);
   r.Read(10);  // temporal_reference
   const int type = r.Read(3);
@@ -273,6 +338,7 @@ std::vector<int> BitstreamScan::OrderCountPresentation() const {
   int depth = std::max(reorder_depth_, 0);
   for (int i = 0; i < n; ++i) {
     const Picture& p = pictures_[i];
+    if (p.empty) continue;
     if (i > 0 && p.start && p.order < highest) {
       new_sequence[i] = 1;
       highest = INT_MIN;
@@ -281,6 +347,7 @@ std::vector<int> BitstreamScan::OrderCountPresentation() const {
     // Pictures decoded before this one, in its sequence, that are shown after it.
     int later = 0;
     for (int j = i - 1; j >= 0 && j >= i - 2 * kMaxReorderDepth; --j) {
+      if (pictures_[j].empty) continue;
       if (pictures_[j].order > p.order) ++later;
       if (new_sequence[j]) break;
     }
@@ -295,6 +362,7 @@ std::vector<int> BitstreamScan::OrderCountPresentation() const {
     waiting.erase(waiting.begin());
   };
   for (int i = 0; i < n; ++i) {
+    if (pictures_[i].empty) continue;
     if (new_sequence[i]) {
       while (!waiting.empty()) leave();
     }
@@ -333,8 +401,12 @@ void BitstreamScan::Apply(FrameIndex& index) {
   index.priming_packet = std::move(first_packet_);
   const bool by_types = codec_ == AV_CODEC_ID_MPEG4 || codec_ == AV_CODEC_ID_MPEG1VIDEO ||
                         codec_ == AV_CODEC_ID_MPEG2VIDEO;
-  const bool all_parsed =
-      std::all_of(pictures_.begin(), pictures_.end(), [](const Picture& p) { return p.parsed; });
+  const bool all_parsed = std::all_of(pictures_.begin(), pictures_.end(),
+                                      [](const Picture& p) { return p.parsed || p.empty; });
+  // A packet without a picture is decoded (it may end a sequence) but never shown.
+  for (int i = 0; i < n; ++i) {
+    if (pictures_[i].empty) index.packets[i].discarded = true;
+  }
 
   // Start points: H.264 and HEVC per the parser; packed MPEG-4 where an I-VOP is decoded from its
   // own packet.

@@ -67,6 +67,10 @@ class BitstreamScan {
   // packed_bframes, priming_packet).
   void Apply(FrameIndex& index);
 
+  // How many packets added so far the decoder outputs no picture for (Picture::empty, and
+  // MPEG-4 VOPs that are not coded), as `ffprobe -count_frames` leaves them out of its count.
+  int64_t not_shown() const { return not_shown_; }
+
  private:
   struct Picture {
     int order = 0;            // H.264/HEVC: picture order count; MPEG-1/2/4: picture type decoded
@@ -74,6 +78,9 @@ class BitstreamScan {
     bool start = true;        // a decoder may start here
     bool shown = true;        // the decoder outputs a picture for it
     bool closed_gop = false;  // MPEG-1/2: in a closed GOP
+    // Holds no picture (an MPEG-4 VOP that is not coded and not a packed placeholder, an H.264 or
+    // HEVC packet without a slice, MPEG-1/2 without a picture): decoded, never shown.
+    bool empty = false;
   };
   void AddPictureOrderCount(const AVPacket* packet);
   void AddMpeg4(const AVPacket* packet);
@@ -94,6 +101,8 @@ class BitstreamScan {
   bool closed_gop_ = false;      // MPEG-1/2: the last GOP header said closed
   bool packed_ = false;          // MPEG-4: the encoder's user data says "packed"
   int time_increment_bits_ = 0;  // MPEG-4: from the VOL header (0: none seen yet)
+  int nal_length_size_ = 0;      // H.264/HEVC: avcC/hvcC NAL length prefix (0: Annex B)
+  int64_t not_shown_ = 0;
   PackedVops vops_;
 };
 

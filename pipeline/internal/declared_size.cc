@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace reel::pipeline::internal {
 namespace {
@@ -122,6 +123,68 @@ std::optional<DeclaredSize> MatroskaSize(int64_t file_size, const ReadAt& read) 
   return std::nullopt;
 }
 
+// Ogg: pages of "OggS", version, flags (1 continued, 2 first page of a stream, 4 last page),
+// granule position (8), serial number (4), sequence (4), CRC (4), segment count, segment table.
+std::optional<DeclaredSize> OggSize(int64_t file_size, const ReadAt& read) {
+  constexpr int kHeader = 27;
+  constexpr int kResyncBytes = 64 * 1024;
+  std::vector<uint32_t> open;  // serials begun and not yet ended
+  int64_t offset = 0;
+  // A page that starts at `offset` and runs to `end`.
+  auto page_at = [&](int64_t end) {
+    return DeclaredSize{end, "Ogg page at byte " + std::to_string(offset),
+                        static_cast<int>(open.size())};
+  };
+  for (int n = 0; n < kMaxHeaders; ++n) {
+    if (offset >= file_size) {
+      return DeclaredSize{offset, "Ogg pages", static_cast<int>(open.size())};
+    }
+    uint8_t header[kHeader];
+    const int64_t left = file_size - offset;
+    const int64_t have = std::min<int64_t>(left, kHeader);
+    if (!read(offset, static_cast<size_t>(have), header)) return std::nullopt;
+    const bool capture = have >= 4 && std::memcmp(header, "OggS", 4) == 0;
+    if (capture && have < kHeader) return page_at(offset + kHeader);  // a header cut short
+    if (!capture || header[4] != 0) {
+      if (n == 0) return std::nullopt;
+      // Not a page: look for the next one close by, else the rest is trailing bytes.
+      const int64_t span = std::min<int64_t>(file_size - offset, kResyncBytes);
+      std::vector<uint8_t> bytes(static_cast<size_t>(span));
+      int64_t next = -1;
+      if (span >= 4 && read(offset, bytes.size(), bytes.data())) {
+        for (int64_t i = 1; i + 4 <= span; ++i) {
+          if (std::memcmp(bytes.data() + i, "OggS", 4) == 0) {
+            next = offset + i;
+            break;
+          }
+        }
+      }
+      if (next < 0) {
+        open.clear();  // no verdict on streams the junk may have ended
+        return page_at(offset);
+      }
+      offset = next;
+      continue;
+    }
+    const int segments = header[26];
+    if (left < kHeader + segments) return page_at(offset + kHeader + segments);
+    uint8_t lacing[255];
+    if (segments > 0 && !read(offset + kHeader, segments, lacing)) return std::nullopt;
+    int64_t body = 0;
+    for (int i = 0; i < segments; ++i) body += lacing[i];
+    const uint32_t serial = LittleEndian32(header + 14);
+    const uint8_t flags = header[5];
+    if ((flags & 2) && std::find(open.begin(), open.end(), serial) == open.end()) {
+      open.push_back(serial);
+    }
+    if (flags & 4) open.erase(std::remove(open.begin(), open.end(), serial), open.end());
+    const int64_t end = offset + kHeader + segments + body;
+    if (end > file_size) return page_at(end);
+    offset = end;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<DeclaredSize> ParseDeclaredSize(ContainerFamily family, int64_t file_size,
@@ -134,6 +197,8 @@ std::optional<DeclaredSize> ParseDeclaredSize(ContainerFamily family, int64_t fi
       return AviSize(file_size, read);
     case ContainerFamily::kMp4:
       return Mp4Size(file_size, read);
+    case ContainerFamily::kOgg:
+      return OggSize(file_size, read);
     case ContainerFamily::kOther:
       break;
   }

@@ -1,5 +1,6 @@
 #include "pipeline/internal/ffmpeg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -115,6 +116,23 @@ SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream) {
   av_reduce(&sar.num, &sar.den, sar.num, sar.den, 1 << 20);
   if (sar.num > 8 * int64_t{sar.den} || sar.den > 8 * int64_t{sar.num}) return {};
   return {sar.num, sar.den};
+}
+
+double StreamFrameRate(const AVStream* stream, std::vector<double> times_s) {
+  const AVRational avg = stream->avg_frame_rate;
+  if (avg.num > 0 && avg.den > 0) return av_q2d(avg);
+  const AVRational guess = stream->r_frame_rate;
+  const double guessed = guess.num > 0 && guess.den > 0 ? av_q2d(guess) : 0.0;
+  std::sort(times_s.begin(), times_s.end());
+  times_s.erase(std::unique(times_s.begin(), times_s.end()), times_s.end());
+  if (times_s.size() >= 2 && times_s.back() > times_s.front()) {
+    const double measured =
+        static_cast<double>(times_s.size() - 1) / (times_s.back() - times_s.front());
+    if (std::isfinite(measured) && measured > 0) {
+      return std::abs(guessed - measured) <= 0.01 * measured ? guessed : measured;
+    }
+  }
+  return guessed;
 }
 
 }  // namespace reel::pipeline::internal

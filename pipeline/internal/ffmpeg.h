@@ -7,6 +7,9 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
@@ -19,6 +22,7 @@ extern "C" {
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "pipeline/smart_resize.h"
@@ -43,6 +47,9 @@ struct ParserContextDeleter {
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
+struct FilterGraphDeleter {
+  void operator()(AVFilterGraph* p) const { avfilter_graph_free(&p); }
+};
 
 using UniqueFormatContext = std::unique_ptr<AVFormatContext, FormatContextDeleter>;
 using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
@@ -50,6 +57,7 @@ using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
+using UniqueFilterGraph = std::unique_ptr<AVFilterGraph, FilterGraphDeleter>;
 
 // An enum field FFmpeg filled from the file (codec parameters, stream and frame properties): its
 // bytes as an int, never loaded as the enum. A demuxer or decoder can leave any number there for a
@@ -114,5 +122,13 @@ int StreamRotation(const AVStream* stream);
 // codec's), reduced; 1:1 when the file says nothing, or something implausible (beyond 8:1
 // either way, which no real pixel shape is).
 SampleAspect StreamSampleAspect(AVFormatContext* format, AVStream* stream);
+
+// A video stream's frames per second. FFmpeg's average rate (avg_frame_rate) when it has one.
+// Without it (too few frames for FFmpeg to average: a 2-frame ASF file), the rate the packet
+// index measures, (n - 1) / (last - first) over `times_s` (presentation times in seconds, any
+// order, at least two distinct), keeping r_frame_rate's exact value when it agrees within 1%:
+// r_frame_rate alone is then a guess, often the time base's tick rate (1000 fps for ASF and
+// Matroska). Else r_frame_rate; else 0 (unknown).
+double StreamFrameRate(const AVStream* stream, std::vector<double> times_s);
 
 }  // namespace reel::pipeline::internal

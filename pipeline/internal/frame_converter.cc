@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "pipeline/internal/deinterlacer.h"
+
 namespace reel::pipeline::internal {
 namespace {
 
@@ -53,7 +55,13 @@ Status Prepare(UniqueSwsContext& context, const AVFrame* frame, int width, int h
 
 }  // namespace
 
-Result<Image> FrameConverter::Convert(const AVFrame* frame, const std::string& path) {
+Result<Image> FrameConverter::Convert(const AVFrame* source, const std::string& path) {
+  UniqueFrame deinterlaced;
+  const AVFrame* frame = source;
+  if (deinterlace_ && IsInterlaced(source)) {
+    REEL_ASSIGN_OR_RETURN(deinterlaced, Deinterlace(source, path));
+    frame = deinterlaced.get();
+  }
   bool swap = rotation_ == 90 || rotation_ == 270;
   int width = swap ? upright_.height : upright_.width;
   int height = swap ? upright_.width : upright_.height;
@@ -91,25 +99,28 @@ bool SceneNative(AVPixelFormat format) {
   }
 }
 
-// The format FFmpeg's filter graph converts other formats to before `select` (checked against
-// ffmpeg 5.1's "picking ... out of 11" choices: yuv444p, yuv410p, nv12 -> yuv420p; 10- and
-// 12-bit YUV -> yuv420p10le; deeper gray -> gray; alpha -> rgba).
+// The formats `select` lists, in its order (libavfilter/f_select.c, FFmpeg 5.1).
+constexpr AVPixelFormat kSceneFormats[] = {
+    AV_PIX_FMT_RGB24,   AV_PIX_FMT_BGR24,    AV_PIX_FMT_RGBA,     AV_PIX_FMT_ABGR,
+    AV_PIX_FMT_BGRA,    AV_PIX_FMT_GRAY8,    AV_PIX_FMT_YUV420P,  AV_PIX_FMT_YUVJ420P,
+    AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUV420P10};
+
+// The format FFmpeg's filter graph converts other formats to before `select`: its format
+// negotiation (libavfilter/avfiltergraph.c, pick_format) keeps the least lossy of the listed
+// formats by av_find_best_pix_fmt_of_2, in list order, alpha counted when the source has it. So
+// packed and planar 8-bit RGB (rgb555le from MS Video 1 and QuickTime rpza, rgb565, pal8, gbrp,
+// bgr0) become rgb24, deeper RGB yuv420p10le, packed 4:2:2 and 4:1:1 yuv422p, alpha rgba,
+// deeper gray gray (checked against ffmpeg 5.1's "picking ... out of 11" for every pixel format
+// it can write).
 AVPixelFormat SceneTarget(AVPixelFormat format) {
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
   if (desc == nullptr) return AV_PIX_FMT_YUV420P;
-  if (desc->flags & AV_PIX_FMT_FLAG_ALPHA) return AV_PIX_FMT_RGBA;
-  if (desc->nb_components == 1) return AV_PIX_FMT_GRAY8;
-  if (!(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->comp[0].depth > 8) {
-    return AV_PIX_FMT_YUV420P10;
+  const int has_alpha = desc->nb_components % 2 == 0;
+  AVPixelFormat best = AV_PIX_FMT_NONE;
+  for (AVPixelFormat candidate : kSceneFormats) {
+    best = av_find_best_pix_fmt_of_2(best, candidate, format, has_alpha, nullptr);
   }
-  switch (format) {
-    case AV_PIX_FMT_YUVJ444P:
-    case AV_PIX_FMT_YUVJ440P:
-    case AV_PIX_FMT_YUVJ411P:
-      return AV_PIX_FMT_YUVJ420P;
-    default:
-      return AV_PIX_FMT_YUV420P;
-  }
+  return best == AV_PIX_FMT_NONE ? AV_PIX_FMT_YUV420P : best;
 }
 
 // Whether converting `frame` to `target` leaves its luma samples as they are: YUV or gray whose
@@ -128,8 +139,8 @@ bool LumaUnchanged(const AVFrame* frame, AVPixelFormat target) {
   if (luma.plane != 0 || luma.offset != 0 || luma.shift != 0 || luma.step != bytes) return false;
   if (target == AV_PIX_FMT_YUV420P10) return luma.depth == 10;
   if (luma.depth != 8) return false;
-  if (target == AV_PIX_FMT_YUVJ420P) return true;
-  if (target == AV_PIX_FMT_YUV420P) return !IsFullRange(frame);
+  if (target == AV_PIX_FMT_YUVJ420P || target == AV_PIX_FMT_YUVJ422P) return true;
+  if (target == AV_PIX_FMT_YUV420P || target == AV_PIX_FMT_YUV422P) return !IsFullRange(frame);
   return target == AV_PIX_FMT_GRAY8;
 }
 
@@ -182,13 +193,14 @@ Result<ScenePicture> FrameConverter::ScenePlanes(const AVFrame* frame, const std
     const char* name = av_get_pix_fmt_name(format);
     return Unsupported(path + ": cannot convert pixel format " + (name ? name : "?"));
   }
-  if (target == AV_PIX_FMT_YUV420P || target == AV_PIX_FMT_YUV420P10 ||
-      target == AV_PIX_FMT_YUVJ420P) {
+  const AVPixFmtDescriptor* target_desc = av_pix_fmt_desc_get(target);
+  if (!(target_desc->flags & AV_PIX_FMT_FLAG_RGB) && target_desc->nb_components > 1) {
     // FFmpeg's auto-inserted scaler converts a full-range picture to the limited range of
     // yuv420p (which scales luma differences by 219/255), and keeps yuvj420p full.
     const int* coefficients = sws_getCoefficients(Matrix(frame));
     sws_setColorspaceDetails(scene_.get(), coefficients, IsFullRange(frame) ? 1 : 0, coefficients,
-                             target == AV_PIX_FMT_YUVJ420P ? 1 : 0, 0, 1 << 16, 1 << 16);
+                             target == AV_PIX_FMT_YUVJ420P || target == AV_PIX_FMT_YUVJ422P ? 1 : 0,
+                             0, 1 << 16, 1 << 16);
   }
   if (sws_scale(scene_.get(), frame->data, frame->linesize, 0, frame->height, scene_frame_->data,
                 scene_frame_->linesize) <= 0) {

@@ -1,5 +1,6 @@
-// Decoded pictures to upright RGB at the target size: colour conversion and bicubic resize in one
-// swscale pass, honouring the frame's colour matrix and range, then a lossless rotation.
+// Decoded pictures to upright RGB at the target size: interlaced pictures deinterlaced
+// (deinterlacer.h) when asked, then colour conversion and bicubic resize in one swscale pass,
+// honouring the frame's colour matrix and range, then a lossless rotation.
 #pragma once
 
 #include <string>
@@ -13,20 +14,24 @@ namespace reel::pipeline::internal {
 
 class FrameConverter {
  public:
-  // `upright` is the output size after rotation; `rotation` the clockwise degrees to apply.
-  FrameConverter(Size upright, int rotation) : upright_(upright), rotation_(rotation) {}
+  // `upright` is the output size after rotation; `rotation` the clockwise degrees to apply;
+  // `deinterlace`: pictures the decoder flags interlaced are deinterlaced first.
+  FrameConverter(Size upright, int rotation, bool deinterlace = false)
+      : upright_(upright), rotation_(rotation), deinterlace_(deinterlace) {}
 
   Result<Image> Convert(const AVFrame* frame, const std::string& path);
 
-  // The picture's planes as FFmpeg's scene score reads them (full size, not rotated): the
-  // decoder's own planes when their pixel format is one FFmpeg's `select` filter takes, else a
-  // copy converted to the format FFmpeg's filter graph would pick (yuv420p, yuvj420p,
-  // yuv420p10le, gray or rgba). Valid until the next call or until `frame` is released.
+  // The picture's planes as FFmpeg's scene score reads them (full size, not rotated, never
+  // deinterlaced): the decoder's own planes when their pixel format is one FFmpeg's `select`
+  // filter takes, else a copy converted to the format FFmpeg's filter graph would pick
+  // (yuv420p, yuvj420p, yuv422p, yuvj422p, yuv420p10le, gray, rgb24 or rgba). Valid until the next
+  // call or until `frame` is released.
   Result<ScenePicture> ScenePlanes(const AVFrame* frame, const std::string& path);
 
  private:
   Size upright_;
   int rotation_;
+  bool deinterlace_;
   UniqueSwsContext rgb_;
   UniqueSwsContext scene_;
   UniqueFrame scene_frame_;  // the converted picture for ScenePlanes

@@ -113,7 +113,7 @@ void DecodeGroups(const ParallelDecodeJob& job, const std::vector<int>& order,
   if (!opened.ok()) return out.Fail(opened);
   Result<UniqueCodecContext> codec = OpenDecoder(demuxer.stream(), /*threads=*/1, job.path);
   if (!codec.ok()) return out.Fail(codec.status());
-  FrameConverter converter(job.target, job.rotation);
+  FrameConverter converter(job.target, job.rotation, job.deinterlace);
   VideoDecoder decoder(job.path, demuxer, codec->get(), job.index, job.limits, job.deadline,
                        counters, /*restart_when_seek_fails=*/false);
   const int groups = static_cast<int>(order.size());

@@ -33,8 +33,9 @@ struct ParallelDecodeJob {
   const FrameIndex& index;
   const MediaLimits& limits;
   const Deadline& deadline;
-  Size target;   // upright output size
-  int rotation;  // clockwise degrees
+  Size target;       // upright output size
+  int rotation;      // clockwise degrees
+  bool deinterlace;  // interlaced pictures are deinterlaced (FrameConverter)
   const std::vector<std::vector<int>>& groups;
   int workers;
 };

@@ -60,6 +60,8 @@ std::string CutShortHint(const std::string& path) {
              std::memcmp(head + 4, "mdat", 4) == 0 || std::memcmp(head + 4, "wide", 4) == 0 ||
              std::memcmp(head + 4, "free", 4) == 0) {
     family = ContainerFamily::kMp4;
+  } else if (std::memcmp(head, "OggS", 4) == 0) {
+    family = ContainerFamily::kOgg;
   }
   if (family == ContainerFamily::kOther) return "";
   std::optional<DeclaredSize> declared = DeclaredSizeOf(path, family, file_size);
@@ -71,6 +73,7 @@ ContainerFamily FamilyOf(const AVFormatContext* format) {
   const std::string name = format->iformat->name;
   if (name.find("matroska") != std::string::npos) return ContainerFamily::kMatroska;
   if (name == "avi") return ContainerFamily::kAvi;
+  if (name == "ogg") return ContainerFamily::kOgg;
   if (name.find("mp4") != std::string::npos || name.find("mov") != std::string::npos) {
     return ContainerFamily::kMp4;
   }
@@ -98,6 +101,15 @@ Truncation CheckTruncation(AVFormatContext* format, const std::string& path, int
     t.truncated = true;
     t.missing_bytes = declared->bytes - file_size;
     parts.push_back(DeclaresMore(file_size, *declared));
+  }
+  if (declared && declared->open_streams > 0) {
+    // Ogg keeps no index or total: a file cut between pages is told by its streams' last pages,
+    // each flagged end-of-stream by a finished writer, missing.
+    t.truncated = true;
+    const int n = declared->open_streams;
+    parts.push_back(std::to_string(n) + (n == 1 ? " Ogg stream has" : " Ogg streams have") +
+                    " no last page (end-of-stream flag): the file stops before " +
+                    (n == 1 ? "it ends" : "they end"));
   }
 
   // Index entries whose data lies past the end: MP4 samples, AVI index entries, Matroska cues.

@@ -1,7 +1,10 @@
 // N frames spread evenly over the trimmed range: target times at equal steps from the first
 // frame's start to the last frame's start (both included, as np.linspace does), each mapped to the
 // frame whose presentation interval contains it. Asking for more frames than there are gives every
-// frame once.
+// frame once. Where a frame is held longer than a step (a variable-rate stream's still stretch),
+// two targets fall in one frame: the later target takes the next frame instead, so the count asked
+// for is the count returned whenever the range has that many frames (and a frame is left for
+// every target after it).
 #include <algorithm>
 
 #include "pipeline/sampling/policies.h"
@@ -23,7 +26,10 @@ std::vector<int> SelectByCount(const FrameIndex& index, int first, int last,
     // A nanosecond of slack keeps rounding in the division from landing a hair before a frame's
     // start (the last target is exactly the last frame's start).
     int frame = std::clamp(index.FrameAt(t + 1e-9), first, last - 1);
-    if (selected.empty() || selected.back() != frame) selected.push_back(frame);
+    if (!selected.empty()) frame = std::max(frame, selected.back() + 1);
+    // Leave one frame for each target still to come.
+    frame = std::min(frame, last - (options.count - k));
+    selected.push_back(frame);
   }
   return selected;
 }

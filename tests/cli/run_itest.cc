@@ -218,6 +218,91 @@ TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
   EXPECT_EQ(QueryInt(dir + "/bad.db", "SELECT attempts FROM items WHERE path LIKE '%zero.mp4'"), 2);
 }
 
+TEST(RunCommandTest, AVideoThatFailsKeepsItsSubtitlesSearchable) {
+  // An audio-only MP4 with a side-car .srt and a subtitle stream of its own, and a video that is
+  // not one (no streams) beside two side-cars. Each item fails with its reason; its text is
+  // stored all the same and `reel search` finds it.
+  std::string dir = ScratchDir("failed_video_text");
+  fs::create_directories(dir + "/media");
+  WriteText(dir + "/media/in.srt", "1\n00:00:00,000 --> 00:00:01,000\nA humming walrus\n");
+  std::string tone = GeneratedMedia("tone_subs.mp4", "-f lavfi -i sine=d=2 -i " +
+                                                         ShellQuote(dir + "/media/in.srt") +
+                                                         " -map 0 -map 1 -c:a aac -c:s mov_text");
+  fs::remove(dir + "/media/in.srt");
+  fs::copy_file(tone, dir + "/media/tone.mp4");
+  WriteText(dir + "/media/tone.srt",
+            "1\n00:00:00,500 --> 00:00:01,500\nThe narwhal sings\n\n"
+            "2\n00:00:01,500 --> 00:00:02,000\nThe narwhal rests\n");
+  WriteText(dir + "/media/broken.mp4", "not a video at all, no streams here");
+  WriteText(dir + "/media/broken.en.srt", "1\n00:00:00,000 --> 00:00:01,000\nA lonely axolotl\n");
+  WriteText(dir + "/job.yaml", "name: text\ninputs: [media]\n");
+  CommandResult r = Reel("run job.yaml", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto items = ItemsByPath(dir + "/text.db");
+  ASSERT_EQ(items.size(), 2u) << r.err;
+  EXPECT_EQ(items[dir + "/media/tone.mp4"]["status"], "failed");
+  EXPECT_NE(items[dir + "/media/tone.mp4"]["error"].get<std::string>().find("no video stream"),
+            std::string::npos);
+  EXPECT_EQ(items[dir + "/media/broken.mp4"]["status"], "failed");
+  EXPECT_EQ(QueryInt(dir + "/text.db",
+                     "SELECT count(*) FROM segments s JOIN items i ON i.id = s.item_id "
+                     "WHERE i.path LIKE '%tone.mp4'"),
+            3);
+  EXPECT_EQ(QueryInt(dir + "/text.db",
+                     "SELECT count(*) FROM segments s JOIN items i ON i.id = s.item_id "
+                     "WHERE i.path LIKE '%broken.mp4' AND s.source = 'sidecar:broken.en.srt'"),
+            1);
+  EXPECT_EQ(QueryInt(dir + "/text.db",
+                     "SELECT count(*) FROM events WHERE message LIKE '%are kept and searchable%'"),
+            2);
+  for (const char* word : {"narwhal", "walrus", "axolotl"}) {
+    CommandResult found = Reel("search --db text.db " + std::string(word) + " --format json", dir);
+    EXPECT_EQ(found.exit_code, 0) << found.err;
+    EXPECT_EQ(nlohmann::json::parse(found.out).size(), word == std::string("narwhal") ? 2u : 1u)
+        << word << ": " << found.out;
+  }
+  // Retried, the item fails again and its text is still there, once.
+  CommandResult retry = Reel("run job.yaml --retry-failed", dir);
+  EXPECT_EQ(retry.exit_code, 1);
+  EXPECT_EQ(QueryInt(dir + "/text.db", "SELECT count(*) FROM segments"), 4);
+}
+
+TEST(RunCommandTest, RcloneVideoWithoutStreamsKeepsItsSideCarSubtitles) {
+  // rclone's DLNA test files: a 262-byte video.mp4 with no streams, video.srt and video.en.srt.
+  const std::string package = "golang-github-rclone-rclone-dev";
+  const std::string files =
+      "usr/share/gocode/src/github.com/rclone/rclone/cmd/serve/dlna/testdata/files/";
+  std::string dir = ScratchDir("rclone_text");
+  fs::create_directories(dir + "/media");
+  for (const char* name : {"video.mp4", "video.srt", "video.en.srt"}) {
+    std::string file = DebianPackageFile(package, files + name, std::string("rclone_") + name);
+    if (file.empty()) GTEST_SKIP() << package << " cannot be fetched";
+    fs::copy_file(file, dir + "/media/" + name);
+  }
+  ASSERT_EQ(fs::file_size(dir + "/media/video.mp4"), 262u);
+  // ffprobe opens it and finds no stream.
+  CommandResult streams = RunCommand(
+      "ffprobe -v error -show_entries format=nb_streams -of "
+      "default=nw=1:nk=1 " +
+      ShellQuote(dir + "/media/video.mp4"));
+  ASSERT_EQ(streams.out, "0\n") << streams.err;
+  WriteText(dir + "/job.yaml", "name: rclone\ninputs: [media]\n");
+  CommandResult r = Reel("run job.yaml", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto items = ItemsByPath(dir + "/rclone.db");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items.begin()->second["status"], "failed");
+  nlohmann::json segments =
+      QueryJson(dir + "/rclone.db", "SELECT source, text FROM segments ORDER BY source");
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0]["source"], "sidecar:video.en.srt");
+  EXPECT_EQ(segments[1]["source"], "sidecar:video.srt");
+  EXPECT_EQ(segments[0]["text"], "Test");
+  CommandResult found = Reel("search --db rclone.db Test --format json", dir);
+  EXPECT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_EQ(nlohmann::json::parse(found.out).size(), 2u) << found.out;
+}
+
 TEST(RunCommandTest, ItemsSampledOutsideTheirVideoFailOrWarnWithTheReason) {
   // 3 s clips; timestamps at 2 s and 20 s: one frame each, and a warning for 20 s. A start at
   // 5 s leaves nothing: the item fails, saying so.

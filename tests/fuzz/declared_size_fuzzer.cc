@@ -18,7 +18,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using reel::pipeline::internal::ContainerFamily;
   if (size < 1) return 0;
-  const ContainerFamily family = static_cast<ContainerFamily>(data[0] % 4);
+  const ContainerFamily family = static_cast<ContainerFamily>(data[0] % 5);
   const uint8_t* bytes = data + 1;
   const int64_t available = static_cast<int64_t>(size - 1);
   // Sometimes claim a larger file than the bytes given (reads past them must fail cleanly).

@@ -1,13 +1,46 @@
 // Probe facts on generated clips whose truth is known by construction.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <vector>
+
+#include "pipeline/frame_index.h"
 #include "pipeline/probe.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
 namespace {
 
 using reel::testing::GeneratedMedia;
+using reel::testing::RunCommand;
+using reel::testing::ShellQuote;
+
+// One field of the first video stream as ffprobe prints it ("r_frame_rate" -> "1000/1").
+std::string FfprobeField(const std::string& path, const std::string& field) {
+  auto r = RunCommand("ffprobe -v error -select_streams v:0 -show_entries stream=" + field +
+                      " -of default=nw=1:nk=1 " + ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string value = r.out;
+  while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+  return value;
+}
+
+// The presentation times (seconds) of the first video stream's packets, as ffprobe lists them.
+std::vector<double> FfprobePacketTimes(const std::string& path) {
+  auto r = RunCommand(
+      "ffprobe -v error -select_streams v:0 -show_entries packet=pts_time "
+      "-of default=nw=1:nk=1 " +
+      ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<double> times;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line != "N/A") times.push_back(std::stod(line));
+  }
+  return times;
+}
 
 const StreamInfo* FirstOf(const MediaInfo& info, StreamType type) {
   for (const StreamInfo& s : info.streams) {
@@ -89,6 +122,60 @@ TEST(ProbeTest, NonZeroStartAndRotation) {
   EXPECT_NE(v.rotation, 0);
   EXPECT_EQ(v.display_width, 48);
   EXPECT_EQ(v.display_height, 64);
+}
+
+TEST(ProbeTest, RateOfAFewFramesComesFromThePacketsWhenFfmpegHasNoAverage) {
+  // Two WMV frames one second apart over 2 s: ffprobe says r_frame_rate 1000/1 (the ASF time
+  // base's tick) and avg_frame_rate 0/0. The packets say 1 fps.
+  std::string path =
+      GeneratedMedia("two_frames.wmv", "-f lavfi -i testsrc=s=160x120:r=1:d=2 -c:v wmv2");
+  ASSERT_EQ(FfprobeField(path, "r_frame_rate"), "1000/1");
+  ASSERT_EQ(FfprobeField(path, "avg_frame_rate"), "0/0");
+  std::vector<double> times = FfprobePacketTimes(path);
+  ASSERT_EQ(times.size(), 2u);
+  const double measured = 1.0 / (times[1] - times[0]);
+  auto info = Probe(path);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_TRUE(info->best_video.has_value());
+  const StreamInfo& v = info->streams[*info->best_video];
+  EXPECT_EQ(v.frames, 2);
+  EXPECT_NEAR(v.fps, measured, 1e-9);
+  EXPECT_NEAR(v.fps, 1.0, 1e-9);
+  auto index = BuildFrameIndex(path);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_NEAR(index->avg_fps, 1.0, 1e-9);
+  EXPECT_NEAR(index->duration_s(), 2.0, 1e-9);  // the last frame lasts one frame of the rate
+}
+
+TEST(ProbeTest, APacketWithoutAPictureIsNotAFrame) {
+  // Eleven MPEG-4 pictures and a 5-byte twelfth packet: a VOP that is not coded (vop_coded 0),
+  // for which FFmpeg's decoder outputs nothing. ffprobe: 12 packets, 11 frames read.
+  std::string coded =
+      GeneratedMedia("eleven.m4v", "-f lavfi -i testsrc=s=64x48:r=2:d=5.5 -c:v mpeg4 -bf 0 -f m4v");
+  ASSERT_FALSE(coded.empty());
+  const std::string dir = reel::testing::ScratchDir("ProbeTestNotCoded");
+  const std::string raw = dir + "/twelve.m4v";
+  ASSERT_EQ(RunCommand("cp " + ShellQuote(coded) + " " + ShellQuote(raw) +
+                       " && printf '\\000\\000\\001\\266\\134' >> " + ShellQuote(raw))
+                .exit_code,
+            0);
+  for (const char* container : {"avi", "mp4"}) {
+    SCOPED_TRACE(container);
+    const std::string path = dir + "/twelve." + container;
+    auto made = RunCommand("ffmpeg -v error -y -r 2 -i " + ShellQuote(raw) + " -c copy " +
+                           ShellQuote(path));
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    ASSERT_EQ(FfprobeField(path, "nb_read_packets -count_packets"), "12");
+    const std::string decoded = FfprobeField(path, "nb_read_frames -count_frames");
+    ASSERT_EQ(decoded, "11");
+    auto info = Probe(path);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->streams[0].frames, std::stoi(decoded));
+    auto index = BuildFrameIndex(path);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_EQ(index->size(), std::stoi(decoded));
+    EXPECT_EQ(index->packets.size(), 12u);
+  }
 }
 
 TEST(ProbeTest, AudioOnlyFileHasNoBestVideo) {

@@ -3,6 +3,7 @@
 // `select='gt(scene,T)'` would. Real clips come out of Debian packages (skipped offline).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -129,6 +130,46 @@ TEST(SceneScoreTest, MatchesFfmpegAcrossPixelFormatsAndRanges) {
       "scene_fullrange444.mp4",
       "-f lavfi -i testsrc2=s=96x64:r=10:d=2 -c:v libx264 -pix_fmt yuv444p -color_range pc");
   ExpectScoresMatchFfmpeg(tagged);
+}
+
+// Sources FFmpeg's filter graph converts to another of `select`'s formats than yuv420p: 8-bit RGB
+// (MS Video 1 and QuickTime rpza decode to rgb555, which becomes rgb24, every channel scored),
+// deeper RGB (yuv420p10le), packed 4:2:2 and 4:1:1 (yuv422p), palettes (rgb24).
+TEST(SceneScoreTest, MatchesFfmpegOnRgbAndPacked422Sources) {
+  struct Case {
+    const char* name;
+    const char* format;
+    const char* encode;
+  };
+  for (const Case& c :
+       {Case{"msvideo1.avi", "rgb555le", "-c:v msvideo1"},
+        Case{"rpza.mov", "rgb555be", "-c:v rpza"}, Case{"rgb565.nut", "rgb565le", "-c:v rawvideo"},
+        Case{"pal8.nut", "pal8", "-c:v rawvideo"}, Case{"gbrp.mkv", "gbrp", "-c:v ffv1"},
+        Case{"gbrp10.mkv", "gbrp10le", "-c:v ffv1"}, Case{"bgr0.mkv", "bgr0", "-c:v ffv1"},
+        Case{"yuyv422.nut", "yuyv422", "-c:v rawvideo"},
+        Case{"yuv411p.mkv", "yuv411p", "-c:v ffv1"}}) {
+    std::string clip = GeneratedMedia(
+        std::string("scene_") + c.name,
+        "-f lavfi -i testsrc2=s=96x64:r=10:d=1.5 -f lavfi -i mandelbrot=s=96x64:r=10 "
+        "-filter_complex \"[1]trim=duration=1.5[m];[0][m]concat=n=2:v=1,format=" +
+            std::string(c.format) + "[v]\" -map \"[v]\" " + c.encode);
+    SCOPED_TRACE(c.name);
+    ExpectScoresMatchFfmpeg(clip);
+  }
+}
+
+// The issue's real file: Planet Blupi's MS Video 1 cut scenes (rgb555le). Frame 55 scored 0.2676
+// where FFmpeg says 0.3648, so a 0.3 threshold missed the cut.
+TEST(SceneScoreTest, PlanetBlupiMsVideo1MatchesFfmpeg) {
+  std::string movie = DebianPackageFile("planetblupi-common",
+                                        "usr/share/planetblupi/movie/play108.mkv", "play108.mkv");
+  if (movie.empty()) GTEST_SKIP() << "planetblupi-common cannot be fetched";
+  std::vector<double> ffmpeg = FfmpegScores(movie);
+  ASSERT_GT(ffmpeg.size(), 55u);
+  EXPECT_NEAR(ffmpeg[55], 0.364842, 1e-6);
+  ExpectScoresMatchFfmpeg(movie);
+  SceneRun run = Scene(movie, 0.3, 0);
+  EXPECT_NE(std::find(run.cuts.begin(), run.cuts.end(), 55), run.cuts.end());
 }
 
 // The issue's case: a movie clip whose three cuts FFmpeg scores 0.35-0.39 (opencv-doc is about

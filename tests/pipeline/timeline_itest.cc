@@ -3,6 +3,8 @@
 // cut short (Matroska/WebM, AVI, MP4), and MPEG elementary and program streams without durations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -200,6 +202,40 @@ TEST(FpsTimelineTest, VariableRateStillStretchUsesPresentationTimes) {
   EXPECT_EQ(by_index.painted, (std::vector<int>{0, 4, 8, 12, 16, 80, 84, 88, 92, 96, 99}));
 }
 
+TEST(CountPolicyTest, TwoStepsInOneHeldFrameStillGiveTheCountAskedFor) {
+  // 99 counter frames of variable-rate Theora: 10 fps, but frame 49 is held 1.1 s. With
+  // --count 16 the steps are 0.72 s, and the targets at 5.04 s and 5.76 s both fall in frame 49:
+  // the second takes the next frame, 50, so 16 frames come back, as asked.
+  std::string source =
+      GeneratedMedia("timeline_counter99.mkv", CounterClipArgs(99, 64, 64, "10") + " -c:v ffv1");
+  std::string path = GeneratedMedia(
+      "held_frame_theora.mkv",
+      "-i " + source +
+          " -vf \"setpts='if(gte(N,50),N/10+1,N/10)/TB'\" -fps_mode passthrough -c:v libtheora "
+          "-q:v 10");
+  auto frames = reel::testing::RunCommand(
+      "ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1:nk=1 " +
+      reel::testing::ShellQuote(path));
+  ASSERT_EQ(frames.out, "99\n") << frames.err;
+  SamplingOptions count;
+  count.policy = SamplingPolicy::kCount;
+  count.count = 16;
+  Sampled s = Sample(path, count);
+  EXPECT_EQ(s.painted,
+            (std::vector<int>{0, 7, 14, 21, 28, 36, 43, 49, 50, 54, 62, 69, 76, 83, 90, 98}));
+  EXPECT_TRUE(s.report.warnings.empty());
+  // Seven targets fall in the held frame of a 20-frame range (frames 40-49, then 50-59 from
+  // 6.0 s): 19 asked, 19 given, in order.
+  count.count = 19;
+  count.start_s = 4.0;
+  count.end_s = 6.95;
+  Sampled range = Sample(path, count);
+  ASSERT_EQ(range.painted.size(), 19u);
+  EXPECT_EQ(range.painted.front(), 40);
+  EXPECT_EQ(range.painted.back(), 59);
+  EXPECT_TRUE(std::is_sorted(range.painted.begin(), range.painted.end()));
+}
+
 TEST(FpsTimelineTest, ConstantRateStreamsKeepTheServersIndexRule) {
   std::string path =
       GeneratedMedia("timeline_counter.mkv", CounterClipArgs(30, 64, 64, "10") + " -c:v ffv1");
@@ -276,6 +312,77 @@ TEST(TruncatedMatroskaTest, LiveWrittenWebmDeclaresNoSize) {
   EXPECT_FALSE(cut->truncated()) << cut->truncation.reason;
 }
 
+// The duration ffprobe gives a file, and its exit status (a cut Ogg file opens without complaint).
+double FfprobeDuration(const std::string& path) {
+  auto r = reel::testing::RunCommand(
+      "ffprobe -v error -show_entries format=duration -of "
+      "default=nw=1:nk=1 " +
+      reel::testing::ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::atof(r.out.c_str());
+}
+
+// Checks a whole Ogg file and cuts of it: the first 60% (mid-page: the last page declares bytes
+// the file lacks), and the same cut moved back to the page boundary before it (whole pages, but
+// the streams' last pages, flagged end-of-stream, are missing).
+void ExpectOggCutsTruncated(const std::string& whole, const std::string& name) {
+  const std::string bytes = ReadAll(whole);
+  const int64_t size = static_cast<int64_t>(bytes.size());
+  ASSERT_GT(size, 1000);
+  auto full = Probe(whole);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_FALSE(full->truncation.truncated) << full->truncation.reason;
+  auto full_index = BuildFrameIndex(whole);
+  ASSERT_TRUE(full_index.ok());
+  EXPECT_FALSE(full_index->truncated()) << full_index->truncation.reason;
+
+  const size_t sixty = static_cast<size_t>(size * 6 / 10);
+  const size_t boundary = bytes.rfind("OggS", sixty);
+  ASSERT_NE(boundary, std::string::npos);
+  ASSERT_GT(boundary, 0u);
+  for (size_t kept : {sixty, boundary}) {
+    SCOPED_TRACE(kept);
+    std::string cut = Head(whole, kept, name + std::to_string(kept) + ".ogv");
+    // FFmpeg opens it without an error and times it by what is there.
+    const double ffprobe_s = FfprobeDuration(cut);
+    EXPECT_LT(ffprobe_s, full->duration_s * 0.8);
+    auto probe = Probe(cut);
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    EXPECT_TRUE(probe->truncation.truncated);
+    EXPECT_NE(probe->truncation.reason.find("Ogg"), std::string::npos) << probe->truncation.reason;
+    if (kept == sixty) {
+      EXPECT_GT(probe->truncation.missing_bytes, 0);
+    } else {
+      EXPECT_NE(probe->truncation.reason.find("end-of-stream"), std::string::npos)
+          << probe->truncation.reason;
+    }
+    auto index = BuildFrameIndex(cut);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    EXPECT_TRUE(index->truncated());
+    Sampled sampled = Sample(cut, Fps(1));
+    EXPECT_TRUE(sampled.report.truncated);
+    EXPECT_TRUE(sampled.report.partial());
+  }
+}
+
+TEST(TruncatedOggTest, ACutTheoraFileIsTruncated) {
+  // 24 s of Theora and Vorbis; ffprobe times the first 60% at about 14 s and says nothing else.
+  std::string whole = GeneratedMedia(
+      "theora24.ogv",
+      "-f lavfi -i testsrc2=s=96x64:r=10:d=24 -f lavfi -i sine=d=24 -c:v libtheora -q:v 4 "
+      "-c:a libvorbis");
+  ASSERT_FALSE(whole.empty());
+  ExpectOggCutsTruncated(whole, "theora");
+}
+
+TEST(TruncatedOggTest, ARealOgvCutShortIsTruncated) {
+  std::string whole = DebianPackageFile(
+      "golang-github-gabriel-vasile-mimetype-dev",
+      "usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/ogg.ogv", "mimetype.ogv");
+  if (whole.empty()) GTEST_SKIP() << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
+  ExpectOggCutsTruncated(whole, "mimetype");
+}
+
 TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   using internal::ContainerFamily;
   auto parse = [](ContainerFamily family, const std::string& bytes, int64_t file_size) {
@@ -326,6 +433,38 @@ TEST(DeclaredSizeTest, ReadsMatroskaAviAndMp4Headers) {
   std::string whole_mp4 = mp4 + std::string(1000 - 16, 'x') + std::string(6, '\0');
   EXPECT_EQ(parse(ContainerFamily::kMp4, whole_mp4, static_cast<int64_t>(whole_mp4.size()))->bytes,
             40 + 1000);
+  // Ogg: a page of `body` bytes in one segment, with `flags` (2 first page, 4 last page).
+  auto page = [](uint8_t flags, uint32_t serial, int body) {
+    std::string p("OggS\0", 5);
+    p += static_cast<char>(flags);
+    p += std::string(8, '\0');  // granule position
+    for (int i = 0; i < 4; ++i) p += static_cast<char>((serial >> (8 * i)) & 0xFF);
+    p += std::string(8, '\0');  // sequence number, CRC
+    p += static_cast<char>(1);  // one segment
+    p += static_cast<char>(body);
+    return p + std::string(body, 'x');
+  };
+  const std::string ogg =
+      page(2, 7, 30) + page(2, 9, 20) + page(0, 7, 100) + page(4, 9, 0) + page(4, 7, 10);
+  const auto ogg_size = static_cast<int64_t>(ogg.size());
+  auto whole_ogg = parse(ContainerFamily::kOgg, ogg, ogg_size);
+  ASSERT_TRUE(whole_ogg.has_value());
+  EXPECT_EQ(whole_ogg->bytes, ogg_size);
+  EXPECT_EQ(whole_ogg->open_streams, 0);
+  // Cut at the last page: stream 7 never ends. Cut inside it: its header declares the rest.
+  const int64_t last_page = ogg_size - 38;
+  auto at_page = parse(ContainerFamily::kOgg, ogg.substr(0, last_page), last_page);
+  EXPECT_EQ(at_page->bytes, last_page);
+  EXPECT_EQ(at_page->open_streams, 1);
+  auto mid_page = parse(ContainerFamily::kOgg, ogg.substr(0, ogg_size - 4), ogg_size - 4);
+  EXPECT_EQ(mid_page->bytes, ogg_size);
+  // Junk between pages is skipped to the next page; junk at the end is trailing bytes.
+  const std::string junk_inside = ogg.substr(0, 58) + "junk" + ogg.substr(58);
+  auto resynced = parse(ContainerFamily::kOgg, junk_inside, ogg_size + 4);
+  EXPECT_EQ(resynced->bytes, ogg_size + 4);
+  EXPECT_EQ(resynced->open_streams, 0);
+  EXPECT_EQ(parse(ContainerFamily::kOgg, ogg + "tail", ogg_size + 4)->bytes, ogg_size);
+  EXPECT_FALSE(parse(ContainerFamily::kOgg, "not an ogg file at all", 22).has_value());
   // Garbage is no header at all.
   EXPECT_FALSE(parse(ContainerFamily::kMp4, std::string(64, '\xff'), 64).has_value());
   EXPECT_FALSE(parse(ContainerFamily::kAvi, std::string(64, 'x'), 64).has_value());
