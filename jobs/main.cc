@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   reel::cli::AddReportCommand(app, exit_code);
   reel::cli::AddTextCommand(app, exit_code);
   reel::cli::AddPagesCommand(app, exit_code);
+  reel::cli::AddTranscribeCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -46,5 +46,6 @@ void AddSimilarCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
 void AddTextCommand(CLI::App& app, int& exit_code);
 void AddPagesCommand(CLI::App& app, int& exit_code);
+void AddTranscribeCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli
