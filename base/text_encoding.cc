@@ -6,18 +6,11 @@
 #include <cerrno>
 #include <memory>
 
+#include "base/strings.h"
 #include "base/utf8.h"
 
 namespace reel {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 bool IsUtf8Name(std::string_view name) {
   const std::string lower = Lower(name);

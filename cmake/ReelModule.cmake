@@ -1,8 +1,10 @@
 # Module layering for Reel.
 #
 # Every first-party library is declared with reel_module(NAME LEVEL n ...). A module may link
-# only modules of a strictly lower level, and its sources may include only headers of such
-# modules. Both rules are checked at configure time, so a reversed dependency fails the build.
+# only modules of a strictly lower level, and its sources may include only headers of the modules
+# it links (DEPS, and what those link in turn). Both rules are checked at configure time, so a
+# reversed dependency, or an include of a lower module the module does not link (storage of llm),
+# fails the build.
 #
 # Levels follow the data flow: base (0) < pipeline (1) < vision (2) < llm (3) < storage (4)
 # < jobs (5).
@@ -17,6 +19,8 @@ function(reel_module name)
   set_property(GLOBAL PROPERTY REEL_LEVEL_${name} ${ARG_LEVEL})
   set_property(GLOBAL APPEND PROPERTY REEL_MODULES ${name})
 
+  # The modules this one may include: its DEPS and everything they may include.
+  set(reachable ${ARG_DEPS})
   foreach(dep IN LISTS ARG_DEPS)
     get_property(dep_level GLOBAL PROPERTY REEL_LEVEL_${dep})
     if("${dep_level}" STREQUAL "")
@@ -26,7 +30,11 @@ function(reel_module name)
       message(FATAL_ERROR
         "Layering violation: ${name} (level ${ARG_LEVEL}) may not depend on ${dep} (level ${dep_level})")
     endif()
+    get_property(dep_reachable GLOBAL PROPERTY REEL_REACHABLE_${dep})
+    list(APPEND reachable ${dep_reachable})
   endforeach()
+  list(REMOVE_DUPLICATES reachable)
+  set_property(GLOBAL PROPERTY REEL_REACHABLE_${name} ${reachable})
 
   # Include check: a module's sources may include only its own headers and those of lower modules.
   foreach(src IN LISTS ARG_SOURCES)
@@ -37,14 +45,15 @@ function(reel_module name)
       if(known EQUAL -1 OR included STREQUAL name)
         continue()
       endif()
-      list(FIND ARG_DEPS "${included}" declared)
+      list(FIND reachable "${included}" declared)
       if(declared EQUAL -1)
-        # Allowed if reached transitively through a declared lower dependency.
         get_property(inc_level GLOBAL PROPERTY REEL_LEVEL_${included})
         if("${inc_level}" STREQUAL "" OR NOT inc_level LESS ARG_LEVEL)
           message(FATAL_ERROR
             "Layering violation: ${name}/${src} includes ${included}/ (not a lower module)")
         endif()
+        message(FATAL_ERROR
+          "Layering violation: ${name}/${src} includes ${included}/, a module ${name} does not link")
       endif()
     endforeach()
   endforeach()

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "base/strings.h"
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 
@@ -132,12 +133,6 @@ class Globber {
   std::set<std::pair<std::string, size_t>> visited_;
 };
 
-std::string Lower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/strings.h"
 #include "base/text_encoding.h"
 #include "base/utf8.h"
 #include "jobs/job_spec.h"
@@ -62,12 +63,6 @@ class Fields {
  private:
   std::vector<Field> fields_;
 };
-
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 std::string Describe(const YAML::Node& node) {
   switch (node.Type()) {
@@ -525,7 +520,7 @@ class Parser {
     } else if (std::string guess = ClosestName(name, known); !guess.empty()) {
       message += " (did you mean " + Quoted(guess) + "?)";
     } else {
-      message += " (valid keys: " + Join(known) + ")";
+      message += " (valid keys: " + Join(known, ", ") + ")";
     }
     Error(key.Mark(), message);
   }
@@ -652,7 +647,7 @@ class Parser {
     std::optional<E> value = names.Parse(f->text);
     if (!value) {
       std::string message =
-          Quoted(f->path) + " must be one of " + Join(names.Names()) + "; got " + Quoted(f->text);
+          Quoted(f->path) + " must be one of " + Join(names.Names(), ", ") + "; got " + Quoted(f->text);
       if (std::string guess = ClosestName(f->text, names.Names()); !guess.empty()) {
         message += " (did you mean " + Quoted(guess) + "?)";
       }

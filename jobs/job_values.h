@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "base/status.h"
 #include "jobs/job_spec.h"
 #include "pipeline/sampling.h"
@@ -82,21 +83,7 @@ const char* ResizeModeKey(pipeline::ResizeMode mode);
 const char* FrameShapeKey(pipeline::FrameShape shape);
 const char* FpsTimelineKey(pipeline::FpsTimeline timeline);
 
-template <typename E>
-struct EnumNames {
-  std::vector<std::pair<std::string, E>> entries;
-  std::optional<E> Parse(std::string_view name) const {
-    for (const auto& [n, e] : entries) {
-      if (n == name) return e;
-    }
-    return std::nullopt;
-  }
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names;
-    for (const auto& entry : entries) names.push_back(entry.first);
-    return names;
-  }
-};
+using reel::EnumNames;  // base/enum_names.h
 
 const EnumNames<pipeline::SamplingPolicy>& SamplingPolicyNames();
 const EnumNames<pipeline::ResizeMode>& ResizeModeNames();

@@ -6,24 +6,12 @@
 
 #include <ctime>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "jobs/json_output.h"
 
 namespace reel::jobs {
 namespace {
-
-std::string NowIso() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[40];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", buffer, static_cast<int>(ms % 1000));
-  return out;
-}
 
 std::string Clock(double seconds) {
   if (seconds < 0 || seconds > 360000) return "?";
@@ -98,7 +86,7 @@ void ProgressReporter::RunStarted(const std::string& job, const std::string& raw
   total_ = total_items;
   started_ = std::chrono::steady_clock::now();
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()},
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()},
                          {"event", "run_started"},
                          {"job", job},
                          {"database", database},
@@ -119,7 +107,7 @@ void ProgressReporter::ItemStarted(const std::string& raw_path) {
   std::lock_guard<std::mutex> lock(mutex_);
   current_ = path;
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()}, {"event", "item_started"}, {"path", path}}));
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()}, {"event", "item_started"}, {"path", path}}));
   } else {
     DrawLocked();
   }
@@ -132,7 +120,7 @@ void ProgressReporter::ItemSkipped(const std::string& raw_path, const std::strin
   ++finished_;
   if (style_ == ProgressStyle::kJson) {
     EmitJsonLocked(
-        Dump({{"time", NowIso()}, {"event", "item_skipped"}, {"path", path}, {"reason", reason}}));
+        Dump({{"time", NowIsoMillis()}, {"event", "item_skipped"}, {"path", path}, {"reason", reason}}));
   } else if (style_ == ProgressStyle::kQuiet && verbose_) {
     std::fprintf(out_, "skipped %s: %s\n", path.c_str(), reason.c_str());
   } else if (style_ == ProgressStyle::kTerminal) {
@@ -148,7 +136,7 @@ void ProgressReporter::ItemDone(const std::string& raw_path, int64_t frames, int
   ++finished_;
   ++processed_;
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()},
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()},
                          {"event", "item_done"},
                          {"path", path},
                          {"frames", frames},
@@ -170,7 +158,7 @@ void ProgressReporter::ItemFailed(const std::string& raw_path, const std::string
   ++finished_;
   ++processed_;
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()},
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()},
                          {"event", "item_failed"},
                          {"path", path},
                          {"error", error},
@@ -190,7 +178,7 @@ void ProgressReporter::Warning(const std::string& raw_message) {
   const std::string message = SafeUtf8(raw_message);
   std::lock_guard<std::mutex> lock(mutex_);
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()}, {"event", "warning"}, {"message", message}}));
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()}, {"event", "warning"}, {"message", message}}));
     return;
   }
   if (style_ == ProgressStyle::kQuiet && !verbose_) return;
@@ -203,7 +191,7 @@ void ProgressReporter::Info(const std::string& raw_message) {
   const std::string message = SafeUtf8(raw_message);
   std::lock_guard<std::mutex> lock(mutex_);
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(Dump({{"time", NowIso()}, {"event", "info"}, {"message", message}}));
+    EmitJsonLocked(Dump({{"time", NowIsoMillis()}, {"event", "info"}, {"message", message}}));
     return;
   }
   ClearLineLocked();
@@ -224,7 +212,7 @@ void ProgressReporter::RunFinished(const RunSummary& summary) {
   const storage::RunCounters& c = s.counters;
   if (style_ == ProgressStyle::kJson) {
     nlohmann::json j = {
-        {"time", NowIso()},         {"event", "run_finished"}, {"job", s.job},
+        {"time", NowIsoMillis()},         {"event", "run_finished"}, {"job", s.job},
         {"database", s.database},   {"run_id", s.run_id},      {"status", s.status},
         {"items", c.items_seen},    {"done", c.items_done},    {"skipped", c.items_skipped},
         {"failed", c.items_failed}, {"frames", c.frames},      {"segments", c.segments},

@@ -9,17 +9,10 @@
 #include <ctime>
 #include <sstream>
 
+#include "base/clock.h"
+
 namespace reel::jobs {
 namespace {
-
-std::string NowIso() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 std::string HostName() {
   char buffer[256] = {};

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/strings.h"
 #include "llm/time_references.h"
 
 namespace reel::llm {
@@ -15,12 +16,6 @@ using nlohmann::json;
 
 constexpr size_t kMaxChapters = 10000;
 constexpr int kMaxDepth = 64;  // nlohmann's parser recurses: deeper input is refused first
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // The JSON inside the answer: after a `</mm:think>` (reasoning the server did not split off),
 // inside a ``` fence if there is one.

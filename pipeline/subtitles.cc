@@ -36,6 +36,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/strings.h"
 #include "base/file_util.h"
 #include "base/utf8.h"
 #include "pipeline/internal/ffmpeg.h"
@@ -56,11 +57,8 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
+// Line breaks are not trimmed here: a cue's lines are kept apart.
+std::string_view Trim(std::string_view s) { return reel::Trim(s, " \t\f\v"); }
 
 // `in` as valid UTF-8 (ill-formed sequences replaced by U+FFFD) without NUL bytes.
 std::string SanitizeUtf8(std::string_view in) {
@@ -411,13 +409,6 @@ bool IsVttNonCueBlock(std::string_view line) {
   return false;
 }
 
-std::string LowerCase(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 // The language tag in a side-car file name: "clip.en.srt" -> "en", "clip.pt-BR.vtt" -> "pt-BR",
 // "clip.en.forced.srt" -> "en". "" if the name carries none.
 std::string LanguageFromFileName(const std::string& path) {
@@ -427,7 +418,7 @@ std::string LanguageFromFileName(const std::string& path) {
     if (dot == std::string::npos) return "";
     std::string tag = stem.substr(dot + 1);
     stem.resize(dot);
-    std::string lower = LowerCase(tag);
+    std::string lower = Lower(tag);
     if (lower == "forced" || lower == "sdh" || lower == "cc" || lower == "default") continue;
     // BCP 47 shape: a 2-3 letter primary subtag, then subtags of 2-8 letters or digits.
     size_t dash = tag.find('-');
@@ -544,7 +535,7 @@ Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::st
 Result<std::vector<TextSegment>> ReadSubtitleFile(const std::string& path,
                                                   const SubtitleReadOptions& options,
                                                   TextEncodingInfo* encoding) {
-  std::string extension = LowerCase(std::filesystem::path(path).extension().string());
+  std::string extension = Lower(std::filesystem::path(path).extension().string());
   if (extension != ".srt" && extension != ".vtt") {
     return Unsupported(path + ": not a subtitle file this reader knows (expected .srt or .vtt)");
   }

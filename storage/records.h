@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
+
 namespace reel::storage {
 
 enum class RunStatus { kRunning, kSucceeded, kFailed, kInterrupted };
@@ -17,6 +19,10 @@ enum class ItemStatus { kPending, kRunning, kDone, kFailed };
 enum class EventLevel { kDebug, kInfo, kWarning, kError };
 
 // The names stored in the database ("running", "video", "done", "warning", ...).
+const EnumNames<RunStatus>& RunStatusNames();
+const EnumNames<ItemKind>& ItemKindNames();
+const EnumNames<ItemStatus>& ItemStatusNames();
+const EnumNames<EventLevel>& EventLevelNames();
 const char* RunStatusName(RunStatus status);
 const char* ItemKindName(ItemKind kind);
 const char* ItemStatusName(ItemStatus status);
@@ -209,7 +215,7 @@ struct EventRecord {
   std::string message = {};
 };
 
-// A time the model wrote in an answer (llm/time_references.h), linked to the item's nearest frame
+// A time the model wrote in an answer (base/time_references.h), linked to the item's nearest frame
 // (the answer_time_frames view).
 struct AnswerTimeRecord {
   int64_t response_id = 0;

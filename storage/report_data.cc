@@ -12,13 +12,6 @@ using internal::Statement;
 
 namespace {
 
-RunStatus ParseRunStatusName(const std::string& s) {
-  if (s == "succeeded") return RunStatus::kSucceeded;
-  if (s == "failed") return RunStatus::kFailed;
-  if (s == "interrupted") return RunStatus::kInterrupted;
-  return RunStatus::kRunning;
-}
-
 Result<bool> HasColumn(sqlite3* db, const char* table, const char* column) {
   REEL_ASSIGN_OR_RETURN(Statement stmt,
                         Statement::Prepare(db, std::string("PRAGMA table_info(") + table + ")"));
@@ -372,7 +365,7 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
       run.pid = stmt.ColumnInt(5);
       run.shard_index = stmt.ColumnInt(6);
       run.shard_count = stmt.ColumnInt(7);
-      run.status = ParseRunStatusName(stmt.ColumnText(8));
+      run.status = RunStatusNames().Parse(stmt.ColumnText(8)).value_or(RunStatus::kRunning);
       run.started_at = stmt.ColumnText(9);
       run.finished_at = stmt.ColumnOptionalText(10);
       run.counters = {stmt.ColumnInt(11), stmt.ColumnInt(12), stmt.ColumnInt(13),

@@ -18,83 +18,49 @@ namespace reel::storage {
 using internal::Statement;
 using internal::Transaction;
 
-const char* RunStatusName(RunStatus status) {
-  switch (status) {
-    case RunStatus::kRunning:
-      return "running";
-    case RunStatus::kSucceeded:
-      return "succeeded";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kInterrupted:
-      return "interrupted";
-  }
-  return "running";
+const EnumNames<RunStatus>& RunStatusNames() {
+  using S = RunStatus;
+  static const EnumNames<S> names{{{"running", S::kRunning},
+                                   {"succeeded", S::kSucceeded},
+                                   {"failed", S::kFailed},
+                                   {"interrupted", S::kInterrupted}}};
+  return names;
 }
 
-const char* ItemKindName(ItemKind kind) {
-  switch (kind) {
-    case ItemKind::kVideo:
-      return "video";
-    case ItemKind::kImage:
-      return "image";
-    case ItemKind::kDocument:
-      return "document";
-    case ItemKind::kSubtitle:
-      return "subtitle";
-  }
-  return "video";
+const EnumNames<ItemKind>& ItemKindNames() {
+  using K = ItemKind;
+  static const EnumNames<K> names{{{"video", K::kVideo},
+                                   {"image", K::kImage},
+                                   {"document", K::kDocument},
+                                   {"subtitle", K::kSubtitle}}};
+  return names;
 }
 
-const char* ItemStatusName(ItemStatus status) {
-  switch (status) {
-    case ItemStatus::kPending:
-      return "pending";
-    case ItemStatus::kRunning:
-      return "running";
-    case ItemStatus::kDone:
-      return "done";
-    case ItemStatus::kFailed:
-      return "failed";
-  }
-  return "pending";
+const EnumNames<ItemStatus>& ItemStatusNames() {
+  using S = ItemStatus;
+  static const EnumNames<S> names{
+      {{"pending", S::kPending}, {"running", S::kRunning}, {"done", S::kDone}, {"failed", S::kFailed}}};
+  return names;
 }
 
-const char* EventLevelName(EventLevel level) {
-  switch (level) {
-    case EventLevel::kDebug:
-      return "debug";
-    case EventLevel::kInfo:
-      return "info";
-    case EventLevel::kWarning:
-      return "warning";
-    case EventLevel::kError:
-      return "error";
-  }
-  return "info";
+const EnumNames<EventLevel>& EventLevelNames() {
+  using L = EventLevel;
+  static const EnumNames<L> names{
+      {{"debug", L::kDebug}, {"info", L::kInfo}, {"warning", L::kWarning}, {"error", L::kError}}};
+  return names;
 }
+
+const char* RunStatusName(RunStatus status) { return RunStatusNames().Name(status).c_str(); }
+const char* ItemKindName(ItemKind kind) { return ItemKindNames().Name(kind).c_str(); }
+const char* ItemStatusName(ItemStatus status) { return ItemStatusNames().Name(status).c_str(); }
+const char* EventLevelName(EventLevel level) { return EventLevelNames().Name(level).c_str(); }
 
 namespace {
 
-RunStatus ParseRunStatus(const std::string& s) {
-  if (s == "succeeded") return RunStatus::kSucceeded;
-  if (s == "failed") return RunStatus::kFailed;
-  if (s == "interrupted") return RunStatus::kInterrupted;
-  return RunStatus::kRunning;
-}
-
-ItemKind ParseItemKind(const std::string& s) {
-  if (s == "image") return ItemKind::kImage;
-  if (s == "document") return ItemKind::kDocument;
-  if (s == "subtitle") return ItemKind::kSubtitle;
-  return ItemKind::kVideo;
-}
-
-ItemStatus ParseItemStatus(const std::string& s) {
-  if (s == "running") return ItemStatus::kRunning;
-  if (s == "done") return ItemStatus::kDone;
-  if (s == "failed") return ItemStatus::kFailed;
-  return ItemStatus::kPending;
+// A name the database holds; an unknown one reads as the first (the default).
+template <typename E>
+E ParseStored(const EnumNames<E>& names, const std::string& s) {
+  return names.Parse(s).value_or(names.entries.front().second);
 }
 
 std::string HostName() {
@@ -247,14 +213,14 @@ ItemRecord ReadItem(const Statement& stmt) {
   item.id = stmt.ColumnInt(0);
   item.job_id = stmt.ColumnInt(1);
   item.path = stmt.ColumnText(2);
-  item.kind = ParseItemKind(stmt.ColumnText(3));
+  item.kind = ParseStored(ItemKindNames(), stmt.ColumnText(3));
   item.content_hash = stmt.ColumnOptionalText(4);
   item.size_bytes = stmt.ColumnInt(5);
   item.mtime_ns = stmt.ColumnOptionalInt(6);
   item.inode = stmt.ColumnOptionalInt(7);
   item.media_json = stmt.ColumnOptionalText(8);
   item.settings_hash = stmt.ColumnText(9);
-  item.status = ParseItemStatus(stmt.ColumnText(10));
+  item.status = ParseStored(ItemStatusNames(), stmt.ColumnText(10));
   item.error = stmt.ColumnOptionalText(11);
   item.attempts = stmt.ColumnInt(12);
   item.last_run_id = stmt.ColumnOptionalInt(13);
@@ -277,7 +243,7 @@ RunRecord ReadRun(const Statement& stmt) {
   run.pid = stmt.ColumnInt(5);
   run.shard_index = stmt.ColumnInt(6);
   run.shard_count = stmt.ColumnInt(7);
-  run.status = ParseRunStatus(stmt.ColumnText(8));
+  run.status = ParseStored(RunStatusNames(), stmt.ColumnText(8));
   run.started_at = stmt.ColumnText(9);
   run.finished_at = stmt.ColumnOptionalText(10);
   run.counters.items_seen = stmt.ColumnInt(11);
@@ -1226,7 +1192,7 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
       REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
       int64_t n = stmt.ColumnInt(1);
-      switch (ParseItemStatus(stmt.ColumnText(0))) {
+      switch (ParseStored(ItemStatusNames(), stmt.ColumnText(0))) {
         case ItemStatus::kPending:
           summary.items.pending = n;
           break;

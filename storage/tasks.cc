@@ -24,18 +24,28 @@ std::string UnixSeconds(const std::string& column) {
   return "((julianday(" + column + ") - 2440587.5) * 86400.0)";
 }
 
+const EnumNames<TaskStep>& TaskStepNames() {
+  static const EnumNames<TaskStep> names{
+      {{"ask", TaskStep::kAsk}, {"map", TaskStep::kMap}, {"reduce", TaskStep::kReduce}}};
+  return names;
+}
+
+const EnumNames<TaskStatus>& TaskStatusNames() {
+  using S = TaskStatus;
+  static const EnumNames<S> names{{{"waiting", S::kWaiting},
+                                   {"sent", S::kSent},
+                                   {"succeeded", S::kSucceeded},
+                                   {"failed", S::kFailed}}};
+  return names;
+}
+
 Result<TaskStep> ParseStep(const std::string& s) {
-  if (s == "ask") return TaskStep::kAsk;
-  if (s == "map") return TaskStep::kMap;
-  if (s == "reduce") return TaskStep::kReduce;
+  if (std::optional<TaskStep> step = TaskStepNames().Parse(s)) return *step;
   return CorruptData("tasks.step '" + s + "'");
 }
 
 Result<TaskStatus> ParseStatus(const std::string& s) {
-  if (s == "waiting") return TaskStatus::kWaiting;
-  if (s == "sent") return TaskStatus::kSent;
-  if (s == "succeeded") return TaskStatus::kSucceeded;
-  if (s == "failed") return TaskStatus::kFailed;
+  if (std::optional<TaskStatus> status = TaskStatusNames().Parse(s)) return *status;
   return CorruptData("tasks.status '" + s + "'");
 }
 
@@ -167,31 +177,8 @@ bool IsServerFailure(std::string_view outcome, std::optional<int> http_status) {
   return outcome == "rejected" && (status == 401 || status == 403);
 }
 
-const char* TaskStepName(TaskStep step) {
-  switch (step) {
-    case TaskStep::kAsk:
-      return "ask";
-    case TaskStep::kMap:
-      return "map";
-    case TaskStep::kReduce:
-      return "reduce";
-  }
-  return "ask";
-}
-
-const char* TaskStatusName(TaskStatus status) {
-  switch (status) {
-    case TaskStatus::kWaiting:
-      return "waiting";
-    case TaskStatus::kSent:
-      return "sent";
-    case TaskStatus::kSucceeded:
-      return "succeeded";
-    case TaskStatus::kFailed:
-      return "failed";
-  }
-  return "waiting";
-}
+const char* TaskStepName(TaskStep step) { return TaskStepNames().Name(step).c_str(); }
+const char* TaskStatusName(TaskStatus status) { return TaskStatusNames().Name(status).c_str(); }
 
 Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
   sqlite3* db = db_.handle();

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "base/clock.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
@@ -38,14 +39,6 @@ struct SimilarFlags {
   std::string format = "table";
   size_t width = 80;
 };
-
-std::string Clock(double seconds) {
-  int ms = static_cast<int>(seconds * 1000 + 0.5);
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%d:%02d:%02d.%03d", ms / 3600000, ms / 60000 % 60,
-                ms / 1000 % 60, ms % 1000);
-  return buffer;
-}
 
 bool IsFrameId(const std::string& s) {
   return !s.empty() && s.size() < 19 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -234,7 +227,7 @@ int RunSimilar(const SimilarFlags& flags) {
     std::snprintf(score, sizeof score, "%.4f", h.score);
     table.rows.push_back(
         {int64_t{++rank}, std::stod(score), h.row.frame_id, Text(h.row.job), h.row.item_id,
-         Text(h.row.path), Text(Clock(h.row.time_seconds)), h.row.time_seconds, h.row.sample_index,
+         Text(h.row.path), Text(MediaClock(h.row.time_seconds)), h.row.time_seconds, h.row.sample_index,
          h.row.duplicate_of ? storage::Value(*h.row.duplicate_of) : storage::Value()});
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = flags.width});

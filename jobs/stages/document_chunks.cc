@@ -3,19 +3,14 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/strings.h"
+
 namespace reel::jobs {
 namespace {
 
 bool IsBlank(std::string_view line) {
   return std::all_of(line.begin(), line.end(),
                      [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; });
-}
-
-std::string Trim(std::string_view text) {
-  size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
 }
 
 // Cuts `paragraph` into pieces of at most max_chars, preferring whitespace near target_chars.
@@ -32,11 +27,11 @@ void CutLong(const std::string& paragraph, const ChunkOptions& options,
       // Do not split a UTF-8 sequence: back up over continuation bytes.
       while (cut > pos + 1 && (static_cast<unsigned char>(paragraph[cut]) & 0xC0) == 0x80) --cut;
     }
-    std::string piece = Trim(std::string_view(paragraph).substr(pos, cut - pos));
+    std::string piece(Trim(std::string_view(paragraph).substr(pos, cut - pos)));
     if (!piece.empty()) out->push_back(std::move(piece));
     pos = cut;
   }
-  std::string rest = Trim(std::string_view(paragraph).substr(pos));
+  std::string rest(Trim(std::string_view(paragraph).substr(pos)));
   if (!rest.empty()) out->push_back(std::move(rest));
 }
 
@@ -48,7 +43,7 @@ std::vector<std::string> SplitDocument(std::string_view text, const ChunkOptions
   std::vector<std::pair<std::string, bool>> paragraphs;
   std::string current;
   auto flush = [&] {
-    std::string p = Trim(current);
+    std::string p(Trim(current));
     if (!p.empty()) paragraphs.emplace_back(std::move(p), p.starts_with("#"));
     current.clear();
   };

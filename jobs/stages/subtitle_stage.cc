@@ -3,18 +3,13 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "jobs/stages/stages.h"
 #include "pipeline/subtitles.h"
 
 namespace reel::jobs {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 void AppendSegments(const std::vector<pipeline::TextSegment>& cues, const std::string& source,
                     std::vector<storage::SegmentRecord>* out) {

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace reel::llm {
 namespace {
 
@@ -39,12 +41,6 @@ using UniqueSlist = std::unique_ptr<curl_slist, SlistDeleter>;
 
 std::once_flag g_curl_init;
 CURLcode g_curl_init_result = CURLE_OK;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -1,5 +1,6 @@
 #include "llm/client/server_error.h"
 
+#include "base/strings.h"
 #include "llm/client/utf8_text.h"
 
 #include <nlohmann/json.hpp>
@@ -10,12 +11,6 @@ namespace reel::llm {
 namespace {
 
 using nlohmann::json;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // `text` cut to at most `max` bytes without splitting a UTF-8 sequence.
 std::string CutUtf8(std::string_view text, size_t max) {

@@ -7,8 +7,9 @@
 
 namespace reel::llm {
 
-// `bytes` with every ill-formed UTF-8 sequence replaced by U+FFFD and control characters other
-// than tab and newline replaced by spaces.
+// `bytes` with each byte that is not part of well-formed UTF-8 (base/utf8.h) replaced by U+FFFD,
+// one per byte (unlike ReplaceInvalidUtf8's one per maximal subpart: a cut "\xE7\x8C" gives two),
+// and control characters other than tab and newline replaced by spaces.
 std::string SanitizedUtf8(std::string_view bytes);
 
 }  // namespace reel::llm

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8.h"
+
 namespace reel::llm::internal {
 
 // Decodes the code point starting at s[i] of valid UTF-8 and advances i past it.
@@ -64,12 +66,10 @@ inline void AppendUtf8(std::string& out, uint32_t c) {
 
 inline int Utf8Length(uint32_t c) { return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4; }
 
-// Length of the longest valid UTF-8 prefix of `s`.
-size_t ValidUtf8Prefix(std::string_view s);
-
-// `s` with every invalid sequence replaced by U+FFFD, one per maximal invalid subpart (the
-// Unicode "best practice" that Rust's String::from_utf8_lossy and the WHATWG decoder follow).
-std::string ToValidUtf8(std::string_view s);
+// The repair and the validator are base/utf8.h's (one behaviour: maximal subparts, as Hugging
+// Face's Rust code and the WHATWG decoder do); these names keep the tokenizer's spelling.
+inline size_t ValidUtf8Prefix(std::string_view s) { return ::reel::ValidUtf8Prefix(s); }
+inline std::string ToValidUtf8(std::string_view s) { return ::reel::ReplaceInvalidUtf8(s); }
 
 // Number of code points in valid UTF-8.
 size_t CodePointCount(std::string_view s);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "pipeline/documents/internal/format_reader.h"
 #include "pipeline/documents/internal/text_util.h"
@@ -52,7 +53,7 @@ const char* TextSourceName(TextSource source) {
 namespace {
 
 DocumentFormat FormatOfExtension(std::string extension) {
-  extension = documents::AsciiLower(extension);
+  extension = Lower(extension);
   if (extension == ".pdf") return DocumentFormat::kPdf;
   if (extension == ".html" || extension == ".htm" || extension == ".xhtml") {
     return DocumentFormat::kHtml;

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "llm/time_references.h"
+#include "base/time_references.h"
 #include "storage/internal/sqlite.h"
 
 namespace reel::storage::internal {
@@ -31,18 +31,18 @@ Status IndexResponseTimes(sqlite3* db, int64_t response_id, std::string_view con
   size_t counted_bytes = 0;
   int64_t counted_points = 0;
   auto points_at = [&](size_t offset) {
-    counted_points += llm::CodePointOffset(content.substr(counted_bytes), offset - counted_bytes);
+    counted_points += CodePointOffset(content.substr(counted_bytes), offset - counted_bytes);
     counted_bytes = offset;
     return counted_points;
   };
-  for (const llm::TimeReference& ref : llm::FindTimeReferences(content)) {
+  for (const TimeReference& ref : FindTimeReferences(content)) {
     const int64_t start = points_at(ref.begin);
     const int64_t end = points_at(ref.end);
     insert.Bind(1, response_id)
         .Bind(2, start)
         .Bind(3, end)
         .Bind(4, content.substr(ref.begin, ref.end - ref.begin))
-        .Bind(5, llm::TimeFormName(ref.form))
+        .Bind(5, TimeFormName(ref.form))
         .Bind(6, ref.seconds)
         .Bind(7, ref.end_seconds);
     REEL_RETURN_IF_ERROR(insert.Run());
@@ -55,7 +55,7 @@ Status IndexResponseTimes(sqlite3* db, int64_t response_id, std::string_view con
                          "VALUES (?1, ?2) ON CONFLICT(response_id) DO UPDATE SET "
                          "grammar_version = excluded.grammar_version, scanned_at = "
                          "excluded.scanned_at"));
-  return scanned.Bind(1, response_id).Bind(2, llm::kTimeReferenceGrammarVersion).Run();
+  return scanned.Bind(1, response_id).Bind(2, kTimeReferenceGrammarVersion).Run();
 }
 
 Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size) {
@@ -70,7 +70,7 @@ Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size) {
                            "WHERE (s.response_id IS NULL OR s.grammar_version != ?1) "
                            "AND r.check_error IS NULL "
                            "ORDER BY r.id LIMIT ?2"));
-    stale.Bind(1, llm::kTimeReferenceGrammarVersion).Bind(2, batch_size);
+    stale.Bind(1, kTimeReferenceGrammarVersion).Bind(2, batch_size);
     std::vector<std::pair<int64_t, std::string>> batch;
     while (true) {
       REEL_ASSIGN_OR_RETURN(bool row, stale.Step());

@@ -256,7 +256,7 @@ ALTER TABLE features ADD COLUMN input_hash TEXT;
 CREATE INDEX features_input ON features(model, input_hash);
 )sql";
 
-// Version 3: time references in answers (llm/time_references.h). `answer_times` holds what the
+// Version 3: time references in answers (base/time_references.h). `answer_times` holds what the
 // grammar found in each response; `answer_time_scans` which responses were scanned and with which
 // grammar version (Store::IndexAnswerTimes re-scans older ones and those stored before this
 // migration); the view links each reference to the item's nearest frame at query time, so

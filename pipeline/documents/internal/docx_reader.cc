@@ -2,6 +2,7 @@
 // document order; headings ("Heading1".."Heading9", "Title" styles or an outline level) as "# "
 // lines. The text is one page, split where the file has explicit page breaks. Deleted text,
 // field codes and the fallback copies of text boxes are left out.
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "pipeline/documents/internal/format_reader.h"
 #include "pipeline/documents/internal/text_builder.h"
@@ -40,7 +41,7 @@ class DocxWalker {
     if (!properties) return 0;
     for (xmlNode* c = properties->children; c; c = c->next) {
       if (IsElement(c, "pStyle")) {
-        const std::string style = AsciiLower(Attribute(c, "val"));
+        const std::string style = Lower(Attribute(c, "val"));
         if (style == "title") return 1;
         if (style.starts_with("heading") && style.size() == 8 && style[7] >= '1' &&
             style[7] <= '9') {

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "base/strings.h"
 #include "pipeline/documents/internal/text_builder.h"
 #include "pipeline/documents/internal/text_util.h"
 
@@ -23,13 +24,13 @@ bool Dropped(const xmlNode* node, const std::string& name) {
                    "audio", "video", "map"})) {
     return true;
   }
-  const std::string role = AsciiLower(Attribute(node, "role"));
+  const std::string role = Lower(Attribute(node, "role"));
   if (role == "navigation" || role == "banner" || role == "contentinfo" || role == "search") {
     return true;
   }
   if (xmlHasProp(const_cast<xmlNode*>(node), BAD_CAST "hidden")) return true;
-  if (AsciiLower(Attribute(node, "aria-hidden")) == "true") return true;
-  const std::string style = AsciiLower(Attribute(node, "style"));
+  if (Lower(Attribute(node, "aria-hidden")) == "true") return true;
+  const std::string style = Lower(Attribute(node, "style"));
   if (style.find("display:none") != std::string::npos ||
       style.find("display: none") != std::string::npos) {
     return true;
@@ -62,7 +63,7 @@ class Walker {
 
  private:
   void Element(const xmlNode* node, int depth) {
-    const std::string name = AsciiLower(LocalName(node));
+    const std::string name = Lower(LocalName(node));
     if (name == "title" && content_.title.empty()) {
       content_.title = CollapsedText(node);
       return;
@@ -172,7 +173,7 @@ HtmlContent ExtractHtml(xmlDoc* doc) {
 
 bool IsLocalReference(const std::string& src) {
   if (src.empty() || src[0] == '#') return false;
-  const std::string lower = AsciiLower(src);
+  const std::string lower = Lower(src);
   if (lower.starts_with("file:")) return true;
   if (lower.starts_with("//")) return false;
   const size_t colon = lower.find(':');

@@ -17,7 +17,4 @@ int CountNonSpace(std::string_view text);
 // "%20" -> " " (invalid escapes kept as they are).
 std::string PercentDecode(std::string_view text);
 
-// Lower-case ASCII copy.
-std::string AsciiLower(std::string_view text);
-
 }  // namespace reel::pipeline::documents

@@ -1,11 +1,11 @@
-#include "llm/time_references.h"
+#include "base/time_references.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 
-namespace reel::llm {
+namespace reel {
 namespace {
 
 bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
@@ -698,4 +698,4 @@ std::optional<size_t> NearestFrame(double seconds, std::optional<double> duratio
   return (seconds - frame_times[after - 1] <= frame_times[after] - seconds) ? after - 1 : after;
 }
 
-}  // namespace reel::llm
+}  // namespace reel

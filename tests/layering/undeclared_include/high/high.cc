@@ -1,0 +1,3 @@
+#include "low/low.h"
+#include "mid/mid.h"
+int High() { return 1; }
