@@ -4,6 +4,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <type_traits>
+#include <variant>
 
 #include "storage/database.h"
 #include "storage/internal/sqlite.h"
@@ -91,6 +93,26 @@ Result<Table> Query(const std::string& db_path, const std::string& sql,
         "query: only read-only statements (SELECT, read-only PRAGMA, "
         "EXPLAIN) are allowed on " +
         db_path);
+  }
+  if (static_cast<int>(options.parameters.size()) > stmt.ParameterCount()) {
+    return InvalidArgument("query: " + std::to_string(options.parameters.size()) +
+                           " values for a statement with " +
+                           std::to_string(stmt.ParameterCount()) + " parameters");
+  }
+  for (size_t i = 0; i < options.parameters.size(); ++i) {
+    const int index = static_cast<int>(i) + 1;
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::monostate>) {
+            stmt.BindNull(index);
+          } else if constexpr (std::is_same_v<V, Blob>) {
+            stmt.BindBlob(index, v.bytes);
+          } else {
+            stmt.Bind(index, v);
+          }
+        },
+        options.parameters[i]);
   }
   if (options.timeout_s > 0) {
     watch.has_deadline = true;

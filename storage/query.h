@@ -14,7 +14,8 @@
 // Table count against the same budget.
 //
 // Errors: kNotFound if the file does not exist or has no Reel tables; kInvalidArgument for SQL
-// that does not parse, more than one statement, or a statement that would write; kCorruptData if
+// that does not parse, more than one statement, a statement that would write, or more
+// `parameters` than the statement has; kCorruptData if
 // the file is not a SQLite database; kLimitExceeded past the time or memory limit.
 #pragma once
 
@@ -46,6 +47,9 @@ struct QueryOptions {
   int busy_timeout_ms = 10000;
   double timeout_s = 0;          // 0 = no time limit
   int64_t max_memory_bytes = 0;  // 0 = no memory limit
+  // Values bound to the statement's parameters ?1, ?2, ... (text and blobs as they are, so no
+  // caller quotes a literal by hand). Parameters left unbound are NULL, as SQLite has them.
+  std::vector<Value> parameters = {};
 };
 
 Result<Table> Query(const std::string& db_path, const std::string& sql,

@@ -34,15 +34,6 @@ struct ContextFlags {
   std::optional<std::string> db;
 };
 
-std::string Literal(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 struct StoredItem {
   int64_t id = 0;
   std::string path;
@@ -57,8 +48,8 @@ Result<std::vector<StoredItem>> FindItems(const std::string& db, const std::stri
       storage::Table table,
       storage::Query(db,
                      "SELECT i.id, i.path, i.status FROM items i JOIN jobs j ON j.id = i.job_id "
-                     "WHERE j.name = " +
-                         Literal(job_name) + " ORDER BY i.path"));
+                     "WHERE j.name = ?1 ORDER BY i.path",
+                     {.parameters = {job_name}}));
   std::vector<StoredItem> items;
   for (const auto& row : table.rows) {
     StoredItem it;

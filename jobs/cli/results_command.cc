@@ -19,16 +19,6 @@ struct ResultsFlags {
   size_t width = 60;
 };
 
-// A SQL string literal (Query takes no parameters).
-std::string Literal(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 int RunResults(const ResultsFlags& flags) {
   Result<ResolvedDatabase> db = ResolveDatabase(flags.database);
   if (!db.ok()) {
@@ -40,8 +30,13 @@ int RunResults(const ResultsFlags& flags) {
     std::fprintf(stderr, "reel results: %s\n", format.status().message().c_str());
     return kExitUsage;
   }
-  std::vector<std::string> where;
-  if (db->job_name) where.push_back("job = " + Literal(*db->job_name));
+  std::vector<std::string> where;  // conditions on the bound values ?1, ?2, ...
+  storage::QueryOptions query;
+  auto bound = [&](const std::string& column, const std::string& value) {
+    query.parameters.emplace_back(value);
+    where.push_back(column + " = ?" + std::to_string(query.parameters.size()));
+  };
+  if (db->job_name) bound("job", *db->job_name);
   bool answers = false;
   if (!flags.items) {
     if (flags.prompt) {
@@ -56,19 +51,19 @@ int RunResults(const ResultsFlags& flags) {
   }
   std::string sql;
   if (answers) {
-    if (flags.prompt) where.push_back("prompt_id = " + Literal(*flags.prompt));
+    if (flags.prompt) bound("prompt_id", *flags.prompt);
     sql =
         "SELECT job, item_id, path, prompt_id, model, finish_reason, completion_tokens, "
         "created_at, content FROM latest_answers";
   } else {
-    if (flags.status) where.push_back("status = " + Literal(*flags.status));
+    if (flags.status) bound("status", *flags.status);
     sql =
         "SELECT job, item_id, path, kind, status, frames, round(duration_seconds, 3) AS "
         "duration_seconds, segments, answers, attempts, error FROM item_summary";
   }
   for (size_t i = 0; i < where.size(); ++i) sql += (i ? " AND " : " WHERE ") + where[i];
   sql += answers ? " ORDER BY job, path, prompt_id" : " ORDER BY job, path";
-  Result<storage::Table> table = storage::Query(db->path, sql);
+  Result<storage::Table> table = storage::Query(db->path, sql, query);
   if (!table.ok()) {
     std::fprintf(stderr, "reel results: %s\n", table.status().message().c_str());
     return kExitFailed;

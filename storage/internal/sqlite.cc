@@ -262,6 +262,8 @@ std::optional<std::string> Statement::ColumnOptionalText(int col) const {
 }
 bool Statement::ReadOnly() const { return sqlite3_stmt_readonly(stmt_.get()) != 0; }
 
+int Statement::ParameterCount() const { return sqlite3_bind_parameter_count(stmt_.get()); }
+
 Result<int64_t> QueryInt(sqlite3* db, std::string_view sql) {
   REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
   REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -112,6 +112,7 @@ class Statement {
 
   // True if the statement cannot modify the database (sqlite3_stmt_readonly).
   bool ReadOnly() const;
+  int ParameterCount() const;  // the highest parameter index (?N) in the statement
   sqlite3_stmt* get() const { return stmt_.get(); }
 
  private:
