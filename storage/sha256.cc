@@ -1,105 +1,68 @@
 #include "storage/sha256.h"
 
-#include <cstring>
+#include <openssl/evp.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace reel::storage {
 namespace {
 
-constexpr std::array<uint32_t, 64> kRound = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
+// libcrypto failing to hash in memory is a broken installation or an allocation failure, not
+// bad input: there is no digest to return, so the process stops with a message.
+[[noreturn]] void CryptoFailed(const char* what) {
+  std::fprintf(stderr, "reel: libcrypto: %s failed\n", what);
+  std::abort();
+}
 
-constexpr std::array<uint32_t, 8> kInitial = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                              0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-
-constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+// SHA-256 fetched once: an implicit fetch per EVP_DigestInit_ex costs a provider lookup, which
+// shows when hashing many small files.
+const EVP_MD* Sha256Md() {
+  static const EVP_MD* const md = [] {
+    EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (fetched == nullptr) CryptoFailed("EVP_MD_fetch(SHA256)");
+    return fetched;  // kept for the life of the process
+  }();
+  return md;
+}
 
 }  // namespace
 
-Sha256::Sha256() : state_(kInitial) {}
+struct Sha256::Context {
+  struct Free {
+    void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+  };
+  std::unique_ptr<EVP_MD_CTX, Free> ctx{EVP_MD_CTX_new()};
+};
 
-void Sha256::Compress(const uint8_t* block) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
-           (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
+Sha256::Sha256() : context_(std::make_unique<Context>()) {
+  if (context_->ctx == nullptr) CryptoFailed("EVP_MD_CTX_new");
+  if (EVP_DigestInit_ex2(context_->ctx.get(), Sha256Md(), nullptr) != 1) {
+    CryptoFailed("EVP_DigestInit_ex2");
   }
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
-    uint32_t ch = (e & f) ^ (~e & g);
-    uint32_t t1 = h + s1 + ch + kRound[i] + w[i];
-    uint32_t s0 = Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22);
-    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = s0 + maj;
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
 }
 
+Sha256::~Sha256() = default;
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&&) noexcept = default;
+
 void Sha256::Update(std::string_view bytes) {
-  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-  size_t n = bytes.size();
-  total_bytes_ += n;
-  if (buffered_ > 0) {
-    size_t take = std::min(n, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, p, take);
-    buffered_ += take;
-    p += take;
-    n -= take;
-    if (buffered_ < buffer_.size()) return;
-    Compress(buffer_.data());
-    buffered_ = 0;
-  }
-  for (; n >= 64; n -= 64, p += 64) Compress(p);
-  if (n > 0) {
-    std::memcpy(buffer_.data(), p, n);
-    buffered_ = n;
+  if (bytes.empty()) return;
+  if (EVP_DigestUpdate(context_->ctx.get(), bytes.data(), bytes.size()) != 1) {
+    CryptoFailed("EVP_DigestUpdate");
   }
 }
 
 Sha256::Digest Sha256::Finish() {
-  uint64_t bit_length = total_bytes_ * 8;
-  uint8_t pad[72] = {0x80};
-  size_t pad_length = (buffered_ < 56 ? 56 : 120) - buffered_;
-  for (int i = 0; i < 8; ++i)
-    pad[pad_length + i] = static_cast<uint8_t>(bit_length >> (56 - 8 * i));
-  Update(std::string_view(reinterpret_cast<const char*>(pad), pad_length + 8));
   Digest digest;
-  for (int i = 0; i < 8; ++i) {
-    digest[4 * i] = static_cast<uint8_t>(state_[i] >> 24);
-    digest[4 * i + 1] = static_cast<uint8_t>(state_[i] >> 16);
-    digest[4 * i + 2] = static_cast<uint8_t>(state_[i] >> 8);
-    digest[4 * i + 3] = static_cast<uint8_t>(state_[i]);
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(context_->ctx.get(), digest.data(), &length) != 1 ||
+      length != digest.size()) {
+    CryptoFailed("EVP_DigestFinal_ex");
   }
-  *this = Sha256();
+  if (EVP_DigestInit_ex2(context_->ctx.get(), Sha256Md(), nullptr) != 1) {
+    CryptoFailed("EVP_DigestInit_ex2");
+  }
   return digest;
 }
 

@@ -1,10 +1,12 @@
 // SHA-256 (FIPS 180-4), for content addressing: blobs are keyed by the lowercase hex digest of
-// their bytes, and items by the digest of their file. Streaming or one-shot. Not constant-time
+// their bytes, and items by the digest of their file. Streaming or one-shot. Computed by OpenSSL's
+// libcrypto (EVP), which uses the CPU's SHA extensions where it has them. Not constant-time
 // (nothing here is secret). Thread-compatible: one Sha256 object per thread.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,10 @@ class Sha256 {
   using Digest = std::array<uint8_t, 32>;
 
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+
   void Update(std::string_view bytes);
   // Ends the hash and returns the digest; the object is then reset for reuse.
   Digest Finish();
@@ -22,12 +28,8 @@ class Sha256 {
   static std::string ToHex(const Digest& digest);  // 64 lowercase hex digits
 
  private:
-  void Compress(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_;
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct Context;  // libcrypto's digest context (sha256.cc)
+  std::unique_ptr<Context> context_;
 };
 
 // The lowercase hex SHA-256 of `bytes`, as `sha256sum` prints it.
