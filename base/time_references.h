@@ -35,8 +35,8 @@
 // 小时 are units too.
 //
 // Pure text (it lives in base/ so the results database can index answers without the model
-// layer). Pure functions of their input, thread-safe, no I/O. Never fails: text with no time in it gives
-// no references; any bytes (invalid UTF-8 included) are accepted.
+// layer). Pure functions of their input, thread-safe, no I/O. Never fails: text with no time in it
+// gives no references; any bytes (invalid UTF-8 included) are accepted.
 #pragma once
 
 #include <cstddef>

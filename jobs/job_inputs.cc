@@ -133,7 +133,6 @@ class Globber {
   std::set<std::pair<std::string, size_t>> visited_;
 };
 
-
 }  // namespace
 
 InputKind GuessInputKind(std::string_view path) {

@@ -646,8 +646,8 @@ class Parser {
     if (!f) return false;
     std::optional<E> value = names.Parse(f->text);
     if (!value) {
-      std::string message =
-          Quoted(f->path) + " must be one of " + Join(names.Names(), ", ") + "; got " + Quoted(f->text);
+      std::string message = Quoted(f->path) + " must be one of " + Join(names.Names(), ", ") +
+                            "; got " + Quoted(f->text);
       if (std::string guess = ClosestName(f->text, names.Names()); !guess.empty()) {
         message += " (did you mean " + Quoted(guess) + "?)";
       }

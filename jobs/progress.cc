@@ -119,8 +119,8 @@ void ProgressReporter::ItemSkipped(const std::string& raw_path, const std::strin
   std::lock_guard<std::mutex> lock(mutex_);
   ++finished_;
   if (style_ == ProgressStyle::kJson) {
-    EmitJsonLocked(
-        Dump({{"time", NowIsoMillis()}, {"event", "item_skipped"}, {"path", path}, {"reason", reason}}));
+    EmitJsonLocked(Dump(
+        {{"time", NowIsoMillis()}, {"event", "item_skipped"}, {"path", path}, {"reason", reason}}));
   } else if (style_ == ProgressStyle::kQuiet && verbose_) {
     std::fprintf(out_, "skipped %s: %s\n", path.c_str(), reason.c_str());
   } else if (style_ == ProgressStyle::kTerminal) {
@@ -212,7 +212,7 @@ void ProgressReporter::RunFinished(const RunSummary& summary) {
   const storage::RunCounters& c = s.counters;
   if (style_ == ProgressStyle::kJson) {
     nlohmann::json j = {
-        {"time", NowIsoMillis()},         {"event", "run_finished"}, {"job", s.job},
+        {"time", NowIsoMillis()},   {"event", "run_finished"}, {"job", s.job},
         {"database", s.database},   {"run_id", s.run_id},      {"status", s.status},
         {"items", c.items_seen},    {"done", c.items_done},    {"skipped", c.items_skipped},
         {"failed", c.items_failed}, {"frames", c.frames},      {"segments", c.segments},

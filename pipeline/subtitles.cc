@@ -36,8 +36,8 @@
 #include <string_view>
 #include <utility>
 
-#include "base/strings.h"
 #include "base/file_util.h"
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "pipeline/internal/ffmpeg.h"
 #include "pipeline/limits.h"

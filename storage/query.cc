@@ -96,8 +96,8 @@ Result<Table> Query(const std::string& db_path, const std::string& sql,
   }
   if (static_cast<int>(options.parameters.size()) > stmt.ParameterCount()) {
     return InvalidArgument("query: " + std::to_string(options.parameters.size()) +
-                           " values for a statement with " +
-                           std::to_string(stmt.ParameterCount()) + " parameters");
+                           " values for a statement with " + std::to_string(stmt.ParameterCount()) +
+                           " parameters");
   }
   for (size_t i = 0; i < options.parameters.size(); ++i) {
     const int index = static_cast<int>(i) + 1;

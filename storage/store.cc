@@ -38,8 +38,10 @@ const EnumNames<ItemKind>& ItemKindNames() {
 
 const EnumNames<ItemStatus>& ItemStatusNames() {
   using S = ItemStatus;
-  static const EnumNames<S> names{
-      {{"pending", S::kPending}, {"running", S::kRunning}, {"done", S::kDone}, {"failed", S::kFailed}}};
+  static const EnumNames<S> names{{{"pending", S::kPending},
+                                   {"running", S::kRunning},
+                                   {"done", S::kDone},
+                                   {"failed", S::kFailed}}};
   return names;
 }
 

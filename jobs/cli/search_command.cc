@@ -79,7 +79,8 @@ int RunSearch(const SearchFlags& flags) {
     } else if (hit.origin == "document") {
       where = "chunk " + std::to_string(static_cast<int64_t>(hit.start_seconds.value_or(0)));
     } else if (hit.start_seconds) {
-      where = MediaClock(*hit.start_seconds) + "-" + MediaClock(hit.end_seconds.value_or(*hit.start_seconds));
+      where = MediaClock(*hit.start_seconds) + "-" +
+              MediaClock(hit.end_seconds.value_or(*hit.start_seconds));
     }
     auto optional = [](const std::optional<double>& v) {
       return v ? storage::Value(*v) : storage::Value();

@@ -227,7 +227,8 @@ int RunSimilar(const SimilarFlags& flags) {
     std::snprintf(score, sizeof score, "%.4f", h.score);
     table.rows.push_back(
         {int64_t{++rank}, std::stod(score), h.row.frame_id, Text(h.row.job), h.row.item_id,
-         Text(h.row.path), Text(MediaClock(h.row.time_seconds)), h.row.time_seconds, h.row.sample_index,
+         Text(h.row.path), Text(MediaClock(h.row.time_seconds)), h.row.time_seconds,
+         h.row.sample_index,
          h.row.duplicate_of ? storage::Value(*h.row.duplicate_of) : storage::Value()});
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = flags.width});

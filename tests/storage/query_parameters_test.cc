@@ -14,10 +14,10 @@ namespace {
 class QueryParametersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = reel::testing::ScratchDir(
-                std::string("QueryParametersTest.") +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-            "/reel.db";
+    path_ =
+        reel::testing::ScratchDir(std::string("QueryParametersTest.") +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+        "/reel.db";
     auto store = Store::Open(path_);
     ASSERT_TRUE(store.ok());
     for (const char* name : {"plain", "it's; DROP TABLE jobs; --", "x' OR '1'='1"}) {
