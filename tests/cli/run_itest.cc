@@ -8,6 +8,7 @@
 #include <set>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/support/test_environment.h"
 
 namespace reel::testing {
 namespace {
@@ -276,7 +277,8 @@ TEST(RunCommandTest, RcloneVideoWithoutStreamsKeepsItsSideCarSubtitles) {
   fs::create_directories(dir + "/media");
   for (const char* name : {"video.mp4", "video.srt", "video.en.srt"}) {
     std::string file = DebianPackageFile(package, files + name, std::string("rclone_") + name);
-    if (file.empty()) GTEST_SKIP() << package << " cannot be fetched";
+    if (file.empty())
+      REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << package << " cannot be fetched";
     fs::copy_file(file, dir + "/media/" + name);
   }
   ASSERT_EQ(fs::file_size(dir + "/media/video.mp4"), 262u);

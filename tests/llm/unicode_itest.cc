@@ -12,6 +12,7 @@
 #include "llm/internal/unicode.h"
 #include "llm/internal/utf8.h"
 #include "llm/tokenizer.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 
 namespace reel::llm::internal {
@@ -102,7 +103,7 @@ class UnicodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (testing::TokenizerReferenceDir().empty()) {
-      GTEST_SKIP() << "the reference tokenizer library is not available";
+      REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "the reference tokenizer library is not available";
     }
   }
 };
@@ -235,7 +236,7 @@ TEST_F(UnicodeTest, RegexCrateWordForSingleWordTokensOnEveryCodePoint) {
   // An added single_word token next to every code point: it is a token only when neither
   // neighbour is a word character of the regex crate (\w).
   std::string base = testing::ReferenceTokenizerFile("gpt2");
-  if (base.empty()) GTEST_SKIP() << "gpt2 tokenizer unavailable";
+  if (base.empty()) REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "gpt2 tokenizer unavailable";
   json root = json::parse(testing::ReadFile(base));
   root["added_tokens"].push_back({{"id", 0},
                                   {"content", "\xe2\x81\x82"},  // U+2042

@@ -14,6 +14,7 @@
 #include "pipeline/internal/truncation.h"
 #include "pipeline/probe.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -144,7 +145,8 @@ TEST(DroppedFrameAviTest, ACutAviIsTruncatedWithHowMuchIsMissing) {
 TEST(DroppedFrameAviTest, OpencvTreeAvi) {
   std::string path = DebianPackageFile(
       "opencv-doc", "usr/share/doc/opencv-doc/examples/data/tree.avi", "tree.avi");
-  if (path.empty()) GTEST_SKIP() << "opencv-doc cannot be fetched (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "opencv-doc cannot be fetched (offline?)";
   auto index = BuildFrameIndex(path);
   ASSERT_TRUE(index.ok());
   EXPECT_EQ(index->size(), 68);  // ffprobe -count_frames: nb_read_frames=68
@@ -379,7 +381,9 @@ TEST(TruncatedOggTest, ARealOgvCutShortIsTruncated) {
   std::string whole = DebianPackageFile(
       "golang-github-gabriel-vasile-mimetype-dev",
       "usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/ogg.ogv", "mimetype.ogv");
-  if (whole.empty()) GTEST_SKIP() << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
+  if (whole.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage)
+        << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
   ExpectOggCutsTruncated(whole, "mimetype");
 }
 
@@ -505,7 +509,8 @@ TEST(ProbeDurationTest, MpegElementaryAndProgramStreams) {
 TEST(ProbeDurationTest, GemAleaMpg) {
   std::string path =
       DebianPackageFile("gem-doc", "usr/share/gem/examples/data/alea.mpg", "alea.mpg");
-  if (path.empty()) GTEST_SKIP() << "gem-doc cannot be fetched (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "gem-doc cannot be fetched (offline?)";
   auto info = Probe(path);
   ASSERT_TRUE(info.ok());
   const StreamInfo& v = info->streams[*info->best_video];
