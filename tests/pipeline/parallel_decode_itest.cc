@@ -14,7 +14,7 @@ using reel::testing::CounterClipArgs;
 using reel::testing::DecodeCounter;
 using reel::testing::GeneratedMedia;
 
-struct Clip {
+struct DecodeClip {
   std::string name;
   int frames;
   std::string fps;
@@ -24,7 +24,7 @@ struct Clip {
   bool seeks_exactly = true;
 };
 
-void PrintTo(const Clip& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const DecodeClip& c, std::ostream* os) { *os << c.name; }
 
 struct Delivered {
   std::vector<SampledFrame> frames;  // in the order the sink received them
@@ -69,10 +69,10 @@ void ExpectSame(const Delivered& one, const Delivered& many, const std::string& 
   EXPECT_TRUE(many.report.missing.empty()) << what;
 }
 
-class ParallelDecodeTest : public ::testing::TestWithParam<Clip> {};
+class ParallelDecodeTest : public ::testing::TestWithParam<DecodeClip> {};
 
 TEST_P(ParallelDecodeTest, ManyDecodersGiveWhatOneGives) {
-  const Clip& clip = GetParam();
+  const DecodeClip& clip = GetParam();
   const std::string path = GeneratedMedia(
       clip.name, CounterClipArgs(clip.frames, 160, 120, clip.fps) + " " + clip.encode);
   ASSERT_FALSE(path.empty());
@@ -95,21 +95,21 @@ TEST_P(ParallelDecodeTest, ManyDecodersGiveWhatOneGives) {
 INSTANTIATE_TEST_SUITE_P(
     Codecs, ParallelDecodeTest,
     ::testing::Values(
-        Clip{"counter_h264_b3_g60.mp4", 300, "30",
-             "-c:v libx264 -bf 3 -g 60 -keyint_min 60 -sc_threshold 0 -x264-params b-adapt=0 "
-             "-pix_fmt yuv420p"},
-        Clip{"counter_h264_open_gop.mkv", 240, "30",
-             "-c:v libx264 -bf 3 -g 24 -x264-params open-gop=1:scenecut=0 -pix_fmt yuv420p"},
-        Clip{"counter_hevc.mp4", 120, "25",
-             "-c:v libx265 -x265-params "
-             "bframes=4:keyint=48:min-keyint=48:scenecut=0:log-level=error -tag:v hvc1 "
-             "-pix_fmt yuv420p"},
-        Clip{"counter_mpeg2.mpg", 100, "25", "-c:v mpeg2video -bf 2 -g 25 -q:v 3",
-             /*seeks_exactly=*/false},
-        Clip{"counter_vp9.webm", 120, "25",
-             "-c:v libvpx-vp9 -g 40 -deadline realtime -cpu-used 8 -b:v 200k"},
-        Clip{"counter_mjpeg.mov", 60, "25", "-c:v mjpeg -q:v 3"}),
-    [](const ::testing::TestParamInfo<Clip>& info) {
+        DecodeClip{"counter_h264_b3_g60.mp4", 300, "30",
+                   "-c:v libx264 -bf 3 -g 60 -keyint_min 60 -sc_threshold 0 -x264-params b-adapt=0 "
+                   "-pix_fmt yuv420p"},
+        DecodeClip{"counter_h264_open_gop.mkv", 240, "30",
+                   "-c:v libx264 -bf 3 -g 24 -x264-params open-gop=1:scenecut=0 -pix_fmt yuv420p"},
+        DecodeClip{"counter_hevc.mp4", 120, "25",
+                   "-c:v libx265 -x265-params "
+                   "bframes=4:keyint=48:min-keyint=48:scenecut=0:log-level=error -tag:v hvc1 "
+                   "-pix_fmt yuv420p"},
+        DecodeClip{"counter_mpeg2.mpg", 100, "25", "-c:v mpeg2video -bf 2 -g 25 -q:v 3",
+                   /*seeks_exactly=*/false},
+        DecodeClip{"counter_vp9.webm", 120, "25",
+                   "-c:v libvpx-vp9 -g 40 -deadline realtime -cpu-used 8 -b:v 200k"},
+        DecodeClip{"counter_mjpeg.mov", 60, "25", "-c:v mjpeg -q:v 3"}),
+    [](const ::testing::TestParamInfo<DecodeClip>& info) {
       std::string n = info.param.name;
       for (char& c : n) {
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
