@@ -3,6 +3,8 @@
 // same packets decoded, and stop cleanly when the receiver fails.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "pipeline/frame_sampler.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_media.h"
@@ -67,6 +69,15 @@ void ExpectSame(const Delivered& one, const Delivered& many, const std::string& 
   }
   EXPECT_EQ(many.report.decode_errors, 0) << what;
   EXPECT_TRUE(many.report.missing.empty()) << what;
+  // The sampler falls back to one decoder without a word (a stream it cannot seek exactly, one
+  // run of frames, a failed thread): the report says which path ran.
+  EXPECT_EQ(one.report.parallel_decoders, 1) << what;
+  if (seeks_exactly) {
+    EXPECT_GE(many.report.parallel_decoders, 2) << what << ": the parallel path did not run";
+  } else {
+    EXPECT_EQ(many.report.parallel_decoders, 1) << what << ": decoded by one decoder either way";
+  }
+  std::printf("[ decoders ] %s: %d\n", what.c_str(), many.report.parallel_decoders);
 }
 
 class ParallelDecodeTest : public ::testing::TestWithParam<DecodeClip> {};
