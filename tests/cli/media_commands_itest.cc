@@ -301,7 +301,9 @@ TEST(FramesCommandTest, OptionMessagesNameTheRealProblem) {
         ReelCommandLine("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir + "/o"));
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
-    if (!c.absent.empty()) EXPECT_EQ(r.err.find(c.absent), std::string::npos) << r.err;
+    if (!c.absent.empty()) {
+      EXPECT_EQ(r.err.find(c.absent), std::string::npos) << r.err;
+    }
     EXPECT_LT(r.err.size(), 300u) << r.err;
   }
   auto r = RunCommand(

@@ -124,7 +124,9 @@ TEST(PlanCommandTest, ListsEveryInputInOrderWithActionReasonAndEstimate) {
   EXPECT_EQ(action["v03.mp4"], "skip") << "failed items wait for --retry-failed";
   CommandResult retry = Reel("plan job.yaml --format json --retry-failed", dir);
   for (const auto& row : nlohmann::json::parse(retry.out)) {
-    if (row["path"].get<std::string>().ends_with("v03.mp4")) EXPECT_EQ(row["action"], "process");
+    if (row["path"].get<std::string>().ends_with("v03.mp4")) {
+      EXPECT_EQ(row["action"], "process");
+    }
   }
 }
 

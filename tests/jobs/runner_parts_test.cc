@@ -74,7 +74,9 @@ TEST(ShardTest, ParsesFlagsAndEnvironment) {
     SCOPED_TRACE(c.flag.value_or("(no flag)"));
     if (!c.expected) {
       EXPECT_FALSE(shard.ok());
-      if (!shard.ok()) EXPECT_EQ(shard.status().code(), ErrorCode::kInvalidArgument);
+      if (!shard.ok()) {
+        EXPECT_EQ(shard.status().code(), ErrorCode::kInvalidArgument);
+      }
       continue;
     }
     ASSERT_TRUE(shard.ok()) << shard.status().ToString();

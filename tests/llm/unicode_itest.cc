@@ -41,17 +41,6 @@ Docs AllCodePoints(const std::string& before = "", const std::string& after = ""
   return docs;
 }
 
-std::string Hex(const std::string& s) {
-  std::string out;
-  size_t i = 0;
-  while (i < s.size() && out.size() < 200) {
-    char buf[12];
-    std::snprintf(buf, sizeof buf, "%04X ", NextCodePoint(s, i));
-    out += buf;
-  }
-  return out;
-}
-
 // Compares the pieces a pre-tokenizer makes of every code point with the library's.
 void ExpectSamePieces(const json& config, const Docs& docs) {
   std::string error;
@@ -198,7 +187,9 @@ TEST_F(UnicodeTest, NormalizationFormsOnEveryCodePoint) {
         ADD_FAILURE() << name << " differs in document " << d;
       }
       // The quick check may only say "unchanged" when the text is indeed unchanged.
-      if (IsNormalizedQuick(docs[d], form)) EXPECT_EQ(ours, docs[d]) << name << " " << d;
+      if (IsNormalizedQuick(docs[d], form)) {
+        EXPECT_EQ(ours, docs[d]) << name << " " << d;
+      }
     }
   }
 }

@@ -71,7 +71,9 @@ void ExpectScoresMatchFfmpeg(const std::string& path, bool check_labels = true) 
   ASSERT_EQ(run.report.scene_scores.size(), expected.size()) << path;
   ASSERT_FALSE(expected.empty());
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (check_labels) EXPECT_EQ(run.report.scene_scores[i].first, static_cast<int>(i)) << path;
+    if (check_labels) {
+      EXPECT_EQ(run.report.scene_scores[i].first, static_cast<int>(i)) << path;
+    }
     EXPECT_NEAR(run.report.scene_scores[i].second, expected[i], 1.5e-6) << path << " frame " << i;
   }
 }
