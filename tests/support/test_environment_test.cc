@@ -46,14 +46,13 @@ TEST(TestEnvironmentTest, ReelStartedByATestUsesTheTestsHome) {
   CommandResult r = Reel("query \"SELECT 1\"", dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no database at reel.db"), std::string::npos) << r.err;
-  std::filesystem::create_directories(Env("XDG_DATA_HOME") + "/reel");
-  ASSERT_EQ(Reel("query --db " + ShellQuote(Env("XDG_DATA_HOME") + "/reel/reel.db") +
-                     " \"CREATE TABLE t (x)\"",
-                 dir)
-                .exit_code,
-            0);
-  CommandResult found = Reel("query \"SELECT 7 AS seven\" --format csv", dir);
-  EXPECT_EQ(found.out, "seven\r\n7\r\n") << found.err;
+  const std::string ask_db = Env("XDG_DATA_HOME") + "/reel/reel.db";
+  WriteText(dir + "/job.yaml", "name: notes\ninputs: [notes.md]\n");
+  WriteText(dir + "/notes.md", "# Notes\n");
+  CommandResult run = Reel("run job.yaml --db " + ShellQuote(ask_db), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult found = Reel("query \"SELECT count(*) AS n FROM items\" --format csv", dir);
+  EXPECT_EQ(found.out, "n\r\n1\r\n") << found.err;
 }
 
 void WithoutNpm() { REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "no node"; }
