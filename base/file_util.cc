@@ -1,6 +1,8 @@
 #include "base/file_util.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -29,13 +31,32 @@ Result<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes
 
 Status WriteFileAtomically(const std::string& path, std::string_view data) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(tmp + ": cannot create: " + std::strerror(errno));
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) return IoError(tmp + ": write failed");
+  // A failed write (often a full disk) leaves no temporary file behind.
+  auto failed = [&tmp](const std::string& what, int error) {
+    ::unlink(tmp.c_str());
+    std::string message = tmp + ": " + what + ": " + std::strerror(error);
+    if (error == ENOSPC || error == EDQUOT) return DiskFull(message + " (disk full)");
+    return IoError(message);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int error = errno;
+    std::string message = tmp + ": cannot create: " + std::strerror(error);
+    if (error == ENOSPC || error == EDQUOT) return DiskFull(message + " (disk full)");
+    return IoError(message);
   }
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(fd);
+      return failed("write failed", error);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return failed("write failed", errno);
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
@@ -48,7 +69,11 @@ Status WriteFileAtomically(const std::string& path, std::string_view data) {
 Status MakeDirectories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return IoError(path + ": cannot create directory: " + ec.message());
+  if (ec) {
+    std::string message = path + ": cannot create directory: " + ec.message();
+    if (ec.value() == ENOSPC || ec.value() == EDQUOT) return DiskFull(message + " (disk full)");
+    return IoError(message);
+  }
   if (!std::filesystem::is_directory(path))
     return IoError(path + ": exists and is not a directory");
   return Status::Ok();

@@ -13,7 +13,7 @@ namespace reel {
 Result<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes = UINT64_MAX);
 
 // Writes `data` to `path` through a temporary file and a rename, so readers never see a
-// half-written file.
+// half-written file. kDiskFull when the disk (or a quota) is full; no temporary file is left.
 Status WriteFileAtomically(const std::string& path, std::string_view data);
 
 // Creates `path` and its parents if missing.

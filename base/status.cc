@@ -24,6 +24,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "unavailable";
     case ErrorCode::kInternal:
       return "internal error";
+    case ErrorCode::kDiskFull:
+      return "disk full";
   }
   return "unknown";
 }

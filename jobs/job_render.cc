@@ -134,6 +134,7 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "  concurrency: " << m.concurrency << "\n";
   out << "  connect_timeout: " << Num(m.connect_timeout_s) << "\n";
   out << "  read_timeout: " << Num(m.read_timeout_s) << "\n";
+  out << "  request_timeout: " << Num(m.request_timeout_s) << "\n";
   out << "  retries: " << m.retries << "\n";
   out << "  dialect: " << Str(m.dialect) << "\n";
   out << "  stream: " << (m.stream ? "true" : "false") << "\n";

@@ -23,6 +23,7 @@
 #include "jobs/job_spec.h"
 #include "jobs/job_values.h"
 #include "llm/client/dialect.h"
+#include "llm/client/endpoint_url.h"
 #include "llm/client/json_schema.h"
 
 namespace reel::jobs {
@@ -155,6 +156,7 @@ const std::vector<std::string> kModelKeys = {"endpoint",
                                              "concurrency",
                                              "connect_timeout",
                                              "read_timeout",
+                                             "request_timeout",
                                              "retries",
                                              "dialect",
                                              "stream",
@@ -1012,6 +1014,8 @@ class Parser {
               "'model.endpoint' must be an http:// or https:// URL (e.g. "
               "http://localhost:8000/v1), got " +
                   Quoted(endpoint));
+      } else if (Status url = llm::CheckEndpointUrl(endpoint); !url.ok()) {
+        Error(MarkOf(*fields->Find("endpoint")), "'model.endpoint': " + url.message());
       } else {
         while (endpoint.size() > 8 && endpoint.back() == '/') endpoint.pop_back();
         m.endpoint = endpoint;
@@ -1044,6 +1048,12 @@ class Parser {
     ReadInt(*fields, "concurrency", path, &m.concurrency, 1, 4096);
     ReadSeconds(*fields, "connect_timeout", path, &m.connect_timeout_s, 0, true, 86400);
     ReadSeconds(*fields, "read_timeout", path, &m.read_timeout_s, 0, true, 7 * 86400);
+    if (ReadSeconds(*fields, "request_timeout", path, &m.request_timeout_s, 0, true, 30 * 86400) &&
+        m.request_timeout_s <= m.read_timeout_s) {
+      Warn(MarkOf(*fields->Find("request_timeout")),
+           "'model.request_timeout' is not longer than 'model.read_timeout': a long prefill is "
+           "cut by the request timeout before the read timeout could end it");
+    }
     ReadInt(*fields, "retries", path, &m.retries, 0, 100);
     if (ReadString(*fields, "dialect", path, &m.dialect) && m.dialect != "auto" &&
         !llm::DialectByName(m.dialect).ok()) {

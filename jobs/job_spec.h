@@ -112,7 +112,10 @@ struct ModelSpec {
   int concurrency = 4;                // requests in flight
   double connect_timeout_s = 10;
   double read_timeout_s = 3600;  // a 1M-token prefill can take minutes
-  int retries = 2;               // retries of transient HTTP failures per request
+  // One request's whole time on the wire, over its attempts: bounds a server that trickles bytes
+  // or streams without end (llm::ModelClientOptions::request_timeout_s).
+  double request_timeout_s = 7200;
+  int retries = 2;  // retries of transient HTTP failures per request
   // The server's dialect: "auto" (recognised from GET /v1/models), "vllm", "sglang", "openai".
   std::string dialect = "auto";
   bool stream = false;         // ask for server-sent events (the stored result is the same)

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   reel::cli::AddMakeTestWeightsCommand(app, exit_code);
   reel::cli::AddSimilarCommand(app, exit_code);
   reel::cli::AddReportCommand(app, exit_code);
+  reel::cli::AddTextCommand(app, exit_code);
+  reel::cli::AddPagesCommand(app, exit_code);
+  reel::cli::AddTranscribeCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -358,10 +358,24 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   std::map<std::string, TaskRecord> by_id;
   for (TaskRecord& t : stored) by_id.emplace(t.custom_id, std::move(t));
 
-  auto id_of = [&](const std::string& key, TaskStep step, int64_t segment) {
-    return CustomId(job_, item_->path, prompt, schema, key, step, segment);
-  };
   auto unit_step = [](size_t n) { return n == 1 ? TaskStep::kAsk : TaskStep::kMap; };
+  // The round: the newest one asked; with ask_again, a new one when the newest was answered
+  // before this run (model_setup.h).
+  int round = 0;
+  auto first_of_round = [&](int r) {
+    return CustomId(job_, item_->path, prompt, schema, base_key, unit_step(rows.size()), 0, r);
+  };
+  while (by_id.count(first_of_round(round + 1)) > 0) ++round;
+  if (options.ask_again) {
+    auto it = by_id.find(first_of_round(round));
+    if (it != by_id.end() && it->second.status == TaskStatus::kSucceeded &&
+        (options.run_uid.empty() || it->second.last_run_uid.value_or("") != options.run_uid)) {
+      ++round;
+    }
+  }
+  auto id_of = [&](const std::string& key, TaskStep step, int64_t segment) {
+    return CustomId(job_, item_->path, prompt, schema, key, step, segment, round);
+  };
 
   // A too-long refusal of the context as built: fit it again with the server's difference.
   int64_t margin = 0;
@@ -428,6 +442,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   };
   auto sendable = [&](const TaskRecord& t) {
     if (scheduled(t)) return false;
+    if (options.tried != nullptr && options.tried->count(t.id) > 0) return false;
     switch (t.status) {
       case TaskStatus::kWaiting:
         return true;

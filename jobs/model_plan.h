@@ -28,7 +28,11 @@
 //     one reduce, the task, context and body are those of a single reduce;
 //   - a task is sent when it is waiting, when it was left 'sent' (export only: the run requeues
 //     those at its start), or when it failed before this run and --retry-failed asks again
-//     (never a too-long one: the same body would be refused again).
+//     (never a too-long one: the same body would be refused again); never twice by one run
+//     (PlanOptions::tried: a question the server failed waits for the next run);
+//   - rounds (`reel ask --again`): the tasks above are those of the newest round asked; with
+//     ask_again, a prompt whose newest round was answered before this run starts the next round
+//     (new custom ids, so every task of it is asked anew; the earlier answers stay stored).
 // The prompt is done when its final task (ask or the last reduce) has an answer, failed when a
 // task it needs failed and is not asked again (the message names the level and group of a
 // failed reduce).
@@ -86,8 +90,14 @@ struct PlanOptions {
   bool build_bodies = true;    // false: only record the tasks (no endpoint, nothing sent)
   bool include_sent = false;   // tasks left 'sent' count as unanswered (export)
   bool resend_failed = false;  // --retry-failed
-  std::string run_uid;         // sends made by this run are not repeated by it
+  // reel ask --again: a prompt answered before this run is asked anew, as a new round (its
+  // tasks get new custom ids; the earlier answers stay). Without it the newest round is used.
+  bool ask_again = false;
+  std::string run_uid;                           // sends made by this run are not repeated by it
   const std::set<int64_t>* scheduled = nullptr;  // tasks the caller has in hand already
+  // Tasks this run has sent, or tried to: never sent twice by one run (one the server failed
+  // waits for the next run; one whose send could not be recorded is not tried in a loop).
+  const std::set<int64_t>* tried = nullptr;
 };
 
 // What planning cost: contexts built (each a full fit and exact count of the item) or taken as

@@ -30,11 +30,13 @@ struct ItemJob {
   std::unique_ptr<ItemPlanner> planner;
   std::mutex mutex;             // the planner and everything below
   std::set<int64_t> scheduled;  // tasks queued, held back or in flight
+  std::set<int64_t> tried;      // tasks this run has queued: never queued twice
   // Sends held back until the first of their prefix group has returned.
   std::map<std::string, std::vector<PlannedSend>> held;
   std::set<std::string> leaders_out;  // prefix groups whose first send is out
   std::map<size_t, int> outstanding_by_prompt;
   int outstanding = 0;
+  std::map<size_t, std::string> server_failed;  // by prompt: why the server failed a send
 };
 
 struct Queued {
@@ -153,6 +155,7 @@ struct ModelRun::Impl {
   ModelRunOptions options;
   std::unique_ptr<llm::ModelClient> client;  // null: prepare only
   std::atomic<bool> cancel{false};
+  std::atomic<bool> halted{false};  // stopped early: stop_reason (and maybe fatal) say why
 
   std::mutex mutex;
   std::condition_variable work_cv;  // senders wait for work
@@ -164,17 +167,48 @@ struct ModelRun::Impl {
   bool shutting_down = false;
   ModelRunCounters counters;
   std::set<std::string> shapes_checked;
+  std::string stop_reason;  // why the stage stopped early ("" when it did not)
+  Status fatal;             // a database write failed
   std::vector<std::jthread> senders;
 
   int max_active() const { return std::max(2, 2 * job.model.concurrency); }
 
-  PlanOptions BaseOptions(const std::set<int64_t>* scheduled) const {
+  PlanOptions BaseOptions(const ItemJob& item, bool sending) const {
     PlanOptions p;
-    p.build_bodies = client != nullptr;
+    p.build_bodies = sending;
     p.resend_failed = options.retry_failed;
+    p.ask_again = options.ask_again;
     p.run_uid = options.run_uid;
-    p.scheduled = scheduled;
+    p.scheduled = &item.scheduled;
+    p.tried = &item.tried;
     return p;
+  }
+
+  // Stops sending at once (requests in flight are cancelled; their questions, and every one not
+  // asked yet, wait for the next run). The first reason is kept.
+  void Halt(const std::string& reason) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stop_reason.empty()) stop_reason = reason;
+      halted.store(true);
+      cancel.store(true);
+    }
+    room_cv.notify_all();
+    work_cv.notify_all();
+  }
+
+  // A write to the database failed: the stage stops and the run must end.
+  void Fail(const Status& status) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (fatal.ok()) fatal = status;
+    }
+    Halt(status.message());
+  }
+
+  std::string StopReason() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stop_reason;
   }
 
   // Adds what the planner's last calls cost to the run's counters.
@@ -212,9 +246,10 @@ struct ModelRun::Impl {
     if (options.on_prompt) options.on_prompt(outcome);
   }
 
-  // Reports a prompt that needs nothing sent (answered or failed before, or waiting).
+  // Reports a prompt that needs nothing sent (answered or failed before, or waiting). `why`: the
+  // error of the send that just failed it ("" when none), so the message says the cause.
   void ReportSettled(storage::Store& store, ItemJob& job, size_t prompt_index,
-                     const PromptPlan& plan, bool before) {
+                     const PromptPlan& plan, bool before, const std::string& why = "") {
     PromptOutcome o;
     o.item_path = job.planner->item_path();
     o.prompt_id = this->job.prompts[prompt_index].id;
@@ -228,9 +263,12 @@ struct ModelRun::Impl {
       }
     } else if (plan.state == PromptState::kFailed) {
       o.state = PromptOutcome::State::kFailed;
-      o.message = plan.message;
+      o.message = plan.message + (why.empty() ? "" : ": " + why);
     } else {
       o.state = PromptOutcome::State::kWaiting;
+      o.message = StopReason();
+      auto why = job.server_failed.find(prompt_index);
+      if (o.message.empty() && why != job.server_failed.end()) o.message = why->second;
     }
     Report(o);
   }
@@ -241,6 +279,7 @@ struct ModelRun::Impl {
     std::vector<Queued> ready;
     for (PlannedSend& send : sends) {
       job->scheduled.insert(send.task.id);
+      job->tried.insert(send.task.id);
       ++job->outstanding;
       ++job->outstanding_by_prompt[send.prompt_index];
       if (group_by_prefix && !send.prefix_key.empty()) {
@@ -263,22 +302,33 @@ struct ModelRun::Impl {
     job->item_id = item_id;
     job->media_path = media_path;
     job->planner = std::make_unique<ItemPlanner>(this->job, *setup, item_id, media_path);
-    if (client != nullptr) job->planner->Adopt(std::move(built));  // else nothing is built
-    if (client != nullptr) {
+    bool sending = client != nullptr;
+    if (sending) {
       std::unique_lock<std::mutex> lock(mutex);
       room_cv.wait(lock, [&] { return active_items < max_active() || cancel.load(); });
-      if (cancel.load()) return Cancelled(media_path + ": the run is stopping");
-      job->seq = next_seq++;
-      ++active_items;
-      ++counters.items;
+      if (halted.load()) {
+        sending = false;  // the stage stopped: the item's questions are recorded, and wait
+      } else if (cancel.load()) {
+        return Cancelled(media_path + ": the run is stopping");
+      } else {
+        job->seq = next_seq++;
+        ++active_items;
+        ++counters.items;
+      }
     }
+    if (sending) job->planner->Adopt(std::move(built));  // else nothing is built
     std::string errors;
+    Status disk_full;
     {
       std::lock_guard<std::mutex> item_lock(job->mutex);
       std::vector<PlannedSend> initial;
       for (size_t p = 0; p < this->job.prompts.size(); ++p) {
-        Result<PromptPlan> plan = job->planner->Plan(store, p, BaseOptions(&job->scheduled));
+        Result<PromptPlan> plan = job->planner->Plan(store, p, BaseOptions(*job, sending));
         if (!plan.ok()) {
+          if (plan.status().code() == ErrorCode::kDiskFull) {
+            if (disk_full.ok()) disk_full = plan.status();
+            Fail(plan.status());
+          }
           errors += (errors.empty() ? "" : "; ") + std::string("prompt '") +
                     this->job.prompts[p].id + "': " + plan.status().message();
           continue;
@@ -288,7 +338,7 @@ struct ModelRun::Impl {
           Warn(job->planner->item_path() + ": prompt '" + this->job.prompts[p].id +
                "': " + plan->message);
         }
-        if (client == nullptr || plan->sends.empty()) {
+        if (!sending || plan->sends.empty()) {
           ReportSettled(store, *job, p, *plan, /*before=*/true);
           continue;
         }
@@ -302,7 +352,8 @@ struct ModelRun::Impl {
       std::lock_guard<std::mutex> item_lock(job->mutex);
       finished = job->outstanding == 0;
     }
-    if (client != nullptr && finished) ItemFinished(*job);
+    if (sending && finished) ItemFinished(*job);
+    if (!disk_full.ok()) return disk_full.WithPrefix(media_path);
     if (!errors.empty()) return IoError(media_path + ": " + errors);
     return Status::Ok();
   }
@@ -329,7 +380,7 @@ struct ModelRun::Impl {
         Result<int64_t> count = client->CountPromptTokens(send.request);
         if (count.ok()) {
           Status s = tasks.SetServerCount(send.task.id, *count);
-          (void)s;
+          if (s.code() == ErrorCode::kDiskFull) Fail(s);  // else the count is only a note
           std::lock_guard<std::mutex> lock(mutex);
           ++counters.tokenize_checks;
         } else {
@@ -345,9 +396,11 @@ struct ModelRun::Impl {
     Result<int64_t> request_id = tasks.StartSend(send.task.id, record);
     llm::ChatResult result;
     if (!request_id.ok()) {
-      result.outcome = llm::ChatOutcome::kBadRequest;
-      result.error = "could not record the request: " + request_id.status().message();
-      Warn(item_path + ": " + result.error);
+      // Nothing goes out unrecorded, and the question is not tried again in this run: a
+      // database that cannot be written ends the stage (the question waits for the next run).
+      Fail(request_id.status().WithPrefix(item_path + ": could not record the request"));
+      result.outcome = llm::ChatOutcome::kCancelled;
+      result.error = "not sent: " + request_id.status().message();
       return result;
     }
     {
@@ -428,23 +481,53 @@ struct ModelRun::Impl {
     outcome.completion_tokens = used.completion_tokens;
     outcome.cached_tokens = used.cached_tokens;
     outcome.reasoning_tokens = used.reasoning_tokens;
+    outcome.cost = spent;  // also of answers that failed their check, and of a failed re-ask
+    const std::optional<int> http =
+        result.http_status > 0 ? std::optional<int>(result.http_status) : std::nullopt;
     Status stored;
     if (result.ok() && check_failure.empty()) {
       storage::AnswerRecord answer = AnswerOf(result);
       if (checked_json) answer.json_answer = *checked_json;
-      outcome.cost = spent;
       stored = tasks.FinishSend(*request_id, outcome, answer);
-    } else if (result.ok()) {
-      outcome.outcome = std::string(kInvalidAnswerOutcome);
-      outcome.error = std::string(kAnswerCheckFailed) + check_failure;
-      outcome.cost = spent;
-      stored = tasks.FailSend(*request_id, outcome, /*requeue=*/false);
+      if (!stored.ok()) {
+        stored = stored.WithPrefix(
+            "the answer arrived but could not be stored (the next run asks "
+            "the question again)");
+        // The answer came but is not stored: the question must be asked again, never counted
+        // as answered. Best effort: record why (a failed write leaves the request 'sent', which
+        // the next run requeues the same way).
+        storage::SendOutcome lost = outcome;
+        lost.outcome = std::string(kNotStoredOutcome);
+        lost.error = stored.message();
+        (void)tasks.FailSend(*request_id, lost, /*requeue=*/true);
+      }
+    } else if (result.ok() || result.outcome == llm::ChatOutcome::kSchemaMismatch) {
+      // An answer that failed its check (the prompt kind's, or the JSON schema): the question
+      // failed; the answer is kept, marked so.
+      if (result.ok()) {
+        outcome.outcome = std::string(kInvalidAnswerOutcome);
+        outcome.error = std::string(kAnswerCheckFailed) + check_failure;
+      }
+      stored = tasks.RefuseAnswer(*request_id, outcome, AnswerOf(result));
+    } else if (storage::IsServerFailure(outcome.outcome, http)) {
+      // Not the question's fault: it waits for the next run (never sent twice by this one).
+      stored = tasks.FailSend(*request_id, outcome, /*requeue=*/true);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++counters.server_failures;
+      }
+      if (http == 401 || http == 403) {
+        Halt("the model server refused the API key (" + result.error +
+             "); no more questions are sent: set the right key (model.api_key_env) and run "
+             "again");
+      } else if (result.outcome == llm::ChatOutcome::kServerDown) {
+        Halt("the model server stayed unreachable: " + result.error);
+      }
     } else {
-      outcome.cost = spent;  // an answer that failed its check, then a failed re-ask
       stored = tasks.FailSend(*request_id, outcome,
                               /*requeue=*/result.outcome == llm::ChatOutcome::kCancelled);
     }
-    if (!stored.ok()) Warn(item_path + ": could not store the answer: " + stored.message());
+    if (!stored.ok()) Fail(stored.WithPrefix(item_path + ": prompt '" + prompt.id + "'"));
     return result;
   }
 
@@ -455,6 +538,12 @@ struct ModelRun::Impl {
     bool finished = false;
     {
       std::lock_guard<std::mutex> item_lock(job.mutex);
+      if (sent &&
+          storage::IsServerFailure(
+              llm::ChatOutcomeName(result.outcome),
+              result.http_status > 0 ? std::optional<int>(result.http_status) : std::nullopt)) {
+        job.server_failed[p] = "the model server failed it: " + result.error;
+      }
       job.scheduled.erase(q.send.task.id);
       --job.outstanding;
       const int left = --job.outstanding_by_prompt[p];
@@ -472,15 +561,20 @@ struct ModelRun::Impl {
         work_cv.notify_all();
       }
       if (left == 0) {
+        Result<PromptPlan> plan = Status(ErrorCode::kCancelled, "not planned");
+        if (sent && !cancel.load()) {
+          plan = job.planner->Plan(store, p, BaseOptions(job, /*sending=*/true));
+          Tally(*job.planner);
+          if (!plan.ok() && plan.status().code() == ErrorCode::kDiskFull) Fail(plan.status());
+        }
         if (!sent || cancel.load()) {
           PromptOutcome o;
           o.item_path = job.planner->item_path();
           o.prompt_id = this->job.prompts[p].id;
           o.state = PromptOutcome::State::kWaiting;
+          o.message = StopReason();
           Report(o);
         } else {
-          Result<PromptPlan> plan = job.planner->Plan(store, p, BaseOptions(&job.scheduled));
-          Tally(*job.planner);
           if (!plan.ok()) {
             PromptOutcome o;
             o.item_path = job.planner->item_path();
@@ -495,13 +589,13 @@ struct ModelRun::Impl {
             }
             EnqueueLocked(q.job, std::move(plan->sends), /*group_by_prefix=*/false);
           } else {
-            ReportSettled(store, job, p, *plan, /*before=*/false);
+            ReportSettled(store, job, p, *plan, /*before=*/false,
+                          result.ok() ? std::string() : result.error);
           }
         }
       }
       finished = job.outstanding == 0;
     }
-    (void)result;
     if (finished) ItemFinished(job);
   }
 
@@ -520,8 +614,7 @@ struct ModelRun::Impl {
       if (!store) {
         Result<storage::Store> opened = storage::Store::Open(options.database);
         if (!opened.ok()) {
-          Warn("model requests: " + opened.status().message());
-          cancel.store(true);
+          Fail(opened.status().WithPrefix("model requests"));
         } else {
           store.emplace(std::move(opened).value());
         }
@@ -624,6 +717,13 @@ void ModelRun::Cancel() {
 }
 
 bool ModelRun::sending() const { return impl_->client != nullptr; }
+
+std::string ModelRun::stop_reason() const { return impl_->StopReason(); }
+
+Status ModelRun::fatal_error() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->fatal;
+}
 
 ModelRunCounters ModelRun::counters() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -16,6 +16,14 @@
 // with its answer in one transaction; a stopped request (the run interrupted) puts its task back
 // to waiting. Without an endpoint (PrepareOnly) tasks are only recorded, waiting for a model.
 //
+// Failures: a question fails only on its own merits (the server refused it, its answer failed
+// its check: the answer is kept, storage::TaskStore::RefuseAnswer). One the server failed
+// (storage::IsServerFailure: unreachable, timed out, overloaded, the API key refused) waits for
+// the next run, and no run sends a question twice. The stage stops at once, the rest of its
+// questions waiting, when the server refuses the API key (HTTP 401/403) or stays unreachable
+// past model.circuit_give_up (stop_reason), and when the database cannot be written (a full
+// disk; fatal_error: the run must end).
+//
 // Threads: AddItem from any number of threads (each with its own Store); Finish once, from the
 // thread that created the run.
 #pragma once
@@ -26,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -54,6 +63,7 @@ struct ModelRunOptions {
   int64_t run_id = 0;
   std::string run_uid;
   bool retry_failed = false;
+  bool ask_again = false;                // PlanOptions::ask_again
   ProgressReporter* progress = nullptr;  // not owned; may be null
   // Watches a final answer (ask or reduce) stream in (reel ask); called on the sending thread.
   std::function<std::unique_ptr<llm::ChatObserver>(const std::string& item_path,
@@ -69,6 +79,8 @@ struct ModelRunCounters {
   int64_t prompts_failed = 0;
   int64_t prompts_waiting = 0;  // no endpoint, or the run stopped
   int64_t sends = 0;
+  // Sends the server failed (storage::IsServerFailure): their questions wait for the next run.
+  int64_t server_failures = 0;
   int64_t tokenize_checks = 0;
   // Contexts the model stage built (re-fits, reduces, and contexts the context stage did not
   // build in this run), contexts it took from the context stage, and request frames decoded.
@@ -77,6 +89,10 @@ struct ModelRunCounters {
   int64_t frame_passes = 0;
   int64_t frames_decoded = 0;
 };
+
+// requests.outcome of a request whose answer arrived but could not be stored (a full disk): its
+// question waits and is asked again by the next run.
+inline constexpr std::string_view kNotStoredOutcome = "not stored";
 
 // A client result as the database records it (shared with `reel import`).
 storage::SendOutcome SendOutcomeOf(const llm::ChatResult& result);
@@ -119,6 +135,13 @@ class ModelRun {
 
   bool sending() const;
   ModelRunCounters counters() const;
+  // Why the stage stopped sending before its work was done: the server refused the API key, or
+  // stayed unreachable longer than model.circuit_give_up ("" when it did not). The questions it
+  // did not ask wait for the next run.
+  std::string stop_reason() const;
+  // A write to the database failed (a full disk: kDiskFull, naming the file), so the stage
+  // stopped; the run must end. OK when none.
+  Status fatal_error() const;
 
   struct Impl;
 

@@ -59,6 +59,7 @@ Result<llm::ModelClientOptions> ClientOptionsFor(const JobSpec& job) {
   REEL_ASSIGN_OR_RETURN(o.api_key, llm::ApiKey::FromEnvironment(m.api_key_env));
   o.connect_timeout_s = m.connect_timeout_s;
   o.read_timeout_s = m.read_timeout_s;
+  o.request_timeout_s = m.request_timeout_s;
   o.retry.max_retries = m.retries;
   o.rate_limit.requests_per_minute = m.requests_per_minute;
   o.rate_limit.tokens_per_minute = m.tokens_per_minute;
@@ -87,7 +88,7 @@ llm::ChatRequest RequestFor(const JobSpec& job, const std::string& json_schema,
 
 std::string CustomId(const JobSpec& job, const std::string& item_path, const PromptSpec& prompt,
                      const std::string& json_schema, const std::string& settings_key,
-                     storage::TaskStep step, int64_t segment) {
+                     storage::TaskStep step, int64_t segment, int round) {
   const ModelSpec& m = job.model;
   nlohmann::json key = {
       {"format", 1},
@@ -111,6 +112,7 @@ std::string CustomId(const JobSpec& job, const std::string& item_path, const Pro
   if (step == storage::TaskStep::kReduce) {
     key["reduce"] = ReduceQuestion(job, prompt, prompt.question, 0);  // the wording
   }
+  if (round > 0) key["round"] = round;  // reel ask --again; the first round's ids as before
   return "reel-" +
          storage::Sha256Hex(key.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
              .substr(0, 32);

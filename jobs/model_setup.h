@@ -7,7 +7,8 @@
 //   id, the context's settings key (which covers the item's content and settings, the prompt's
 //   text and every context setting), the step (ask / map / reduce) and segment, and every request
 //   field that changes the answer (model name, max_completion_tokens, temperature, top_p, top_k,
-//   seed, thinking mode, the schema, the JPEG quality).
+//   seed, thinking mode, the schema, the JPEG quality), and, from the second on, the round (`reel
+//   ask --again` asks an answered question anew as round 1, 2, ...; jobs/model_plan.h).
 // So it is the same on every rerun and every machine, differs between items, prompts and steps,
 // and changes when anything the answer depends on changes (then the question is asked anew).
 #pragma once
@@ -53,7 +54,7 @@ llm::ChatRequest RequestFor(const JobSpec& job, const std::string& json_schema,
 
 std::string CustomId(const JobSpec& job, const std::string& item_path, const PromptSpec& prompt,
                      const std::string& json_schema, const std::string& settings_key,
-                     storage::TaskStep step, int64_t segment);
+                     storage::TaskStep step, int64_t segment, int round = 0);
 
 // The settings key of a context re-fitted with `margin` tokens less budget, and of the reduce
 // context over the answers of a split context.

@@ -17,6 +17,7 @@
 #include "jobs/model_setup.h"
 #include "jobs/stages/stages.h"
 #include "storage/sha256.h"
+#include "storage/space_reserve.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
 
@@ -24,6 +25,10 @@ namespace reel::jobs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Space kept beside the database (`<db>.reserve`) and given back when the disk fills up, so the
+// run can still record its end: a few WAL frames are enough.
+constexpr int64_t kEndOfRunReserveBytes = 256 * 1024;
 
 // Runs `write` again while the database is busy (another writer held it past the busy timeout).
 template <typename Fn>
@@ -69,7 +74,7 @@ class Batch {
   void Work() {
     Result<storage::Store> store = storage::Store::Open(options_.database);
     if (!store.ok()) {
-      Fatal(store.status().message());
+      Fatal(store.status());
     } else {
       while (!cancel_.load()) {
         size_t index = next_.fetch_add(1);
@@ -93,11 +98,19 @@ class Batch {
         cancel_.store(true);
         if (model_ != nullptr) model_->Cancel();
       }
+      // A database write failed in the model stage, or here: the whole run stops.
+      if (model_ != nullptr) {
+        if (Status failed = model_->fatal_error(); !failed.ok() && fatal_error_.ok()) {
+          fatal_error_ = failed;
+          cancel_.store(true);
+        }
+        if (!fatal_error_.ok()) model_->Cancel();
+      }
       if (Clock::now() - last_update > std::chrono::seconds(1)) {
         storage::RunCounters counters = counters_;
         lock.unlock();
-        Status updated = store.UpdateRunCounters(run_id_, counters);
-        (void)updated;  // best effort: the final FinishRun writes them again
+        // Best effort (the final FinishRun writes them again), but a full disk stops the run.
+        StopIfDiskFull(store.UpdateRunCounters(run_id_, counters));
         options_.progress->Tick();
         lock.lock();
         last_update = Clock::now();
@@ -115,13 +128,24 @@ class Batch {
     return still_failed_;
   }
   bool cancelled() const { return cancel_.load(); }
-  const std::string& fatal_error() const { return fatal_error_; }
+  Status fatal_error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fatal_error_;
+  }
 
  private:
-  void Fatal(const std::string& message) {
+  void Fatal(const Status& status) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (fatal_error_.empty()) fatal_error_ = message;
+    if (fatal_error_.ok()) fatal_error_ = status;
     cancel_.store(true);
+  }
+
+  // A full disk stops the run (the items and questions not finished wait for the next run; none
+  // is marked failed for it). Returns whether `status` was that.
+  bool StopIfDiskFull(const Status& status) {
+    if (status.code() != ErrorCode::kDiskFull) return false;
+    Fatal(status);
+    return true;
   }
 
   void CountSkipped(bool failed_before) {
@@ -146,7 +170,9 @@ class Batch {
       return store.LogEvent(
           {.run_id = run_id_, .item_id = item_id, .level = level, .message = message});
     });
-    (void)logged;  // the event log is best effort; the item's own row holds its outcome
+    // The event log is best effort (the item's own row holds its outcome), but a full disk
+    // stops the run.
+    StopIfDiskFull(logged);
   }
 
   // Records a failure: the item row (created if needed) says failed with `error`.
@@ -166,9 +192,11 @@ class Batch {
       }
       Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
       if (id.ok()) item_id = *id;
+      if (!id.ok()) StopIfDiskFull(id.status());
     }
     if (item_id) {
       Status marked = RetryBusyStatus([&] { return store.MarkItemFailed(*item_id, error); });
+      StopIfDiskFull(marked);  // the item is done again by the next run
       if (!marked.ok()) {
         options_.progress->Warning(input.path +
                                    ": could not record the failure: " + marked.message());
@@ -186,7 +214,7 @@ class Batch {
                       {.retry_failed = options_.retry_failed}, &cancel_);
     });
     if (!planned.ok()) {
-      if (cancel_.load()) return;
+      if (cancel_.load() || StopIfDiskFull(planned.status())) return;
       Fail(store, std::nullopt, nullptr, input, planned.status().message(), 0);
       return;
     }
@@ -204,6 +232,7 @@ class Batch {
     if (plan.action == PlanAction::kSkip) {
       if (plan.facts_changed) {  // touched but unchanged: remember the new facts, keep status
         Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
+        if (!id.ok() && StopIfDiskFull(id.status())) return;
         if (!id.ok()) options_.progress->Warning(id.status().message());
       }
       CountSkipped(plan.stored && plan.stored->status == storage::ItemStatus::kFailed);
@@ -215,7 +244,9 @@ class Batch {
         work.input = input;
         work.cancel = &cancel_;
         for (const auto& stage : processor_.stored_stages()) {
+          if (cancel_.load()) return;
           Status s = stage->Run(store, plan.stored->id, run_id_, work);
+          if (StopIfDiskFull(s)) return;
           if (!s.ok()) {
             LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
             options_.progress->Warning(s.message());
@@ -228,6 +259,7 @@ class Batch {
     options_.progress->ItemStarted(input.path);
     Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
     if (!id.ok()) {
+      if (StopIfDiskFull(id.status())) return;
       Fail(store, std::nullopt, &plan, input, id.status().message(), 0);
       return;
     }
@@ -241,6 +273,7 @@ class Batch {
       }
       Status running = RetryBusyStatus([&] { return store.MarkItemRunning(item_id, run_id_); });
       if (!running.ok()) {
+        if (StopIfDiskFull(running)) return;
         last = running;
         break;
       }
@@ -250,7 +283,9 @@ class Batch {
         last = RetryBusyStatus([&] { return store.MarkItemDone(item_id, work->outputs); });
         if (last.ok()) {
           for (const auto& stage : processor_.stored_stages()) {
+            if (cancel_.load()) break;
             Status s = stage->Run(store, item_id, run_id_, *work);
+            if (StopIfDiskFull(s)) break;
             if (!s.ok()) work->warnings.push_back(s.message());
           }
           for (const std::string& warning : work->warnings) {
@@ -269,7 +304,7 @@ class Batch {
       } else {
         last = work.status();
       }
-      if (cancel_.load()) {
+      if (StopIfDiskFull(last) || cancel_.load()) {
         Abandon(store, item_id);
         return;
       }
@@ -298,6 +333,7 @@ class Batch {
     }
     if (segments.empty()) return;
     Status kept = RetryBusyStatus([&] { return store.ReplaceItemSegments(item_id, segments); });
+    if (StopIfDiskFull(kept)) return;
     if (!kept.ok()) {
       options_.progress->Warning(input.path + ": could not keep its subtitles: " + kept.message());
       return;
@@ -339,26 +375,54 @@ class Batch {
   int workers_finished_ = 0;
   storage::RunCounters counters_;
   int64_t still_failed_ = 0;
-  std::string fatal_error_;
+  Status fatal_error_;  // a write failed so that the run cannot go on (a full disk)
 };
 
 // Runs a crash left 'running' (we hold the lock, so no live run can own them) become
 // 'interrupted'.
-void MarkAbandonedRuns(storage::Store& store, ProgressReporter& progress) {
+// Errors: only a full disk (anything else is a warning).
+Status MarkAbandonedRuns(storage::Store& store, ProgressReporter& progress) {
   Result<std::vector<storage::RunRecord>> abandoned = RetryBusy([&] {
     return store.InterruptAbandonedRuns(
         "the process ended without finishing the run (killed or crashed); found by a later run");
   });
   if (!abandoned.ok()) {
+    if (abandoned.status().code() == ErrorCode::kDiskFull) return abandoned.status();
     progress.Warning("could not mark unfinished earlier runs interrupted: " +
                      abandoned.status().message());
-    return;
+    return Status::Ok();
   }
   for (const storage::RunRecord& run : *abandoned) {
     progress.Warning("run " + std::to_string(run.id) + " (pid " + std::to_string(run.pid) + " on " +
                      run.host + ", started " + run.started_at +
                      ") did not finish; marked interrupted. Its unfinished items are redone.");
   }
+  return Status::Ok();
+}
+
+// The message of a run a full disk stopped.
+std::string DiskFullMessage(const std::string& database, const Status& error) {
+  std::string text = error.message();
+  if (text.find(database) == std::string::npos) text = database + ": " + text;
+  return text +
+         "; the run stopped: free some space and run it again (what is stored is kept; unfinished "
+         "items and unanswered questions are done then)";
+}
+
+// Records the run's end. On a full disk the reserve goes back to SQLite first, and the run is
+// recorded failed (`*status`, `*message` say so afterwards). Returns the write's status.
+Status EndRun(storage::Store& store, int64_t run_id, const storage::RunCounters& counters,
+              storage::RunStatus* status, std::optional<std::string>* message,
+              storage::SpaceReserve& reserve) {
+  Status finished =
+      RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
+  if (finished.ok() || finished.code() != ErrorCode::kDiskFull) return finished;
+  if (*status != storage::RunStatus::kFailed) {
+    *status = storage::RunStatus::kFailed;
+    *message = DiskFullMessage(store.database().path(), finished);
+  }
+  reserve.Release();
+  return RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
 }
 
 int DefaultWorkers() {
@@ -448,11 +512,31 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.message = store.status().message();
     return outcome;
   }
-  MarkAbandonedRuns(*store, progress);
+  // Room to record the run's end should the disk fill up (storage/space_reserve.h).
+  storage::SpaceReserve reserve;
+  if (Result<storage::SpaceReserve> made =
+          storage::SpaceReserve::Allocate(options.database, kEndOfRunReserveBytes);
+      made.ok()) {
+    reserve = std::move(made).value();
+  } else if (made.status().code() == ErrorCode::kDiskFull) {
+    outcome.message = made.status().message() + "; free some space and run again";
+    return outcome;
+  } else {
+    progress.Warning("no room kept to record the run's end on a full disk: " +
+                     made.status().message());
+  }
+  if (Status marked = MarkAbandonedRuns(*store, progress); !marked.ok()) {
+    outcome.message = DiskFullMessage(options.database, marked);
+    return outcome;
+  }
   // Time references of answers stored before this version of reel (or its grammar): one query
   // when there are none.
   if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
       !indexed.ok()) {
+    if (indexed.status().code() == ErrorCode::kDiskFull) {
+      outcome.message = DiskFullMessage(options.database, indexed.status());
+      return outcome;
+    }
     progress.Warning("answer time references not updated: " + indexed.status().message());
   }
 
@@ -485,18 +569,20 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
        .level = storage::EventLevel::kInfo,
        .message = "run started: " + std::to_string(inputs->size()) + " items" +
                   (options.shard.sharded() ? ", shard " + options.shard.ToString() : "")});
-  (void)logged;
 
-  // The model stage: the job's questions become tasks; with an endpoint they are asked.
-  auto fail_run = [&](const std::string& message) {
-    Status finished = RetryBusyStatus([&] {
-      return store->FinishRun(run->id, storage::RunStatus::kFailed, outcome.counters, message);
-    });
+  auto fail_run = [&](const std::string& text) {
+    storage::RunStatus failed = storage::RunStatus::kFailed;
+    std::optional<std::string> message = text;
+    Status finished = EndRun(*store, run->id, outcome.counters, &failed, &message, reserve);
     (void)finished;
     outcome.result = RunResult::kError;
-    outcome.message = message;
+    outcome.message = text;
     return outcome;
   };
+  if (logged.code() == ErrorCode::kDiskFull) {
+    return fail_run(DiskFullMessage(options.database, logged));
+  }
+  // The model stage: the job's questions become tasks; with an endpoint they are asked.
   std::unique_ptr<ModelRun> model;
   std::string model_problem;  // the server could not be reached: questions wait
   if (!job.prompts.empty()) {
@@ -505,6 +591,9 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     auto model_setup = std::make_shared<const ModelSetup>(std::move(setup).value());
     storage::TaskStore tasks(store->database());
     Result<int64_t> requeued = RetryBusy([&] { return tasks.RequeueInterrupted(); });
+    if (!requeued.ok() && requeued.status().code() == ErrorCode::kDiskFull) {
+      return fail_run(DiskFullMessage(options.database, requeued.status()));
+    }
     if (requeued.ok() && *requeued > 0) {
       progress.Warning(std::to_string(*requeued) +
                        " requests were in flight when an earlier run ended; they are sent again");
@@ -514,6 +603,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     model_options.run_id = run->id;
     model_options.run_uid = run->uid;
     model_options.retry_failed = options.retry_failed;
+    model_options.ask_again = options.ask_again;
     model_options.progress = &progress;
     model_options.observer = options.answer_observer;
     model_options.on_prompt = options.on_prompt;
@@ -555,13 +645,20 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     for (int i = 0; i < workers; ++i) threads.emplace_back([&batch] { batch.Work(); });
     batch.Supervise(*store, workers);
   }  // joined
+  Status fatal = batch.fatal_error();
   if (model) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
     outcome.model = model->counters();
+    if (fatal.ok()) fatal = model->fatal_error();
     // Time references in the answers of this run (storage: answer_times).
-    if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
-        !indexed.ok()) {
-      progress.Warning("answer time references not updated: " + indexed.status().message());
+    if (!fatal.ok()) {
+      // Nothing more is written but the run's end.
+    } else if (Result<int64_t> indexed = RetryBusy([&] { return store->IndexAnswerTimes(); });
+               !indexed.ok()) {
+      if (indexed.status().code() == ErrorCode::kDiskFull) fatal = indexed.status();
+      if (fatal.ok()) {
+        progress.Warning("answer time references not updated: " + indexed.status().message());
+      }
     }
     storage::TaskStore tasks(store->database());
     Result<storage::SendTotals> totals = tasks.Totals(run->id, std::nullopt);
@@ -572,31 +669,46 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       report.contexts_reused = outcome.model.contexts_reused;
       report.frame_passes = outcome.model.frame_passes;
       report.frames_decoded = outcome.model.frames_decoded;
-      Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
-      (void)kept;
+      if (fatal.ok()) {
+        Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+        if (kept.code() == ErrorCode::kDiskFull) fatal = kept;
+      }
       for (const std::string& line : report.Lines()) progress.Info(line);
       if (!model->sending() && counts->waiting + counts->sent > 0) {
         progress.Info(
-            "waiting for a model: write them as an OpenAI Batch file with `reel export "
-            "--db " +
-            options.database +
-            " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
-            "REEL_MODEL_URL) and run again");
+            !model_problem.empty()
+                ? "waiting for a model: the server at " + *job.model.endpoint +
+                      " could not be reached (above); run again when it answers"
+                : "waiting for a model: write them as an OpenAI Batch file with `reel export "
+                  "--db " +
+                      options.database +
+                      " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
+                      "REEL_MODEL_URL) and run again");
       }
       outcome.model_report = report;
     }
   }
 
   outcome.counters = batch.counters();
+  outcome.model_problem = model_problem;
   outcome.counters.requests = outcome.model.sends;
   outcome.counters.items_seen = static_cast<int64_t>(inputs->size());
   storage::RunStatus status = storage::RunStatus::kSucceeded;
   std::optional<std::string> message;
-  if (!batch.fatal_error().empty()) {
+  auto stopped_by = [&](const Status& error) {
+    std::string text = error.message();
+    if (error.code() == ErrorCode::kDiskFull) {
+      text = DiskFullMessage(options.database, error);
+    } else if (text.find(options.database) == std::string::npos) {
+      text = options.database + ": " + text;
+    }
     status = storage::RunStatus::kFailed;
-    message = batch.fatal_error();
+    message = text;
     outcome.result = RunResult::kError;
-    outcome.message = batch.fatal_error();
+    outcome.message = text;
+  };
+  if (!fatal.ok()) {
+    stopped_by(fatal);
   } else if (stop_requested()) {
     status = storage::RunStatus::kInterrupted;
     outcome.stop_signal = options.stop_signal->load();
@@ -609,7 +721,8 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
   } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0 ||
-             outcome.model.prompts_failed > 0 || !model_problem.empty()) {
+             outcome.model.prompts_failed > 0 || !model_problem.empty() ||
+             outcome.model.server_failures > 0 || (model && !model->stop_reason().empty())) {
     // Failures skipped as "failed before" still leave the job incomplete: exit 1 until they
     // are fixed or retried, so cron keeps reporting them.
     status = storage::RunStatus::kFailed;
@@ -623,19 +736,35 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     }
     if (outcome.model.prompts_failed > 0) {
       text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.prompts_failed) +
-              " questions failed (`reel status`; --retry-failed asks them again)";
+              (options.retry_failed
+                   ? std::string(" questions failed (`reel status`)")
+                   : std::string(" questions failed (`reel status`; --retry-failed asks them "
+                                 "again)"));
     }
     if (!model_problem.empty()) {
-      text +=
-          (text.empty() ? "" : ", ") + std::string("model server unreachable: ") + model_problem;
+      text += (text.empty() ? "" : ", ") + std::string(kModelUnreachable) + model_problem;
+    }
+    if (model && !model->stop_reason().empty()) {
+      text += (text.empty() ? "" : ", ") + std::string("the model stage stopped: ") +
+              model->stop_reason() + " (the questions not answered wait for the next run)";
+    } else if (const int64_t n = outcome.model.server_failures; n > 0) {
+      text += (text.empty() ? "" : ", ") + std::to_string(n) +
+              (n == 1 ? " question the model server failed (unreachable, timed out or "
+                        "overloaded) waits for the next run"
+                      : " questions the model server failed (unreachable, timed out or "
+                        "overloaded) wait for the next run");
     }
     message = text;
     outcome.result = RunResult::kSomeFailed;
   } else {
     outcome.result = RunResult::kSucceeded;
   }
-  Status finished =
-      RetryBusyStatus([&] { return store->FinishRun(run->id, status, outcome.counters, message); });
+  const storage::RunStatus meant = status;
+  Status finished = EndRun(*store, run->id, outcome.counters, &status, &message, reserve);
+  if (status != meant) {  // the disk filled up just now: the run failed after all
+    outcome.result = RunResult::kError;
+    outcome.message = message.value_or("");
+  }
   if (!finished.ok()) {
     progress.Warning("could not record the end of run " + std::to_string(run->id) + ": " +
                      finished.message());

@@ -42,6 +42,7 @@ struct RunOptions {
   int workers = 0;             // items processed at once; 0 = min(4, cores)
   bool retry_failed = false;   // also redo items that failed with unchanged content / settings
   bool wait_for_lock = false;  // queue behind a running run instead of giving up
+  bool ask_again = false;      // reel ask --again: answered questions are asked anew
   ShardSpec shard;
   ProgressReporter* progress = nullptr;  // required; not owned
   // Non-zero asks the run to stop; the value (the signal number) is reported. Not owned.
@@ -63,6 +64,10 @@ enum class RunResult {
   kError,        // the database could not be opened or written
 };
 
+// How a run's message (runs.message) begins the part saying the model server could not be
+// reached (`reel status` reads it).
+inline constexpr char kModelUnreachable[] = "model server unreachable: ";
+
 struct RunOutcome {
   RunResult result = RunResult::kError;
   int stop_signal = 0;
@@ -71,6 +76,9 @@ struct RunOutcome {
   std::string message;                    // for kLockHeld, kInvalidJob, kError: what went wrong
   LockOwner lock_owner;                   // kLockHeld
   std::optional<RunReport> model_report;  // when the job has prompts
+  // The job has an endpoint but its server could not be reached (or refused the model list):
+  // why, with the URL tried; the questions wait. "" otherwise.
+  std::string model_problem;
   ModelRunCounters model;
 };
 

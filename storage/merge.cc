@@ -189,10 +189,10 @@ constexpr Step kSteps[] = {
 
   {"INSERT INTO main.responses(request_id, content, reasoning, finish_reason, prompt_tokens, "
    "  completion_tokens, cached_tokens, created_at, json_answer, truncated, reasoning_tokens, "
-   "  response_uid) "
+   "  response_uid, check_error) "
    "SELECT dr.id, p.content, p.reasoning, p.finish_reason, p.prompt_tokens, "
    "  p.completion_tokens, p.cached_tokens, p.created_at, p.json_answer, p.truncated, "
-   "  p.reasoning_tokens, p.response_uid "
+   "  p.reasoning_tokens, p.response_uid, p.check_error "
    "FROM src.responses p JOIN src.requests sr ON sr.id = p.request_id "
    "JOIN main.requests dr ON dr.uid = sr.uid "
    "WHERE true ON CONFLICT(request_id) DO NOTHING", &MergeStats::responses},

@@ -45,7 +45,7 @@ std::string ItemRowSql(const ReportColumns& columns) {
          "(SELECT count(*) FROM frames f WHERE f.item_id = i.id), "
          "(SELECT count(*) FROM segments s WHERE s.item_id = i.id), "
          "(SELECT count(DISTINCT r.prompt_id) FROM requests r JOIN responses p "
-         " ON p.request_id = r.id WHERE r.item_id = i.id), "
+         " ON p.request_id = r.id WHERE r.item_id = i.id AND r.status = 'succeeded'), "
          "(SELECT count(*) FROM requests r WHERE r.item_id = i.id AND r.status = 'failed' "
          " AND NOT EXISTS (SELECT 1 FROM requests l WHERE l.item_id = r.item_id "
          "  AND l.prompt_id = r.prompt_id AND l.status = 'succeeded' AND l.id > r.id)), "
@@ -257,11 +257,12 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
         Optional(columns_.request_cost, "r.cost") +
         ", p.created_at, "
         "(SELECT count(*) FROM requests r2 JOIN responses p2 ON p2.request_id = r2.id "
-        " WHERE r2.item_id = r.item_id AND r2.prompt_id = r.prompt_id AND p2.id != p.id) "
+        " WHERE r2.item_id = r.item_id AND r2.prompt_id = r.prompt_id AND p2.id != p.id "
+        " AND r2.status = 'succeeded') "
         "FROM requests r JOIN responses p ON p.request_id = r.id "
         "WHERE r.item_id = ?1 AND p.id = (SELECT p3.id FROM requests r3 JOIN responses p3 "
         " ON p3.request_id = r3.id WHERE r3.item_id = r.item_id AND r3.prompt_id = r.prompt_id "
-        " ORDER BY p3.created_at DESC, p3.id DESC LIMIT 1) "
+        " AND r3.status = 'succeeded' ORDER BY p3.created_at DESC, p3.id DESC LIMIT 1) "
         "ORDER BY r.prompt_id";
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
     stmt.Bind(1, item_id);

@@ -1148,7 +1148,8 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
       "FROM responses_fts JOIN responses resp ON resp.id = responses_fts.rowid "
       "JOIN requests req ON req.id = resp.request_id JOIN items i ON i.id = req.item_id "
       "JOIN jobs j ON j.id = i.job_id "
-      "WHERE responses_fts MATCH ?1 AND (?3 IS NULL OR j.name = ?3)";
+      "WHERE responses_fts MATCH ?1 AND (?3 IS NULL OR j.name = ?3) "
+      "AND req.status = 'succeeded'";  // an answer that failed its check is none
   const std::string segments =
       "SELECT 1 AS source, j.name, i.id, i.path, s.source, s.start_seconds AS start_s, "
       "s.end_seconds AS end_s, snippet(segments_fts, 0, '[', ']', '...', 12) AS snip, "

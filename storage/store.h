@@ -14,7 +14,8 @@
 //
 // Errors: kNotFound for an id that does not exist; kInvalidArgument for a constraint the input
 // breaks (bad JSON, unknown dtype, a thumbnail hash with no blob); kUnavailable if another
-// writer held the lock past the busy timeout (retry); kIoError / kCorruptData from the file.
+// writer held the lock past the busy timeout (retry); kDiskFull when the disk is full (the
+// message names the database and says "disk full"); kIoError / kCorruptData from the file.
 //
 // Ownership and threads: a Store owns its Database (one connection); use one per thread.
 #pragma once

@@ -122,6 +122,31 @@ Status UpdateRequest(sqlite3* db, int64_t request_id, const char* status, const 
   return Status::Ok();
 }
 
+// The answer of request `request_id` (a responses row); `check_error` when it failed its check.
+Status InsertResponse(sqlite3* db, int64_t request_id, const AnswerRecord& answer,
+                      const std::optional<std::string>& check_error) {
+  REEL_ASSIGN_OR_RETURN(
+      Statement insert,
+      Statement::Prepare(db,
+                         "INSERT INTO responses(request_id, content, reasoning, finish_reason, "
+                         "prompt_tokens, completion_tokens, cached_tokens, json_answer, truncated, "
+                         "reasoning_tokens, response_uid, check_error) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+  insert.Bind(1, request_id)
+      .Bind(2, answer.content)
+      .Bind(3, answer.reasoning)
+      .Bind(4, answer.finish_reason)
+      .Bind(5, answer.prompt_tokens)
+      .Bind(6, answer.completion_tokens)
+      .Bind(7, answer.cached_tokens)
+      .Bind(8, answer.json_answer)
+      .Bind(9, answer.truncated ? 1 : 0)
+      .Bind(10, answer.reasoning_tokens)
+      .Bind(11, answer.response_uid)
+      .Bind(12, check_error);
+  return insert.Run();
+}
+
 Status SetTaskStatus(sqlite3* db, int64_t request_id, const char* status) {
   REEL_ASSIGN_OR_RETURN(Statement update,
                         Statement::Prepare(db, "UPDATE tasks SET status = ?2, updated_at = " +
@@ -130,6 +155,17 @@ Status SetTaskStatus(sqlite3* db, int64_t request_id, const char* status) {
 }
 
 }  // namespace
+
+bool IsServerFailure(std::string_view outcome, std::optional<int> http_status) {
+  if (outcome == "server down" || outcome == "connection error" || outcome == "timeout") {
+    return true;
+  }
+  const int status = http_status.value_or(0);
+  if (outcome == "server error") {
+    return status == 429 || status == 502 || status == 503 || status == 504;
+  }
+  return outcome == "rejected" && (status == 401 || status == 403);
+}
 
 const char* TaskStepName(TaskStep step) {
   switch (step) {
@@ -344,26 +380,21 @@ Status TaskStore::FinishSend(int64_t request_id, const SendOutcome& outcome,
     with_usage.reasoning_tokens = answer.reasoning_tokens;
   }
   REEL_RETURN_IF_ERROR(UpdateRequest(db, request_id, "succeeded", with_usage));
-  REEL_ASSIGN_OR_RETURN(
-      Statement insert,
-      Statement::Prepare(db,
-                         "INSERT INTO responses(request_id, content, reasoning, finish_reason, "
-                         "prompt_tokens, completion_tokens, cached_tokens, json_answer, truncated, "
-                         "reasoning_tokens, response_uid) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
-  insert.Bind(1, request_id)
-      .Bind(2, answer.content)
-      .Bind(3, answer.reasoning)
-      .Bind(4, answer.finish_reason)
-      .Bind(5, answer.prompt_tokens)
-      .Bind(6, answer.completion_tokens)
-      .Bind(7, answer.cached_tokens)
-      .Bind(8, answer.json_answer)
-      .Bind(9, answer.truncated ? 1 : 0)
-      .Bind(10, answer.reasoning_tokens)
-      .Bind(11, answer.response_uid);
-  REEL_RETURN_IF_ERROR(insert.Run());
+  REEL_RETURN_IF_ERROR(InsertResponse(db, request_id, answer, std::nullopt));
   REEL_RETURN_IF_ERROR(SetTaskStatus(db, request_id, "succeeded"));
+  return txn.Commit();
+}
+
+Status TaskStore::RefuseAnswer(int64_t request_id, const SendOutcome& outcome,
+                               const AnswerRecord& answer) {
+  sqlite3* db = db_.handle();
+  REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+  REEL_RETURN_IF_ERROR(UpdateRequest(db, request_id, "failed", outcome));
+  AnswerRecord refused = answer;
+  refused.json_answer.reset();  // only a checked answer has one
+  REEL_RETURN_IF_ERROR(InsertResponse(db, request_id, refused,
+                                      outcome.error.empty() ? outcome.outcome : outcome.error));
+  REEL_RETURN_IF_ERROR(SetTaskStatus(db, request_id, "failed"));
   return txn.Commit();
 }
 

@@ -7,8 +7,11 @@
 // sent:
 //
 //   EnsureTask (waiting) -> StartSend (task sent, a 'sent' requests row) ->
-//     FinishSend (request succeeded + response + task succeeded, one transaction)
-//   | FailSend  (request failed; task failed, or back to waiting when the send was cancelled)
+//     FinishSend   (request succeeded + response + task succeeded, one transaction)
+//   | RefuseAnswer (an answer that failed its check: request failed, the response kept with
+//                   its check_error, task failed)
+//   | FailSend     (request failed; task failed, or back to waiting when the send was cancelled
+//                   or failed for the server's reasons: IsServerFailure)
 //
 // A crash between StartSend and FinishSend leaves the task 'sent': RequeueInterrupted (called by
 // the next run, which holds the database's lock) marks such requests failed ("interrupted") and
@@ -79,6 +82,14 @@ struct SendRecord {
 // HTTP retry: the answer failed its prompt kind's check (jobs/prompt_kinds.h) and the model was
 // asked again in the same conversation; the check's reason follows.
 inline constexpr std::string_view kAnswerCheckRetry = "answer check: ";
+
+// Whether a send failed for the server's reasons, not the question's: the server could not be
+// reached or did not answer in time (`outcome` "server down", "connection error", "timeout"), it
+// was overloaded after the retries ("server error" with HTTP 429, 502, 503 or 504), or it refused
+// the API key ("rejected" with 401 or 403). Such a question is not failed: it waits, and the next
+// run asks it again without --retry-failed (schema migration 9 applies the same rule in SQL to
+// questions failed before it).
+bool IsServerFailure(std::string_view outcome, std::optional<int> http_status);
 
 // How a send ended (both ways).
 struct SendOutcome {
@@ -190,8 +201,13 @@ class TaskStore {
   Result<int64_t> StartSend(int64_t task_id, const SendRecord& send);
   // The send succeeded: request succeeded, the answer stored, task succeeded.
   Status FinishSend(int64_t request_id, const SendOutcome& outcome, const AnswerRecord& answer);
+  // The send received an answer that failed its check (`outcome.error` says why: the prompt's
+  // JSON schema, or its kind's check): the request failed, the answer is kept as a responses row
+  // with check_error (and no json_answer; never an item's answer: latest_answers leaves it out),
+  // the task failed.
+  Status RefuseAnswer(int64_t request_id, const SendOutcome& outcome, const AnswerRecord& answer);
   // The send failed: request failed; the task failed, or waiting again when `requeue` (the run
-  // stopped it; it was never answered).
+  // stopped it, or the server failed it: IsServerFailure; it was never answered).
   Status FailSend(int64_t request_id, const SendOutcome& outcome, bool requeue);
 
   // Requests left 'sent' by a process that ended: failed ("interrupted ..."), tasks waiting.

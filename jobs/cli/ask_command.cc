@@ -1,11 +1,12 @@
 // reel ask FILE... "QUESTION" [--endpoint URL] [--model NAME] [--fps R] [--json-schema FILE]
 //          [--db FILE] [--tokenizer FILE] [--dialect D] [--thinking MODE] [--max-output-tokens N]
-//          [--reasoning] [--no-stream] [--verbose]
+//          [--reasoning] [--no-stream] [--again] [--verbose]
 //
 // The one-liner: an ad-hoc job ("ask") with the defaults over the given files, asked with
 // streaming, the answer printed to stdout as it arrives, everything recorded in a database
 // (default $XDG_DATA_HOME/reel/reel.db) so `reel results`, `reel search` and `reel status` work
-// on it too.
+// on it too. Asking the same again replays a stored answer, asks a failed question again, and
+// with --again asks an answered one anew.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -22,6 +24,7 @@
 #include "jobs/job_spec.h"
 #include "jobs/progress.h"
 #include "jobs/runner.h"
+#include "llm/client/endpoint_url.h"
 
 namespace reel::cli {
 namespace {
@@ -41,9 +44,17 @@ struct AskFlags {
   int64_t max_output_tokens = 16384;
   bool reasoning = false;
   bool no_stream = false;
+  bool again = false;
   bool verbose = false;
   bool chapters = false;
 };
+
+// A message for stderr: control characters escaped when it is a terminal (a server's error text
+// can hold them), else as SafeUtf8 gives it.
+std::string ForStderr(std::string_view text) {
+  static const bool terminal = IsTerminal(stderr);
+  return terminal ? EscapeControlCharacters(text) : SafeUtf8(text);
+}
 
 std::optional<std::string> Env(const char* name) {
   const char* v = std::getenv(name);
@@ -51,12 +62,18 @@ std::optional<std::string> Env(const char* name) {
   return std::string(v);
 }
 
-// Prints answers as they arrive. One answer owns the terminal at a time; answers that arrive
-// while another is being shown are printed whole when they are stored.
+// Prints answers as they arrive. One answer owns the terminal at a time; what arrives for other
+// files meanwhile (an answer stored whole, a failure) is held and printed once the owner's answer
+// has ended, so nothing is ever written into the middle of another answer's line. Written to a
+// terminal, control characters in answers and reasoning are shown escaped (base/terminal_text.h);
+// to a pipe or a file, the answer's bytes are written as they are, NUL included.
 class AnswerPrinter {
  public:
   AnswerPrinter(bool show_reasoning, bool several)
-      : reasoning_(show_reasoning), several_(several) {}
+      : reasoning_(show_reasoning),
+        several_(several),
+        escape_out_(IsTerminal(stdout)),
+        escape_err_(IsTerminal(stderr)) {}
 
   class Observer : public llm::ChatObserver {
    public:
@@ -78,7 +95,7 @@ class AnswerPrinter {
       std::fputs("\n", stderr);
       in_reasoning_ = false;
     }
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    Write(stdout, text);
     std::fflush(stdout);
     shown_any_ = true;
   }
@@ -88,14 +105,15 @@ class AnswerPrinter {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!Own(item)) return;
     in_reasoning_ = true;
-    std::fwrite(text.data(), 1, text.size(), stderr);
+    Write(stderr, text);
     std::fflush(stderr);
   }
 
   void Retry(const std::string& item, const std::string& reason) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (owner_ != item) return;
-    std::fprintf(stderr, "\n[asking again: %s]\n", SafeUtf8(reason).c_str());
+    EndLine();
+    std::fprintf(stderr, "[asking again: %s]\n", ForStderr(reason).c_str());
     shown_any_ = false;
   }
 
@@ -104,33 +122,37 @@ class AnswerPrinter {
     switch (o.state) {
       case jobs::PromptOutcome::State::kAnswered:
         ++answered_;
-        if (owner_ == o.item_path && shown_any_) {
-          std::fputs("\n", stdout);
-        } else if (o.answer) {
-          Header(o.item_path);
-          if (o.answered_before) std::fputs("(answered before)\n", stderr);
-          if (reasoning_ && o.answer->reasoning) {
-            std::fprintf(stderr, "%s\n", o.answer->reasoning->c_str());
-          }
-          std::fprintf(stdout, "%s\n", o.answer->content.c_str());
-        }
         break;
       case jobs::PromptOutcome::State::kFailed:
         ++failed_;
-        if (owner_ == o.item_path && shown_any_) std::fputs("\n", stdout);
-        std::fprintf(stderr, "reel ask: %s: %s\n", SafeUtf8(o.item_path).c_str(),
-                     SafeUtf8(o.message).c_str());
         break;
-      case jobs::PromptOutcome::State::kWaiting:
+      case jobs::PromptOutcome::State::kWaiting:  // stopped, or no server: nothing to print
         ++waiting_;
-        break;
+        if (owner_ == o.item_path) {
+          EndLine();
+          Release();
+        }
+        return;
     }
-    std::fflush(stdout);
     if (owner_ == o.item_path) {
-      owner_.clear();
-      shown_any_ = false;
-      in_reasoning_ = false;
+      if (shown_any_ && o.state == jobs::PromptOutcome::State::kAnswered) {
+        EndLine();
+      } else {
+        Print(o, /*header=*/false);  // its header is out; the answer not (or it failed)
+      }
+      Release();
+    } else if (!owner_.empty()) {
+      held_.push_back(o);
+    } else {
+      Print(o);
     }
+  }
+
+  // Prints what is still held (the run has ended).
+  void Flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    EndLine();
+    Release();
   }
 
   int answered() const { return answered_; }
@@ -148,15 +170,62 @@ class AnswerPrinter {
     return owner_ == item;
   }
   void Header(const std::string& item) {
-    if (several_) std::fprintf(stdout, "== %s ==\n", SafeUtf8(item).c_str());
+    if (several_) {
+      const std::string shown = escape_out_ ? EscapeControlCharacters(item) : SafeUtf8(item);
+      std::fprintf(stdout, "== %s ==\n", shown.c_str());
+    }
+    at_line_start_ = true;
+  }
+  void Write(std::FILE* to, std::string_view text) {
+    if (text.empty()) return;
+    WriteText(to, text, to == stdout ? escape_out_ : escape_err_);
+    at_line_start_ = text.back() == '\n';
+  }
+  // Frees the terminal and prints the outcomes held meanwhile.
+  void Release() {
+    owner_.clear();
+    shown_any_ = false;
+    in_reasoning_ = false;
+    for (const jobs::PromptOutcome& held : held_) Print(held);
+    held_.clear();
+  }
+  // Ends the line the last answer left open.
+  void EndLine() {
+    if (!at_line_start_) std::fputs("\n", stdout);
+    at_line_start_ = true;
+    std::fflush(stdout);
+  }
+  // A whole outcome, at the start of a line.
+  void Print(const jobs::PromptOutcome& o, bool header = true) {
+    EndLine();
+    if (o.state == jobs::PromptOutcome::State::kFailed) {
+      std::fprintf(stderr, "reel ask: %s: %s\n", ForStderr(o.item_path).c_str(),
+                   ForStderr(o.message).c_str());
+      return;
+    }
+    if (!o.answer) return;
+    if (header) Header(o.item_path);
+    if (o.answered_before) {
+      std::fputs("(answered before; --again asks anew)\n", stderr);
+    }
+    if (reasoning_ && o.answer->reasoning) {
+      Write(stderr, *o.answer->reasoning);
+      std::fputs("\n", stderr);
+    }
+    Write(stdout, o.answer->content);
+    EndLine();
   }
 
   const bool reasoning_;
   const bool several_;
+  const bool escape_out_;  // stdout is a terminal
+  const bool escape_err_;  // stderr is a terminal
   std::mutex mutex_;
   std::string owner_;
   bool shown_any_ = false;
   bool in_reasoning_ = false;
+  bool at_line_start_ = true;
+  std::vector<jobs::PromptOutcome> held_;  // outcomes of other files while one is shown
   int answered_ = 0, failed_ = 0, waiting_ = 0;
 };
 
@@ -219,9 +288,9 @@ int RunAsk(const AskFlags& flags) {
   }
   std::string url = *endpoint;
   while (url.size() > 8 && url.back() == '/') url.pop_back();
-  if (!url.starts_with("http://") && !url.starts_with("https://")) {
-    std::fprintf(stderr, "reel ask: the endpoint must be an http:// or https:// URL, got '%s'\n",
-                 url.c_str());
+  if (Status checked = llm::CheckEndpointUrl(url); !checked.ok()) {
+    std::fprintf(stderr, "reel ask: %s%s\n", SafeUtf8(checked.message()).c_str(),
+                 flags.endpoint ? "" : " ($REEL_MODEL_URL)");
     return kExitUsage;
   }
   job->model.endpoint = url;
@@ -254,11 +323,16 @@ int RunAsk(const AskFlags& flags) {
   options.progress = &progress;
   options.stop_signal = &g_stop_signal;
   options.wait_for_lock = true;
+  // Asking the same again: a failed question is asked again (as --retry-failed does for `reel
+  // run`); an answered one is replayed, or with --again asked anew.
+  options.retry_failed = true;
+  options.ask_again = flags.again;
   options.answer_observer = [&printer](const std::string& item, const std::string&) {
     return std::unique_ptr<llm::ChatObserver>(new AnswerPrinter::Observer(&printer, item));
   };
   options.on_prompt = [&printer](const jobs::PromptOutcome& o) { printer.Outcome(o); };
   jobs::RunOutcome outcome = jobs::RunJob(*job, options);
+  printer.Flush();
   if (null_log != nullptr) std::fclose(null_log);
 
   switch (outcome.result) {
@@ -268,7 +342,7 @@ int RunAsk(const AskFlags& flags) {
     case jobs::RunResult::kLockHeld:
     case jobs::RunResult::kInvalidJob:
     case jobs::RunResult::kError:
-      std::fprintf(stderr, "reel ask: %s\n", SafeUtf8(outcome.message).c_str());
+      std::fprintf(stderr, "reel ask: %s\n", ForStderr(outcome.message).c_str());
       return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
     case jobs::RunResult::kSucceeded:
     case jobs::RunResult::kSomeFailed:
@@ -279,7 +353,12 @@ int RunAsk(const AskFlags& flags) {
                  static_cast<long long>(outcome.counters.items_failed), database.c_str());
   }
   if (printer.answered() == 0 && printer.failed() == 0) {
-    std::string why = SafeUtf8(outcome.message);
+    std::string why = ForStderr(outcome.message);
+    if (why.empty() && !outcome.model_problem.empty()) {
+      why = ForStderr(outcome.model_problem) +
+            " (the question waits: the same `reel ask` asks it "
+            "when the server answers)";
+    }
     if (why.empty()) {
       why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
                              "or a still image has no timeline)"
@@ -307,6 +386,8 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "read it. The "
       "model\n"
       "name comes from --model, else $REEL_MODEL, else MiniMax-M3; an API key from $REEL_API_KEY.\n"
+      "Asking the same again shows the stored answer (--again asks anew); a failed question is\n"
+      "asked again.\n"
       "Exit status: 0 answered, 1 failed, 2 bad command line, 130/143 interrupted.");
   cmd->add_option("FILE_AND_QUESTION", flags->args,
                   "Files (or folders), then the question (no question with --chapters)")
@@ -337,6 +418,9 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_flag("--reasoning", flags->reasoning, "Also print the model's reasoning (on stderr)");
   cmd->add_flag("--no-stream", flags->no_stream, "Print the answer once it is complete");
+  cmd->add_flag("--again", flags->again,
+                "Ask anew even when this question about these files was answered before (the "
+                "earlier answer is kept); without it the stored answer is shown");
   cmd->add_flag("-v,--verbose", flags->verbose, "Show the run's progress and report on stderr");
   cmd->callback([flags, &exit_code] { exit_code = RunAsk(*flags); });
 }

@@ -44,5 +44,8 @@ void AddEncodeCommand(CLI::App& app, int& exit_code);
 void AddMakeTestWeightsCommand(CLI::App& app, int& exit_code);
 void AddSimilarCommand(CLI::App& app, int& exit_code);
 void AddReportCommand(CLI::App& app, int& exit_code);
+void AddTextCommand(CLI::App& app, int& exit_code);
+void AddPagesCommand(CLI::App& app, int& exit_code);
+void AddTranscribeCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

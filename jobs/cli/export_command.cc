@@ -80,19 +80,27 @@ int RunImport(const ImportFlags& flags) {
     return result.status().code() == ErrorCode::kUnavailable ? kExitLocked : kExitFailed;
   }
   const jobs::ImportResult& r = *result;
+  if (r.interrupted > 0) {
+    std::fprintf(stderr,
+                 "reel import: %lld requests left 'sent' by an import or run that was killed are "
+                 "marked interrupted; their questions take this file's answers\n",
+                 static_cast<long long>(r.interrupted));
+  }
   for (const std::string& p : r.problems) std::fprintf(stderr, "warning: %s\n", p.c_str());
   std::fprintf(stderr,
                "reel import: %lld lines: %lld answers stored, %lld failures stored, %lld imported "
-               "before, %lld unknown, %lld unreadable -> %s\n",
+               "before, %lld unknown, %lld unreadable, %lld too long, %lld repeated -> %s\n",
                static_cast<long long>(r.lines), static_cast<long long>(r.answered),
                static_cast<long long>(r.failed), static_cast<long long>(r.already),
-               static_cast<long long>(r.unknown), static_cast<long long>(r.bad), db->path.c_str());
+               static_cast<long long>(r.unknown), static_cast<long long>(r.bad),
+               static_cast<long long>(r.too_long), static_cast<long long>(r.duplicates),
+               db->path.c_str());
   if (r.answered > 0) {
     std::fprintf(stderr,
                  "Split videos are asked again over their segments' answers, and prompts found "
                  "too long are re-fitted: `reel export` again writes what is left.\n");
   }
-  return r.unknown + r.bad > 0 ? kExitPartial : kExitOk;
+  return r.unknown + r.bad + r.too_long + r.duplicates > 0 ? kExitPartial : kExitOk;
 }
 
 }  // namespace
@@ -127,8 +135,10 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
       "import", "Read an OpenAI Batch / vllm run-batch output file back into the database");
   cmd->footer(
       "Answers and errors are stored with the question their custom_id names; importing a file\n"
-      "twice changes nothing. Exit status: 0 imported, 1 failed, 3 some lines were unknown or\n"
-      "unreadable (listed), 4 a run holds the database.");
+      "twice changes nothing. Lines longer than an answer may be (256 MiB) are skipped; a\n"
+      "custom_id repeated in the file keeps the answer stored first.\n"
+      "Exit status: 0 imported, 1 failed, 3 some lines were unknown, unreadable, too long or\n"
+      "repeated (listed with their numbers), 4 a run holds the database.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("RESULTS", flags->results, "The output file (JSON lines)")->required();
   cmd->add_option("--dialect", flags->dialect,

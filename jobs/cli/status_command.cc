@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/terminal_text.h"
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -17,6 +18,7 @@
 #include "jobs/json_output.h"
 #include "jobs/run_lock.h"
 #include "jobs/run_report.h"
+#include "jobs/runner.h"
 #include "storage/database.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
@@ -30,6 +32,10 @@ struct StatusFlags {
   int runs = 5;
   int failures = 10;
 };
+
+// Stored text in the human format: control characters shown as `\xHH` (base/terminal_text.h),
+// so an error message quoting a server or a file cannot drive the terminal.
+std::string Shown(std::string_view text) { return EscapeControlCharacters(text); }
 
 std::string ThisHost() {
   char buffer[256] = {};
@@ -94,10 +100,10 @@ storage::Table PartialTable(const std::vector<storage::PartialItem>& items) {
 // Items done with a partial sample, as a list like the failures.
 void WritePartialList(std::ostream& out, const std::vector<storage::PartialItem>& items) {
   for (const storage::PartialItem& p : items) {
-    out << "  " << p.time << "  job " << p.job << "\n    " << p.path << "\n    " << p.returned
-        << " of " << p.requested << " chosen frames stored; " << p.missing
+    out << "  " << Shown(p.time) << "  job " << Shown(p.job) << "\n    " << Shown(p.path)
+        << "\n    " << p.returned << " of " << p.requested << " chosen frames stored; " << p.missing
         << " could not be decoded, " << p.decode_errors << " decoding errors";
-    if (!p.truncation.empty()) out << "; " << p.truncation;
+    if (!p.truncation.empty()) out << "; " << Shown(p.truncation);
     out << "\n";
   }
 }
@@ -116,13 +122,13 @@ storage::Table FailuresTable(const std::vector<storage::FailureRecord>& failures
 // path line, so it is dropped there.
 void WriteFailureList(std::ostream& out, const std::vector<storage::FailureRecord>& failures) {
   for (const storage::FailureRecord& f : failures) {
-    out << "  " << f.time << "  job " << f.job << "  " << f.stage;
-    if (f.prompt_id) out << " " << *f.prompt_id;
-    out << "\n    " << f.path << "\n";
+    out << "  " << Shown(f.time) << "  job " << Shown(f.job) << "  " << Shown(f.stage);
+    if (f.prompt_id) out << " " << Shown(*f.prompt_id);
+    out << "\n    " << Shown(f.path) << "\n";
     std::string_view error = f.error;
     const std::string prefix = f.path + ": ";
     if (error.starts_with(prefix)) error.remove_prefix(prefix.size());
-    out << "    " << error << "\n";
+    out << "    " << Shown(error) << "\n";
   }
 }
 
@@ -211,8 +217,8 @@ int RunStatus(const StatusFlags& flags) {
     std::cout << jobs::DumpJson(j, 2) << "\n";
     return kExitOk;
   }
-  std::cout << "Database: " << DisplayPath(*path) << "\n";
-  if (holder) std::cout << "Running now: " << holder->Describe() << "\n";
+  std::cout << "Database: " << Shown(DisplayPath(*path)) << "\n";
+  if (holder) std::cout << "Running now: " << Shown(holder->Describe()) << "\n";
   std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
             << ", pending " << items.pending << ", running " << items.running << ")\n";
   if (items.partial > 0) {
@@ -225,24 +231,42 @@ int RunStatus(const StatusFlags& flags) {
     std::cout << "Questions to the model: " << questions->succeeded << " answered, "
               << questions->failed << " failed, " << questions->waiting + questions->sent
               << " waiting for a model\n";
+    // The newest run found the server unreachable: it was set, so say that, not how to set it.
+    const storage::RunRecord* latest =
+        summary->recent_runs.empty() ? nullptr : &summary->recent_runs.front();
+    const bool unreachable = latest != nullptr && latest->message &&
+                             latest->message->find(jobs::kModelUnreachable) != std::string::npos;
     if (questions->waiting + questions->sent > 0 && !holder) {
-      std::cout << "  `reel export --db " << DisplayPath(*path)
-                << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "
-                   "job with model.endpoint (REEL_MODEL_URL) set\n";
+      if (unreachable) {
+        std::cout << "  run " << latest->id
+                  << " could not reach the model server (below); the next run that reaches it "
+                     "asks them\n";
+      } else {
+        std::cout << "  `reel export --db " << Shown(DisplayPath(*path))
+                  << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "
+                     "job with model.endpoint (REEL_MODEL_URL) set\n";
+      }
     }
   }
   if (report && report->requests > 0) {
     std::cout << "\nModel report of run " << report_run << ":\n";
-    for (const std::string& line : report->Lines()) std::cout << "  " << line << "\n";
+    for (const std::string& line : report->Lines()) std::cout << "  " << Shown(line) << "\n";
   }
   for (const storage::RunRecord& run : summary->recent_runs) {
     if (std::optional<std::string> gone = GoneReason(run, holder)) {
-      std::cout << "\nRun " << run.id << " is marked running but is " << *gone << ".\n";
+      std::cout << "\nRun " << run.id << " is marked running but is " << Shown(*gone) << ".\n";
     }
   }
   std::cout << "\nRecent runs (newest first):\n";
+  constexpr size_t kMessageWidth = 40;
   WriteTable(std::cout, RunsTable(summary->recent_runs, holder), OutputFormat::kTable,
-             {.max_cell_width = 40, .row_count = false});
+             {.max_cell_width = kMessageWidth, .row_count = false});
+  // The table cuts long messages, which say what went wrong: those in full.
+  for (const storage::RunRecord& run : summary->recent_runs) {
+    if (run.message && run.message->size() > kMessageWidth) {
+      std::cout << "  run " << run.id << ": " << SafeUtf8(*run.message) << "\n";
+    }
+  }
   if (summary->recent_failures.empty()) {
     std::cout << "\nNo failures.\n";
   } else {

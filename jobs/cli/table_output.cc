@@ -1,4 +1,6 @@
 #include "jobs/cli/table_output.h"
+
+#include "base/terminal_text.h"
 #include "base/utf8.h"
 #include "jobs/json_output.h"
 
@@ -76,7 +78,8 @@ size_t Width(const std::string& s) {
       std::count_if(s.begin(), s.end(), [](char c) { return (uint8_t(c) & 0xC0) != 0x80; }));
 }
 
-// One line, at most `max_width` code points ("…" marks a cut).
+// One line, at most `max_width` code points ("…" marks a cut); other control characters shown
+// as `\xHH` (base/terminal_text.h), so a stored text cannot drive the terminal.
 std::string Cell(const storage::Value& value, size_t max_width) {
   std::string text = SafeUtf8(storage::FormatValue(value));
   std::string flat;
@@ -89,6 +92,7 @@ std::string Cell(const storage::Value& value, size_t max_width) {
       flat += c;
     }
   }
+  if (HasControlCharacters(flat)) flat = EscapeControlCharacters(flat);
   if (max_width == 0 || Width(flat) <= max_width) return flat;
   std::string cut;
   size_t width = 0;

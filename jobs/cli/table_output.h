@@ -1,8 +1,10 @@
 // Printing query results (storage::Table) in the formats every reporting command offers:
 //   table  aligned columns for people; long cells cut to `max_cell_width` characters with "…",
-//          line breaks shown as "⏎"; numbers right-aligned; a row count at the end.
+//          line breaks shown as "⏎", other control characters as `\xHH` (to a terminal or
+//          not: base/terminal_text.h); numbers right-aligned; a row count at the end.
 //   csv    RFC 4180: a header row, CRLF line ends, fields with a comma, quote or line break
-//          quoted and quotes doubled; NULL is an empty field.
+//          quoted and quotes doubled; NULL is an empty field. Text as stored (control
+//          characters too; not valid UTF-8 escaped as `\xHH`).
 //   json   one array of objects (column -> value), NULL as null, blobs as base64 strings.
 //   jsonl  one object per line.
 // Pure formatting; thread-compatible.

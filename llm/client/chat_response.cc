@@ -220,6 +220,10 @@ struct ChatStreamParser::State {
   std::string data;  // the current event's data lines
   bool has_data = false;
   bool after_cr = false;  // the last byte was '\r' (a following '\n' belongs to it)
+  // Events, or one JSON completion (a server that ignored `stream`): decided by the first byte
+  // that is not white space; the bytes before it wait in `body`.
+  enum class Form { kUndecided, kEvents, kJson } form = Form::kUndecided;
+  std::string body;  // kJson: the whole body; kUndecided: the white space so far
 
   void Fail(AnswerProblem problem, std::string message) {
     if (failed) return;
@@ -319,6 +323,25 @@ bool ChatStreamParser::got_first_token() const { return state_->got_first_token;
 
 bool ChatStreamParser::Feed(std::string_view bytes) {
   State& s = *state_;
+  if (s.form == State::Form::kUndecided) {
+    const size_t first = bytes.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) {
+      s.body.append(bytes);
+      return true;
+    }
+    if (bytes[first] == '{') {
+      s.form = State::Form::kJson;
+    } else {
+      s.form = State::Form::kEvents;
+      std::string before;
+      before.swap(s.body);
+      if (!before.empty() && !Feed(before)) return false;
+    }
+  }
+  if (s.form == State::Form::kJson) {
+    s.body.append(bytes);
+    return true;
+  }
   for (char c : bytes) {
     if (s.failed) return false;
     if (c == '\n') {
@@ -346,6 +369,16 @@ bool ChatStreamParser::Feed(std::string_view bytes) {
 
 ParsedAnswer ChatStreamParser::Finish() {
   State& s = *state_;
+  if (s.form == State::Form::kJson) {
+    ParsedAnswer out = ParseChatCompletion(s.body, *s.dialect);
+    if (out.ok()) {
+      const ChatAnswer& a = out.answer;
+      s.got_first_token = !a.reasoning.empty() || !a.content.empty();
+      if (s.observer != nullptr && !a.reasoning.empty()) s.observer->OnReasoning(a.reasoning);
+      if (s.observer != nullptr && !a.content.empty()) s.observer->OnContent(a.content);
+    }
+    return out;
+  }
   // An event not followed by a blank line is complete enough when the stream ends here.
   if (!s.failed && !s.line.empty()) {
     s.OnLine(s.line);

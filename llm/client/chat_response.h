@@ -58,6 +58,12 @@ void SplitInlineReasoning(const Dialect& dialect, ChatAnswer* answer);
 
 // Server-sent events in, chat completion chunks accumulated. Feed bytes as they arrive (any
 // split, even inside a line or a UTF-8 sequence); Finish when the transfer ends.
+//
+// A server that ignores `stream` (some OpenAI-compatible services do) answers with one JSON
+// completion instead: a body whose first byte that is not white space is '{' (no event line
+// starts so) is kept whole and read by ParseChatCompletion in Finish, which then shows the
+// observer the reasoning and the content at once. Its size is the caller's to bound (the HTTP
+// client's response cap).
 class ChatStreamParser {
  public:
   // Called with each piece of text as it is decoded (for a person watching the answer arrive).

@@ -34,6 +34,7 @@ void CircuitBreaker::RecordUp() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     consecutive_down_ = 0;
+    only_slow_request_ = 0;
     if (!open_) return;
     open_ = false;
     probe_in_flight_ = false;
@@ -46,11 +47,16 @@ void CircuitBreaker::RecordUp() {
   if (on_change_) on_change_(false, message);
 }
 
-bool CircuitBreaker::RecordDown(bool probe, const std::string& reason) {
+bool CircuitBreaker::RecordDown(bool probe, const std::string& reason, int64_t slow_request) {
   std::string message;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     last_reason_ = reason;
+    if (consecutive_down_ == 0) {
+      only_slow_request_ = slow_request > 0 ? slow_request : -1;
+    } else if (only_slow_request_ != slow_request) {
+      only_slow_request_ = -1;
+    }
     ++consecutive_down_;
     const double now = clock_->Now();
     if (open_) {
@@ -61,7 +67,8 @@ bool CircuitBreaker::RecordDown(bool probe, const std::string& reason) {
       }
       return true;
     }
-    if (options_.failure_threshold <= 0 || consecutive_down_ < options_.failure_threshold) {
+    if (options_.failure_threshold <= 0 || consecutive_down_ < options_.failure_threshold ||
+        only_slow_request_ > 0) {  // one slow answer is not a server down
       return false;
     }
     open_ = true;

@@ -1,11 +1,15 @@
 // A circuit that pauses the whole run while the server is down, instead of failing every item.
 //
 // Every request asks Await before it is sent. After `failure_threshold` consecutive "server
-// down" failures (no connection, connection reset before an answer, HTTP 502/503/504) the circuit
-// opens: requests wait. After `first_pause_s` one request goes through as a probe; if it fails
-// too, the next pause doubles (up to `max_pause_s`); the first answer from the server (any HTTP
-// answer that is not a down status) closes the circuit and everyone goes on. A circuit open for
-// longer than `give_up_after_s` lets waiting requests fail, so a cron run ends rather than hangs.
+// down" failures (no connection, connection reset before an answer, HTTP 502/503/504, a read
+// timeout or a request that ran out of time) the circuit opens: requests wait. Timeouts are told
+// apart by request: when every failure since the last answer is a timeout of one and the same
+// request (a single slow answer, retried), the circuit stays closed however many there are; a
+// second request timing out too (a server that accepts and stalls) counts as usual. After
+// `first_pause_s` one request goes through as a probe; if it fails too, the next pause doubles (up
+// to `max_pause_s`); the first answer from the server (any HTTP answer that is not a down status)
+// closes the circuit and everyone goes on. A circuit open for longer than `give_up_after_s` lets
+// waiting requests fail, so a cron run ends rather than hangs.
 //
 // Requests that fail while the circuit is open do not use up their retries (Chat sends them again
 // when it closes). Thread-safe; one breaker per endpoint, shared by a run's requests.
@@ -13,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -42,9 +47,10 @@ class CircuitBreaker {
 
   // The server answered (anything but a down status).
   void RecordUp();
-  // A down failure. Returns true when the circuit is open afterwards (the request should wait
-  // and try again without counting a retry).
-  bool RecordDown(bool probe, const std::string& reason);
+  // A down failure. `slow_request`: for a timeout, a number that identifies the request (the
+  // same for its retries; 0 for any other failure). Returns true when the circuit is open
+  // afterwards (the request should wait and try again without counting a retry).
+  bool RecordDown(bool probe, const std::string& reason, int64_t slow_request = 0);
 
   bool open() const;
   int times_opened() const;
@@ -57,6 +63,9 @@ class CircuitBreaker {
   std::function<void(bool, const std::string&)> on_change_;
   mutable std::mutex mutex_;
   int consecutive_down_ = 0;
+  // Of the consecutive down failures: the request whose timeouts they all are (> 0), or -1 when
+  // another failure or another request is among them (0 when there are none).
+  int64_t only_slow_request_ = 0;
   bool open_ = false;
   bool probe_in_flight_ = false;
   double opened_at_ = 0;

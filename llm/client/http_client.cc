@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -52,6 +53,19 @@ std::string_view Trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// "256 MiB", "1.5 KiB", "17 bytes".
+std::string SizeText(int64_t bytes) {
+  char text[48];
+  if (bytes >= (int64_t{1} << 20)) {
+    std::snprintf(text, sizeof(text), "%.4g MiB", static_cast<double>(bytes) / (1 << 20));
+  } else if (bytes >= 1024) {
+    std::snprintf(text, sizeof(text), "%.4g KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(text, sizeof(text), "%lld bytes", static_cast<long long>(bytes));
+  }
+  return text;
 }
 
 }  // namespace
@@ -127,6 +141,13 @@ struct Transfer {
       t->response.seconds_to_first_byte = SecondsBetween(t->started, t->last_activity);
     }
     t->response.bytes_received += static_cast<int64_t>(n);
+    // The same bound for a body handed to a sink as for one collected: a stream that never ends
+    // must not grow its reader's answer without limit.
+    if (t->response.bytes_received > t->max_response_bytes) {
+      t->abort_reason = TransportError::kTooLarge;
+      t->abort_message = "response larger than " + SizeText(t->max_response_bytes);
+      return 0;
+    }
     const long status = t->StatusNow();
     if (t->sink != nullptr && status >= 200 && status < 300) {
       if (!t->sink->OnData(std::string_view(data, n))) {
@@ -135,11 +156,6 @@ struct Transfer {
         return 0;
       }
       return n;
-    }
-    if (static_cast<int64_t>(t->response.body.size() + n) > t->max_response_bytes) {
-      t->abort_reason = TransportError::kTooLarge;
-      t->abort_message = "response larger than " + std::to_string(t->max_response_bytes) + " bytes";
-      return 0;
     }
     t->response.body.append(data, n);
     return n;
@@ -282,14 +298,25 @@ namespace {
 
 void Classify(CURLcode code, CURL* easy, HttpResponse* r) {
   switch (code) {
-    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_CONNECT: {
+      r->error = TransportError::kConnect;
+      long os_error = 0;
+      curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
+      r->connect_failure =
+          os_error == ECONNREFUSED ? ConnectFailure::kRefused : ConnectFailure::kOther;
+      break;
+    }
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
+      r->error = TransportError::kConnect;
+      r->connect_failure = ConnectFailure::kUnresolved;
+      break;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
       r->error = TransportError::kConnect;
+      r->connect_failure = ConnectFailure::kTls;
       break;
     case CURLE_OPERATION_TIMEDOUT: {
       curl_off_t connected = 0;
@@ -336,10 +363,6 @@ HttpResponse HttpClient::Impl::Run(Connection& c, const HttpRequest& r, Response
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::max(1.0, r.connect_timeout_s * 1000)));
-  if (r.total_timeout_s > 0) {
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-                     static_cast<long>(std::max(1.0, r.total_timeout_s * 1000)));
-  }
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::OnWrite);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::OnHeader);
@@ -404,6 +427,16 @@ HttpResponse HttpClient::Impl::Run(Connection& c, const HttpRequest& r, Response
       break;
     }
     const Clock::time_point now = Clock::now();
+    // The whole transfer: our own timer (not CURLOPT_TIMEOUT), so the failure says which limit.
+    if (r.total_timeout_s > 0 && SecondsBetween(t.started, now) > r.total_timeout_s) {
+      char text[128];
+      std::snprintf(text, sizeof(text), "the response was not complete after %.3g s (%s received)",
+                    r.total_timeout_s, SizeText(t.response.bytes_received).c_str());
+      t.abort_reason = TransportError::kTotalTimeout;
+      t.abort_message = text;
+      code = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
     if (r.idle_timeout_s > 0 && SecondsBetween(t.last_activity, now) > r.idle_timeout_s) {
       char text[96];
       std::snprintf(text, sizeof(text), "no data for %.3g s (read timeout)", r.idle_timeout_s);

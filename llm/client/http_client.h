@@ -13,7 +13,12 @@
 // Timeouts: `connect_timeout_s` for the TCP/TLS connection; `idle_timeout_s` for silence: no byte
 // sent or received for that long fails the transfer. The silence after the body is sent is the
 // server's prefill, which for 1M tokens takes minutes: the default allows an hour. An optional
-// `total_timeout_s` bounds the whole transfer. Silence and `cancel` are checked every 100 ms.
+// `total_timeout_s` bounds the whole transfer, so a server that trickles a byte now and then (and
+// so is never silent) or streams without end still ends. Silence, the total time and `cancel` are
+// checked every 100 ms.
+//
+// Size: a response body (collected, or handed to a sink) larger than `max_response_bytes` fails
+// the transfer (kTooLarge), so an endless stream cannot fill memory.
 //
 // Thread safety: Perform may be called from any number of threads at once. A request's sink and
 // body source run on the calling thread. Destroying the client while transfers run cancels them
@@ -54,7 +59,7 @@ struct HttpRequest {
   const BodySource* body = nullptr;  // POST body; not owned; read from its start
   double connect_timeout_s = 10;
   double idle_timeout_s = 3600;  // no byte either way for this long fails the transfer
-  double total_timeout_s = 0;    // 0 = no limit on the whole transfer
+  double total_timeout_s = 0;    // 0 = no limit on the whole transfer (connect to last byte)
   // When it becomes true the transfer stops and completes with kCancelled.
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -68,7 +73,7 @@ enum class TransportError {
   kSendFailed,      // the connection broke while sending
   kBodyFailed,      // the request's BodySource failed (a file vanished, say)
   kReceiveFailed,   // the connection broke before the whole response arrived (cut, reset)
-  kTooLarge,        // the response was larger than Options::max_response_bytes
+  kTooLarge,        // the response body was larger than Options::max_response_bytes
   kAborted,         // the sink asked to stop
   kCancelled,       // `cancel` became true, or the client was destroyed
   kOther,
@@ -76,10 +81,20 @@ enum class TransportError {
 
 const char* TransportErrorName(TransportError error);
 
+// With TransportError::kConnect: what kept the connection from being made.
+enum class ConnectFailure {
+  kNone = 0,
+  kRefused,     // nothing listens there (ECONNREFUSED)
+  kUnresolved,  // the host name is not known
+  kTls,         // the TLS handshake failed (a plain-HTTP server asked for https://, say)
+  kOther,       // unreachable network, no route, ...
+};
+
 struct HttpResponse {
   TransportError error = TransportError::kNone;
   std::string error_message;  // set with `error`; never contains a header or the key
-  int status = 0;             // HTTP status, 0 when none was received
+  ConnectFailure connect_failure = ConnectFailure::kNone;  // with kConnect
+  int status = 0;                                          // HTTP status, 0 when none was received
   // Response headers, names in lower case, in the order received (of the final response).
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;                  // the body, unless a sink took it (2xx with a sink)
@@ -98,7 +113,7 @@ class HttpClient {
  public:
   struct Options {
     int max_connections = 64;  // transfers at once; each keeps its own connection alive
-    int64_t max_response_bytes = int64_t{256} << 20;  // collected bodies above this fail
+    int64_t max_response_bytes = int64_t{256} << 20;  // bodies above this fail (sinks too)
     std::string user_agent = "reel";
   };
 

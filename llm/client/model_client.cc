@@ -7,9 +7,11 @@
 #include <mutex>
 #include <random>
 
+#include "llm/client/endpoint_url.h"
 #include "llm/client/http_client.h"
 #include "llm/client/json_schema.h"
 #include "llm/client/server_error.h"
+#include "llm/client/utf8_text.h"
 
 namespace reel::llm {
 namespace {
@@ -23,23 +25,6 @@ std::string Seconds(double s) {
   return text;
 }
 
-// "http://host:8000" -> "http://host:8000/v1"; a trailing "/" is dropped.
-std::string NormalizeEndpoint(std::string url) {
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  const size_t scheme = url.find("://");
-  const size_t path = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  if (path == std::string::npos) url += "/v1";
-  return url;
-}
-
-// The server root: the endpoint without a final "/v1".
-std::string ServerRoot(const std::string& base) {
-  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) {
-    return base.substr(0, base.size() - 3);
-  }
-  return base;
-}
-
 // What one attempt came to, before the retry decision.
 struct AttemptFailure {
   ChatOutcome outcome = ChatOutcome::kOk;
@@ -47,6 +32,7 @@ struct AttemptFailure {
   bool retryable = false;
   bool down = false;  // counts toward the circuit
   std::optional<double> retry_after;
+  bool slow = false;  // a timeout: this request's own repeats alone never open the circuit
 };
 
 // Feeds a streamed body to the chat parser and notes when the first token came.
@@ -70,6 +56,47 @@ class StreamSink final : public ResponseSink {
   std::optional<double> ttft_;
 };
 
+// "302 Found", "404 Not Found"; the bare number for a status without a common phrase.
+std::string StatusLine(int status) {
+  static const std::pair<int, const char*> kPhrases[] = {{301, "Moved Permanently"},
+                                                         {302, "Found"},
+                                                         {303, "See Other"},
+                                                         {307, "Temporary Redirect"},
+                                                         {308, "Permanent Redirect"},
+                                                         {400, "Bad Request"},
+                                                         {401, "Unauthorized"},
+                                                         {403, "Forbidden"},
+                                                         {404, "Not Found"},
+                                                         {405, "Method Not Allowed"},
+                                                         {408, "Request Timeout"},
+                                                         {413, "Content Too Large"},
+                                                         {422, "Unprocessable Content"},
+                                                         {429, "Too Many Requests"},
+                                                         {500, "Internal Server Error"},
+                                                         {502, "Bad Gateway"},
+                                                         {503, "Service Unavailable"},
+                                                         {504, "Gateway Timeout"}};
+  for (const auto& [code, phrase] : kPhrases) {
+    if (code == status) return std::to_string(status) + " " + phrase;
+  }
+  return std::to_string(status);
+}
+
+// An HTTP answer that is not a success, for a person: the status, then the server's message, or
+// for a redirect where it points (Reel does not follow redirects: the endpoint should be the
+// final URL).
+std::string HttpFailureText(const HttpResponse& r) {
+  std::string text = "HTTP " + StatusLine(r.status);
+  if (r.status >= 300 && r.status < 400) {
+    const std::string location = r.Header("location");
+    return text + (location.empty() ? " (a redirect without a Location)"
+                                    : ": redirected to " + SanitizedUtf8(location.substr(0, 500)));
+  }
+  const ServerError se = ParseServerError(r.status, r.body);
+  if (se.message != "HTTP " + std::to_string(r.status)) text += ": " + se.message;
+  return text;
+}
+
 AttemptFailure FromTransport(const HttpResponse& r) {
   AttemptFailure f;
   f.message = std::string(TransportErrorName(r.error)) + ": " + r.error_message;
@@ -83,9 +110,14 @@ AttemptFailure FromTransport(const HttpResponse& r) {
       f.retryable = f.down = true;
       break;
     case TransportError::kIdleTimeout:
-    case TransportError::kTotalTimeout:
+      // A stalled server is as good as down; one slow answer is not (AttemptFailure::slow).
       f.outcome = ChatOutcome::kTimeout;
-      f.retryable = true;
+      f.retryable = f.down = f.slow = true;
+      break;
+    case TransportError::kTotalTimeout:
+      // The request's time is spent (the caller gave this attempt what was left of it).
+      f.outcome = ChatOutcome::kTimeout;
+      f.down = f.slow = true;
       break;
     case TransportError::kSendFailed:
     case TransportError::kReceiveFailed:
@@ -101,6 +133,7 @@ AttemptFailure FromTransport(const HttpResponse& r) {
       break;
     case TransportError::kTooLarge:
       f.outcome = ChatOutcome::kMalformed;
+      f.message = "the answer is too large: " + r.error_message;
       break;
     case TransportError::kCancelled:
       f.outcome = ChatOutcome::kCancelled;
@@ -188,6 +221,7 @@ struct ModelClient::Impl {
   bool dialect_resolved = false;
   std::optional<ServerInfo> info;
   std::mt19937_64 rng{std::random_device{}()};
+  std::atomic<int64_t> next_serial{0};  // numbers Chat calls (the circuit tells them apart)
 
   Impl(ModelClientOptions o)
       : options(std::move(o)),
@@ -217,6 +251,7 @@ struct ModelClient::Impl {
     r.api_key = options.api_key;
     r.connect_timeout_s = options.connect_timeout_s;
     r.idle_timeout_s = options.read_timeout_s;
+    r.total_timeout_s = options.request_timeout_s;
     r.cancel = cancel;
     r.headers = options.extra_headers;
     r.headers.push_back(std::string("Accept: ") + accept);
@@ -230,8 +265,9 @@ struct ModelClient::Impl {
       HttpResponse r = http->Perform(request);
       bool retryable = false;
       if (!r.transport_ok()) {
-        retryable = r.error != TransportError::kCancelled &&
-                    r.error != TransportError::kBodyFailed && r.error != TransportError::kTooLarge;
+        retryable =
+            r.error != TransportError::kCancelled && r.error != TransportError::kBodyFailed &&
+            r.error != TransportError::kTooLarge && r.error != TransportError::kTotalTimeout;
       } else {
         retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
       }
@@ -249,8 +285,7 @@ struct ModelClient::Impl {
       return options.api_key.Redact(std::string(TransportErrorName(r.error)) + ": " +
                                     r.error_message);
     }
-    return options.api_key.Redact("HTTP " + std::to_string(r.status) + ": " +
-                                  ParseServerError(r.status, r.body).message);
+    return options.api_key.Redact(HttpFailureText(r));
   }
 
   Result<ServerInfo> CheckModel();
@@ -263,10 +298,7 @@ ModelClient::~ModelClient() = default;
 
 Result<std::unique_ptr<ModelClient>> ModelClient::Create(ModelClientOptions options) {
   if (options.endpoint.empty()) return InvalidArgument("no model endpoint given");
-  if (options.endpoint.find("://") == std::string::npos) {
-    return InvalidArgument("model endpoint '" + options.endpoint +
-                           "' is not a URL (e.g. http://localhost:8000/v1)");
-  }
+  REEL_RETURN_IF_ERROR(CheckEndpointUrl(options.endpoint));
   if (options.model.empty()) return InvalidArgument("no model name given");
   if (options.clock == nullptr) options.clock = ClientClock::Real();
   const std::string dialect_name = options.dialect.empty() ? "auto" : options.dialect;
@@ -282,6 +314,7 @@ Result<std::unique_ptr<ModelClient>> ModelClient::Create(ModelClientOptions opti
   HttpClient::Options http_options;
   http_options.max_connections = std::max(1, impl->options.max_connections);
   http_options.user_agent = "reel/0.1";
+  http_options.max_response_bytes = impl->options.max_response_bytes;
   REEL_ASSIGN_OR_RETURN(impl->http, HttpClient::Create(http_options));
   return std::unique_ptr<ModelClient>(new ModelClient(std::move(impl)));
 }
@@ -295,17 +328,24 @@ Result<ServerInfo> ModelClient::CheckModel() { return impl_->CheckModel(); }
 Result<ServerInfo> ModelClient::Impl::CheckModel() {
   const std::string url = base + "/models";
   HttpResponse r = Exchange(MakeRequest("GET", url, nullptr));
+  // The cause as libcurl or the server said it, then what to change where that is clear.
+  auto with_hint = [&](std::string message) {
+    const std::string hint = EndpointHint(base, r);
+    return hint.empty() ? message : message + "; " + hint;
+  };
   if (!r.transport_ok()) {
-    return Unavailable("cannot reach the model server at " + url + ": " + Describe(r));
+    return Unavailable(with_hint("cannot reach the model server at " + url + ": " + Describe(r)));
   }
   if (r.status == 401 || r.status == 403) {
     return InvalidArgument(url + ": the server refused the API key (" + options.api_key.Describe() +
                            "): " + Describe(r));
   }
-  if (r.status != 200) return Unavailable(url + ": " + Describe(r));
+  if (r.status != 200) return Unavailable(with_hint(url + ": " + Describe(r)));
   const json doc = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("data") || !doc["data"].is_array()) {
-    return CorruptData(url + ": not a model list");
+    return CorruptData(url +
+                       ": the answer is not a model list (is the endpoint the server's "
+                       "OpenAI-compatible API base, usually ending in /v1?)");
   }
   ServerInfo out;
   {
@@ -424,10 +464,18 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
   if (!body.ok()) return finish(ChatOutcome::kBadRequest, body.status().message());
 
   const int64_t reserved = request.prompt_tokens_estimate + request.max_completion_tokens;
+  const int64_t serial = next_serial.fetch_add(1) + 1;  // this request, for the circuit
   int retries_used = 0;
   bool shown_output = false;
+  double wire_s = 0;  // time spent in attempts, against request_timeout_s
   while (true) {
     if (cancel != nullptr && cancel->load()) return finish(ChatOutcome::kCancelled, "cancelled");
+    if (options.request_timeout_s > 0 && wire_s >= options.request_timeout_s) {
+      return finish(ChatOutcome::kTimeout, "request timeout: no complete answer within " +
+                                               Seconds(options.request_timeout_s) +
+                                               " (model.request_timeout) over " +
+                                               std::to_string(result.attempts) + " attempts");
+    }
     const CircuitBreaker::Verdict verdict = breaker.Await(cancel);
     if (verdict == CircuitBreaker::Verdict::kCancelled) {
       return finish(ChatOutcome::kCancelled, "cancelled");
@@ -449,11 +497,15 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       http_request.headers.push_back("X-Request-Id: " + request.client_request_id);
     }
     http_request.body = body->get();
+    if (options.request_timeout_s > 0) {
+      http_request.total_timeout_s = options.request_timeout_s - wire_s;
+    }
 
     std::unique_ptr<StreamSink> sink;
     if (request.stream) sink = std::make_unique<StreamSink>(d, observer);
     ++result.attempts;
     HttpResponse r = http->Perform(http_request, sink.get());
+    wire_s += r.seconds_total;
     result.http_status = r.status;
     result.http_version = r.http_version;
     result.latency_s = r.seconds_total;
@@ -501,6 +553,11 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       }
     } else if (!r.transport_ok()) {
       failure = FromTransport(r);
+      if (r.error == TransportError::kTotalTimeout) {
+        failure.message = "request timeout: no complete answer within " +
+                          Seconds(options.request_timeout_s) +
+                          " (model.request_timeout): " + r.error_message;
+      }
     } else {
       const ServerError se = ParseServerError(r.status, r.body);
       if (auto too_long = RecognizeTooLongPrompt(r.status, se); too_long && r.status < 500) {
@@ -510,7 +567,7 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
         return finish(ChatOutcome::kTooLong,
                       "HTTP " + std::to_string(r.status) + ": " + se.message);
       }
-      failure.message = "HTTP " + std::to_string(r.status) + ": " + se.message;
+      failure.message = HttpFailureText(r);
       failure.retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
       failure.down = r.status == 502 || r.status == 503 || r.status == 504;
       failure.outcome = r.status == 408                                  ? ChatOutcome::kTimeout
@@ -529,7 +586,8 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       return finish(ChatOutcome::kCancelled, "cancelled");
     }
     if (failure.outcome != ChatOutcome::kOk && (failure.down || (probe && r.status == 0))) {
-      circuit_open = breaker.RecordDown(probe, options.api_key.Redact(failure.message));
+      circuit_open = breaker.RecordDown(probe, options.api_key.Redact(failure.message),
+                                        failure.slow ? serial : 0);
     } else if (r.status != 0) {
       breaker.RecordUp();
     }

@@ -9,7 +9,9 @@
 //
 // Chat always returns a ChatResult: an answer, or a failure with its kind and a message for the
 // request's record. A too-long prompt is reported with the server's numbers (kTooLong) and never
-// retried: the caller re-fits the context with the difference as extra margin.
+// retried: the caller re-fits the context with the difference as extra margin. Every request is
+// bounded in time (request_timeout_s, over its attempts) and size (max_response_bytes, streamed
+// or not); a streamed request answered with one JSON completion is that answer.
 //
 // Thread safety: Chat, CountPromptTokens and the checks may be called from many threads at once
 // (one client per endpoint per run); the rate limit and the circuit are shared by all of them.
@@ -48,6 +50,11 @@ struct ModelClientOptions {
   ApiKey api_key;
   double connect_timeout_s = 10;
   double read_timeout_s = 3600;  // silence allowed while the server prefills a long prompt
+  // The most time one request may spend on the wire, over all its attempts (waiting for the
+  // rate limit, a paused circuit or a retry's pause not counted); 0 = no limit. Bounds a server
+  // that trickles bytes (never silent) or streams without end. Not retried once spent.
+  double request_timeout_s = 7200;
+  int64_t max_response_bytes = int64_t{256} << 20;  // an answer (streamed or not) above fails
   RetryOptions retry;
   RateLimitOptions rate_limit;
   CircuitOptions circuit;
@@ -70,7 +77,7 @@ enum class ChatOutcome {
   kTooLong,         // the prompt does not fit (see ChatResult::too_long); not retried
   kRejected,        // another 4xx: the request is wrong (bad schema, unknown model, auth)
   kServerError,     // 5xx (or an error object) after the retries
-  kTimeout,         // connect or read timeout after the retries
+  kTimeout,         // connect or read timeout after the retries, or request_timeout_s spent
   kConnection,      // no connection, or cut mid-answer, after the retries
   kMalformed,       // the answer could not be read (not JSON, not a completion)
   kEmptyChoices,    // the server answered with no choice

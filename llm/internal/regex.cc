@@ -902,6 +902,7 @@ bool FirstBytes(const Node& n, const std::vector<CharSet>& sets, ByteSet& bytes)
 // Program.
 
 enum class Op : uint8_t {
+  kFail,  // never in a program: a state known to fail
   kChar,
   kSet,
   kAny,
@@ -924,6 +925,9 @@ struct Inst {
   uint32_t a = 0;  // char, set index, jump target, sub-program, assert kind
   uint32_t b = 0;  // second split target
   int min = 0, max = 0;
+  // A join point: a split or jump target, or the instruction after a repetition (reached with
+  // each count). Failures are remembered here (see Matcher).
+  bool memo = false;
 };
 
 }  // namespace
@@ -932,7 +936,9 @@ struct Regex::Program {
   std::string pattern;
   std::vector<CharSet> sets;
   std::vector<std::vector<Inst>> subs;
-  uint32_t main = 0;  // the whole pattern's sub-program
+  uint32_t main = 0;                  // the whole pattern's sub-program
+  std::vector<uint64_t> first_state;  // per sub-program: the number of its first instruction
+  uint64_t instructions = 0;          // in all sub-programs
   ByteSet first_bytes;
   bool nullable = false;
 };
@@ -1077,25 +1083,203 @@ class Compiler {
   Regex::Program& prog_;
 };
 
+// Marks the join points (Inst::memo) of every sub-program and numbers their instructions. Join
+// points: the first instruction of a sub-program (look-around and atomic groups call theirs again
+// and again), split and jump targets, and the instruction after a repetition (reached with each
+// count).
+void MarkJoinPoints(Regex::Program& prog) {
+  uint64_t next = 0;
+  for (std::vector<Inst>& code : prog.subs) {
+    prog.first_state.push_back(next);
+    next += code.size();
+    auto mark = [&](size_t target) {
+      if (target < code.size() && code[target].op != Op::kMatch) code[target].memo = true;
+    };
+    mark(0);
+    for (size_t pc = 0; pc < code.size(); ++pc) {
+      switch (code[pc].op) {
+        case Op::kSplit:
+          mark(code[pc].a);
+          mark(code[pc].b);
+          break;
+        case Op::kJmp:
+          mark(code[pc].a);
+          break;
+        case Op::kRepeatSet:
+        case Op::kRepeatChar:
+        case Op::kRepeatAny:
+          mark(pc + 1);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  prog.instructions = next;
+}
+
+// An open-addressing hash table from keys below 2^63 to 64-bit values, doubling when half full:
+// its memory follows what is stored, not the text's length.
+class WordTable {
+ public:
+  const uint64_t* Find(uint64_t key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == kEmpty) return nullptr;
+    }
+  }
+  // The value of `key`, inserted as 0 when absent.
+  uint64_t& At(uint64_t key) {
+    if (2 * (used_ + 1) > slots_.size()) Grow();
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.key == key) return slot.value;
+      if (slot.key == kEmpty) {
+        slot.key = key;
+        ++used_;
+        return slot.value;
+      }
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  struct Slot {
+    uint64_t key = kEmpty;
+    uint64_t value = 0;
+  };
+  static size_t Hash(uint64_t key) {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return static_cast<size_t>(key);
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.key == kEmpty) continue;
+      size_t i = Hash(slot.key) & mask_;
+      while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t used_ = 0;
+};
+
+// A set of (state, text position) pairs, 64 positions to a word. States are below 2^37 and
+// positions below 2^32, so a key (state, position / 64) fits in 63 bits.
+class StateSet {
+ public:
+  bool Contains(uint64_t state, size_t pos) const {
+    const uint64_t* bits = words_.Find(state << 26 | pos >> 6);
+    return bits != nullptr && ((*bits >> (pos & 63)) & 1);
+  }
+  void Insert(uint64_t state, size_t pos) {
+    words_.At(state << 26 | pos >> 6) |= uint64_t{1} << (pos & 63);
+  }
+
+ private:
+  WordTable words_;
+};
+
+enum BacktrackKind : uint8_t {
+  kPlain,         // try pc at pos (a split's other branch)
+  kGreedyRepeat,  // a repetition with `aux` items matched: give one back
+  kLazyRepeat,    // a lazy repetition with `aux` items matched: take one more
+  kGreedyLoop,    // an unbounded greedy repetition (remembering): give back down to `aux`
+  kLazyLoop,      // an unbounded lazy repetition (remembering) that started at `aux`
+  kJoinVisited,   // popped: every continuation of the join point (pc, pos) has failed
+};
+
 struct Backtrack {
   uint32_t pc;
   uint32_t pos;
-  int32_t count;  // kRepeat*: repetitions matched so far
-  uint8_t kind;   // 0 plain, 1 greedy repeat, 2 lazy repeat
+  uint32_t aux;  // see BacktrackKind
+  uint8_t kind;  // BacktrackKind
 };
 
+// The backtracking search, remembering outcomes once it has worked long enough.
+//
+// Why remembering is exact: the pattern has no back-references and reports no groups, so what
+// the search finds from a state (instruction of a sub-program, text position) depends on that
+// state alone (look-behind and anchors read the text, which does not change), and so does the
+// first match found from it. A join point's state is recorded
+//   - as failed when everything after it has been tried without a match (its kJoinVisited entry
+//     is popped: backtracking went below it);
+//   - as succeeded, with the match's end, when the match of a look-around or atomic group's
+//     sub-program is reached while it is on the stack (every kJoinVisited entry still on the
+//     stack is a state the match passed through): those are called again and again.
+// A later visit of a recorded state fails at once, or jumps to its match. Between two join
+// points the program runs without choices, so a path that reaches a state again has passed
+// through a recorded join point.
+//
+// A repetition of one item without an upper bound also records "loop" states (LoopState): for a
+// position p in a run of matching items, every continuation from p to the end of the run has
+// failed (the give-backs of a greedy one have gone below p, or a lazy one has taken the whole
+// run). A scan that reaches such a p stops there, so the many starts inside one run cost one
+// scan. Each such repetition remembers the last run it scanned (`runs_`), and where the run's
+// known failures begin, so a scan from inside it costs nothing.
+//
+// Cost once remembering: each state is explored at most once per text, so a FindAll does O(m * n)
+// work (m instructions, n bytes) plus a scan of each run per repetition: linear in the text.
+// The work before remembering starts is capped (memo_after_).
 class Matcher {
  public:
-  Matcher(const Regex::Program& prog, std::string_view text) : prog_(prog), text_(text) {}
+  Matcher(const Regex::Program& prog, std::string_view text, Regex::Memo memo)
+      : prog_(prog), text_(text) {
+    switch (memo) {
+      case Regex::Memo::kAuto:
+        // Ordinary patterns need a few steps a byte (the tokenizers' patterns on real text: see
+        // RegexWorkTest); remembering costs more than it saves on them.
+        memo_after_ = 64 * (static_cast<uint64_t>(text.size()) + 1) + 4096;
+        break;
+      case Regex::Memo::kAlways:
+        memo_after_ = 0;
+        StartRemembering();
+        break;
+      case Regex::Memo::kNever:
+        memo_after_ = ~uint64_t{0};
+        break;
+    }
+  }
+
+  uint64_t steps() const { return steps_; }
+  bool memoized() const { return memo_on_; }
 
   bool Exec(uint32_t sub, size_t pos, size_t& end) {
     const std::vector<Inst>& code = prog_.subs[sub];
-    size_t base = stack_.size();
+    const uint64_t first_state = prog_.first_state[sub];
+    const size_t base = stack_.size();
+    // Successes are kept for look-around and atomic groups only: the whole pattern's search ends
+    // at its match, and the next one starts after it, where no state of that path lies.
+    const bool keep_successes = sub != prog_.main;
     uint32_t pc = 0;
     while (true) {
       const Inst& in = code[pc];
       bool ok = true;
-      switch (in.op) {
+      Step();
+      if (in.memo && memo_on_) {
+        const uint64_t state = JoinState(first_state + pc);
+        const uint64_t* e = nullptr;
+        if (failed_.Contains(state, pos)) {
+          ok = false;
+        } else if (keep_successes && (e = succeeded_.Find(SuccessKey(state, pos))) != nullptr) {
+          end = *e;
+          RecordSuccess(base, first_state, end);
+          return true;
+        } else {
+          stack_.push_back({pc, static_cast<uint32_t>(pos), 0, kJoinVisited});
+        }
+      }
+      switch (ok ? in.op : Op::kFail) {
+        case Op::kFail:
+          break;
         case Op::kChar:
           ok = pos < text_.size() && Decode(pos) == in.a;
           if (ok) {
@@ -1118,7 +1302,7 @@ class Matcher {
           }
           break;
         case Op::kSplit:
-          stack_.push_back({in.b, static_cast<uint32_t>(pos), 0, 0});
+          stack_.push_back({in.b, static_cast<uint32_t>(pos), 0, kPlain});
           pc = in.a;
           break;
         case Op::kJmp:
@@ -1160,29 +1344,13 @@ class Matcher {
         }
         case Op::kRepeatSet:
         case Op::kRepeatChar:
-        case Op::kRepeatAny: {
-          int count = 0;
-          size_t p = pos;
-          int want = in.greed == Greed::kLazy ? in.min : in.max;
-          while ((want < 0 || count < want) && p < text_.size() && ItemMatches(in, p)) {
-            Advance(p);
-            ++count;
-          }
-          if (count < in.min) {
-            ok = false;
-            break;
-          }
-          if (in.greed == Greed::kGreedy && count > in.min) {
-            stack_.push_back({pc, static_cast<uint32_t>(p), count, 1});
-          } else if (in.greed == Greed::kLazy && (in.max < 0 || count < in.max)) {
-            stack_.push_back({pc, static_cast<uint32_t>(p), count, 2});
-          }
-          pos = p;
-          ++pc;
+        case Op::kRepeatAny:
+          ok = memo_on_ && in.max < 0 ? Loop(in, first_state + pc, pc, pos) : Repeat(in, pc, pos);
+          if (ok) ++pc;
           break;
-        }
         case Op::kMatch:
           end = pos;
+          if (memo_on_ && keep_successes) RecordSuccess(base, first_state, end);
           stack_.resize(base);
           return true;
       }
@@ -1192,38 +1360,199 @@ class Matcher {
         if (stack_.size() == base) return false;
         Backtrack bt = stack_.back();
         stack_.pop_back();
-        if (bt.kind == 0) {
+        Step();
+        if (bt.kind == kPlain) {
           pc = bt.pc;
           pos = bt.pos;
           break;
         }
-        const Inst& rep = code[bt.pc];
-        if (bt.kind == 1) {  // give back one character
-          size_t p = bt.pos;
-          PrevCodePoint(text_, p);
-          int count = bt.count - 1;
-          if (count > rep.min) stack_.push_back({bt.pc, static_cast<uint32_t>(p), count, 1});
-          pos = p;
-          pc = bt.pc + 1;
-          break;
+        if (bt.kind == kJoinVisited) {
+          failed_.Insert(JoinState(first_state + bt.pc), bt.pos);
+          continue;
         }
-        // Lazy: take one more character, if it matches.
-        size_t p = bt.pos;
-        if (p < text_.size() && ItemMatches(rep, p)) {
-          Advance(p);
-          int count = bt.count + 1;
-          if (rep.max < 0 || count < rep.max) {
-            stack_.push_back({bt.pc, static_cast<uint32_t>(p), count, 2});
+        const Inst& rep = code[bt.pc];
+        const uint64_t id = first_state + bt.pc;
+        if ((bt.kind == kGreedyRepeat || bt.kind == kLazyRepeat) && memo_on_ && rep.max < 0) {
+          // An unbounded repetition's entry pushed before remembering started: a loop from now
+          // on, starting where its first `min` items end (walked back to once).
+          size_t low = bt.pos;
+          for (int count = static_cast<int>(bt.aux); count > rep.min; --count) {
+            PrevCodePoint(text_, low);
+          }
+          bt.kind = bt.kind == kGreedyRepeat ? kGreedyLoop : kLazyLoop;
+          bt.aux = static_cast<uint32_t>(low);
+        }
+        if (bt.kind == kGreedyRepeat || bt.kind == kGreedyLoop) {
+          size_t p = bt.pos;
+          const size_t low = bt.aux;  // kGreedyLoop: give back down to here
+          if (bt.kind == kGreedyRepeat) {
+            if (static_cast<int>(bt.aux) <= rep.min) continue;
+            PrevCodePoint(text_, p);
+            const int count = static_cast<int>(bt.aux) - 1;
+            if (count > rep.min)
+              stack_.push_back(
+                  {bt.pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kGreedyRepeat});
+          } else {
+            LoopFailed(id, p);
+            if (p <= low) continue;
+            PrevCodePoint(text_, p);
+            stack_.push_back({bt.pc, static_cast<uint32_t>(p), bt.aux, kGreedyLoop});
           }
           pos = p;
           pc = bt.pc + 1;
           break;
+        }
+        if (bt.kind == kLazyRepeat) {  // take one more item, if it matches
+          size_t p = bt.pos;
+          if (p < text_.size() && ItemMatches(rep, p)) {
+            Advance(p);
+            const int count = static_cast<int>(bt.aux) + 1;
+            if (rep.max < 0 || count < rep.max) {
+              stack_.push_back(
+                  {bt.pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kLazyRepeat});
+            }
+            pos = p;
+            pc = bt.pc + 1;
+            break;
+          }
+          continue;
+        }
+        // kLazyLoop: take one more item unless what follows is known to fail.
+        size_t p = bt.pos;
+        bool more = p < text_.size() && ItemMatches(rep, p);
+        if (more) {
+          Advance(p);
+          more = !failed_.Contains(LoopState(id), p);
+        }
+        if (more) {
+          stack_.push_back({bt.pc, static_cast<uint32_t>(p), bt.aux, kLazyLoop});
+          pos = p;
+          pc = bt.pc + 1;
+          break;
+        }
+        // Every continuation from where it started to the end of the run has failed.
+        for (size_t y = bt.pos;; PrevCodePoint(text_, y)) {
+          failed_.Insert(LoopState(id), y);
+          if (y <= bt.aux) break;
         }
       }
     }
   }
 
  private:
+  // Keys of remembered states: a join point (arriving there), or the loop state of an unbounded
+  // repetition (every continuation from there to the end of the run).
+  static uint64_t JoinState(uint64_t instruction) { return 2 * instruction; }
+  static uint64_t LoopState(uint64_t instruction) { return 2 * instruction + 1; }
+  static uint64_t SuccessKey(uint64_t state, size_t pos) { return state << 32 | pos; }
+
+  // The last run of matching items an unbounded repetition scanned: a scan from any position in
+  // [lo, hi] ends at hi; every continuation from failed_from to hi is known to fail.
+  struct Run {
+    size_t lo = 1, hi = 0, failed_from = 0;
+  };
+
+  void Step() {
+    if (++steps_ > memo_after_ && !memo_on_) StartRemembering();
+  }
+  void StartRemembering() {
+    memo_on_ = true;
+    runs_.assign(prog_.instructions, Run{});
+  }
+
+  // Every kJoinVisited state on the stack above `base` leads to the match ending at `end`.
+  void RecordSuccess(size_t base, uint64_t first_state, size_t end) {
+    for (size_t i = base; i < stack_.size(); ++i) {
+      if (stack_[i].kind == kJoinVisited) {
+        succeeded_.At(SuccessKey(JoinState(first_state + stack_[i].pc), stack_[i].pos)) = end;
+      }
+    }
+    stack_.resize(base);
+  }
+
+  void LoopFailed(uint64_t id, size_t pos) {
+    failed_.Insert(LoopState(id), pos);
+    Run& run = runs_[id];
+    if (run.lo <= pos && pos <= run.hi && pos < run.failed_from) run.failed_from = pos;
+  }
+
+  // A repetition with an upper bound, or any repetition before remembering starts: scans as far
+  // as it may (greedy, possessive) or must (lazy) and pushes what backtracking may try next.
+  bool Repeat(const Inst& in, uint32_t pc, size_t& pos) {
+    int count = 0;
+    size_t p = pos;
+    const int want = in.greed == Greed::kLazy ? in.min : in.max;
+    while ((want < 0 || count < want) && p < text_.size() && ItemMatches(in, p)) {
+      Advance(p);
+      ++count;
+    }
+    steps_ += static_cast<uint64_t>(count);
+    if (count < in.min) return false;
+    if (in.greed == Greed::kGreedy && count > in.min) {
+      stack_.push_back({pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kGreedyRepeat});
+    } else if (in.greed == Greed::kLazy && (in.max < 0 || count < in.max)) {
+      stack_.push_back({pc, static_cast<uint32_t>(p), static_cast<uint32_t>(count), kLazyRepeat});
+    }
+    pos = p;
+    return true;
+  }
+
+  // An unbounded repetition while remembering: `id` numbers the instruction. Uses and keeps the
+  // run it scans (runs_) and its loop states.
+  bool Loop(const Inst& in, uint64_t id, uint32_t pc, size_t& pos) {
+    size_t low = pos;
+    for (int i = 0; i < in.min; ++i) {
+      if (low >= text_.size() || !ItemMatches(in, low)) return false;
+      Advance(low);
+    }
+    steps_ += static_cast<uint64_t>(in.min);
+    const bool possessive = in.greed == Greed::kPossessive;
+    if (!possessive && failed_.Contains(LoopState(id), low)) return false;
+    if (in.greed == Greed::kLazy) {
+      stack_.push_back({pc, static_cast<uint32_t>(low), static_cast<uint32_t>(low), kLazyLoop});
+      pos = low;
+      return true;
+    }
+    Run& run = runs_[id];
+    if (low < run.lo || low > run.hi) {
+      // Scan the run, noting where known failures begin; from the start of the run scanned
+      // before (when this scan reaches it) the rest is known.
+      const bool known = run.lo <= run.hi && low < run.lo;
+      size_t p = low;
+      size_t failed_from = SIZE_MAX;
+      while (true) {
+        if (known && p == run.lo) {
+          steps_ += p - low;
+          if (failed_from == SIZE_MAX) failed_from = run.failed_from;
+          p = run.hi;
+          break;
+        }
+        if (p >= text_.size() || !ItemMatches(in, p)) {
+          steps_ += p - low;
+          break;
+        }
+        Advance(p);
+        if (!possessive && failed_from == SIZE_MAX && failed_.Contains(LoopState(id), p)) {
+          failed_from = p;
+        }
+      }
+      run = {low, p, failed_from == SIZE_MAX ? p + 1 : failed_from};
+    }
+    if (possessive) {
+      pos = run.hi;
+      return true;
+    }
+    if (run.failed_from <= low) return false;
+    size_t end = run.hi;
+    if (run.failed_from <= run.hi) {  // the first try is the last position not known to fail
+      end = run.failed_from;
+      PrevCodePoint(text_, end);
+    }
+    stack_.push_back({pc, static_cast<uint32_t>(end), static_cast<uint32_t>(low), kGreedyLoop});
+    pos = end;
+    return true;
+  }
+
   uint32_t Decode(size_t pos) const {
     size_t i = pos;
     return NextCodePoint(text_, i);
@@ -1270,34 +1599,17 @@ class Matcher {
   const Regex::Program& prog_;
   std::string_view text_;
   std::vector<Backtrack> stack_;
+  uint64_t steps_ = 0;
+  uint64_t memo_after_ = 0;  // steps before remembering starts
+  bool memo_on_ = false;
+  StateSet failed_;      // join and loop states known to fail
+  WordTable succeeded_;  // join state -> the end of its match
+  std::vector<Run> runs_;
 };
 
-}  // namespace
-
-Regex::Regex(std::unique_ptr<Program> program) : program_(std::move(program)) {}
-Regex::Regex(Regex&&) noexcept = default;
-Regex& Regex::operator=(Regex&&) noexcept = default;
-Regex::~Regex() = default;
-
-const std::string& Regex::pattern() const { return program_->pattern; }
-
-Result<Regex> Regex::Compile(std::string_view pattern) {
-  auto prog = std::make_unique<Program>();
-  prog->pattern = std::string(pattern);
-  if (ValidUtf8Prefix(pattern) != pattern.size()) {
-    return Unsupported("regular expression is not valid UTF-8");
-  }
-  Parser parser(pattern, prog->sets);
-  REEL_ASSIGN_OR_RETURN(NodePtr root, parser.Parse());
-  Compiler compiler(*prog);
-  REEL_RETURN_IF_ERROR(compiler.CompileSub(*root, prog->main));
-  prog->nullable = FirstBytes(*root, prog->sets, prog->first_bytes);
-  return Regex(std::move(prog));
-}
-
-bool Regex::Search(std::string_view text, size_t from, size_t& start, size_t& end) const {
-  Matcher m(*program_, text);
-  const Program& p = *program_;
+// The first match at or after `from` (Regex::Search with a matcher kept across searches).
+bool SearchWith(const Regex::Program& p, Matcher& m, std::string_view text, size_t from,
+                size_t& start, size_t& end) {
   size_t pos = from;
   while (true) {
     if (pos < text.size()) {
@@ -1318,13 +1630,52 @@ bool Regex::Search(std::string_view text, size_t from, size_t& start, size_t& en
   }
 }
 
-void Regex::FindAll(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
+}  // namespace
+
+Regex::Regex(std::unique_ptr<Program> program) : program_(std::move(program)) {}
+Regex::Regex(Regex&&) noexcept = default;
+Regex& Regex::operator=(Regex&&) noexcept = default;
+Regex::~Regex() = default;
+
+const std::string& Regex::pattern() const { return program_->pattern; }
+
+Result<Regex> Regex::Compile(std::string_view pattern) {
+  auto prog = std::make_unique<Program>();
+  prog->pattern = std::string(pattern);
+  if (ValidUtf8Prefix(pattern) != pattern.size()) {
+    return Unsupported("regular expression is not valid UTF-8");
+  }
+  Parser parser(pattern, prog->sets);
+  REEL_ASSIGN_OR_RETURN(NodePtr root, parser.Parse());
+  Compiler compiler(*prog);
+  REEL_RETURN_IF_ERROR(compiler.CompileSub(*root, prog->main));
+  MarkJoinPoints(*prog);
+  prog->nullable = FirstBytes(*root, prog->sets, prog->first_bytes);
+  return Regex(std::move(prog));
+}
+
+bool Regex::Search(std::string_view text, size_t from, size_t& start, size_t& end) const {
+  Matcher m(*program_, text, Memo::kAuto);
+  return SearchWith(*program_, m, text, from, start, end);
+}
+
+void Regex::FindAll(std::string_view text, std::vector<std::pair<size_t, size_t>>& out, Memo memo,
+                    Stats* stats) const {
+  // One matcher for the whole text: the failures it remembers hold for every search in it.
+  Matcher m(*program_, text, memo);
+  struct Report {
+    const Matcher& m;
+    Stats* stats;
+    ~Report() {
+      if (stats != nullptr) *stats = {m.steps(), m.memoized()};
+    }
+  } report{m, stats};
   size_t last_end = 0;
   bool have_last = false;
   size_t last_match_end = 0;
   while (last_end <= text.size()) {
     size_t s, e;
-    if (!Search(text, last_end, s, e)) return;
+    if (!SearchWith(*program_, m, text, last_end, s, e)) return;
     if (e == s && have_last && last_match_end == e) {
       last_end +=
           last_end < text.size()

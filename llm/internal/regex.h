@@ -11,7 +11,15 @@
 // class set operations, unknown properties, case-insensitive classes, and case-insensitive
 // literals that multi-character case folding could match differently ("ss", "st", "ff", ...).
 // Patterns of tokenizers are tiny; nothing here is tuned for speed (the common split patterns
-// have hand-written matchers, see pattern_splitters.h).
+// have hand-written matchers, see split_pattern.h).
+//
+// Work is polynomial in the text's length, never exponential, whatever the pattern (a hostile
+// tokenizer.json's `(a+)+$` included): once a search has done more work than an ordinary pattern
+// needs (a few dozen steps per byte), the matcher remembers the states (instruction, position)
+// from which no match was found, and never explores one twice. Only failures are remembered, so
+// the matches are exactly those of the plain backtracking search. Without look-around, a whole
+// FindAll visits each state at most once; memory follows the states visited (64 positions to a
+// 16-byte entry), not the text's length.
 //
 // Thread safety: a compiled Regex is immutable; searches may run concurrently.
 #pragma once
@@ -40,9 +48,21 @@ class Regex {
   // character boundary). Look-behind and anchors see the whole text.
   bool Search(std::string_view text, size_t from, size_t& start, size_t& end) const;
 
+  // When failed states are remembered: after the first stretch of work (kAuto, the default),
+  // from the start (kAlways) or never (kNever: the plain backtracking search, for tests that
+  // compare the two; exponential on patterns like `(a+)+$`).
+  enum class Memo { kAuto, kAlways, kNever };
+  // What a FindAll did: `steps` counts instructions run, backtracking steps and characters
+  // scanned by repetitions; `memoized` says whether failed states were remembered.
+  struct Stats {
+    uint64_t steps = 0;
+    bool memoized = false;
+  };
+
   // Every match, as the onig crate's find_iter yields them: after an empty match at the end of
   // the previous match the search moves one character on.
-  void FindAll(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const;
+  void FindAll(std::string_view text, std::vector<std::pair<size_t, size_t>>& out,
+               Memo memo = Memo::kAuto, Stats* stats = nullptr) const;
 
   const std::string& pattern() const;
 

@@ -11,7 +11,13 @@ class Scanner {
  public:
   explicit Scanner(std::string_view s) : s_(s) {}
 
+  std::string_view text() const { return s_; }
   size_t pos() const { return i_; }
+  // Back to `pos`, the error forgotten (to read a value again another way).
+  void Rewind(size_t pos) {
+    i_ = pos;
+    error_.clear();
+  }
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
 
@@ -250,6 +256,10 @@ bool ScanMerges(Scanner& sc, VocabAndMerges& out) {
   while (true) {
     if (sc.Peek('"')) {
       if (!sc.ReadString(a)) return false;
+      if (!out.merges.empty() && !out.legacy_merges) {
+        sc.Fail("merges mix the \"a b\" and [\"a\", \"b\"] forms");
+        return false;
+      }
       out.legacy_merges = true;
       out.merges.emplace_back(std::move(a), std::string());
     } else {
@@ -270,6 +280,28 @@ bool ScanMerges(Scanner& sc, VocabAndMerges& out) {
     }
     return sc.Expect(']');
   }
+}
+
+// The fast scanner stopped inside model.vocab or model.merges (the value starting at `start`):
+// valid JSON in a shape it does not take (a one-part merge, an id that is not a whole number)
+// is read the ordinary way, which says what is wrong with which entry; text that is not JSON
+// is reported as such.
+Status ReadTableSlowly(Scanner& sc, size_t start, const char* name, VocabAndMerges& out) {
+  const std::string scan_error = sc.error();
+  sc.Rewind(start);
+  if (!sc.SkipValue()) return CorruptData("not valid JSON: " + scan_error);
+  const nlohmann::json value =
+      nlohmann::json::parse(sc.text().substr(start, sc.pos() - start), nullptr, false);
+  if (value.is_discarded()) return CorruptData("not valid JSON: " + scan_error);
+  VocabAndMerges slow;
+  REEL_RETURN_IF_ERROR(ReadVocabAndMerges(nlohmann::json{{name, value}}, slow));
+  if (std::string_view(name) == "vocab") {
+    out.vocab = std::move(slow.vocab);
+  } else {
+    out.merges = std::move(slow.merges);
+    out.legacy_merges = slow.legacy_merges;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -295,11 +327,15 @@ Result<ParsedTokenizerJson> ParseTokenizerJson(std::string_view text) {
             sc.SkipWs();
             size_t start = sc.pos();
             if (inner == "vocab" && sc.Peek('{')) {
-              if (!ScanVocab(sc, parsed.model_tables)) return corrupt();
+              if (!ScanVocab(sc, parsed.model_tables)) {
+                REEL_RETURN_IF_ERROR(ReadTableSlowly(sc, start, "vocab", parsed.model_tables));
+              }
               parsed.model_tables.has_vocab = true;
               cut.emplace_back(start, sc.pos());
             } else if (inner == "merges" && sc.Peek('[')) {
-              if (!ScanMerges(sc, parsed.model_tables)) return corrupt();
+              if (!ScanMerges(sc, parsed.model_tables)) {
+                REEL_RETURN_IF_ERROR(ReadTableSlowly(sc, start, "merges", parsed.model_tables));
+              }
               parsed.model_tables.has_merges = true;
               cut.emplace_back(start, sc.pos());
             } else if (!sc.SkipValue()) {
@@ -349,21 +385,36 @@ Status ReadVocabAndMerges(const nlohmann::json& model, VocabAndMerges& out) {
     out.has_vocab = true;
     for (auto it = v->begin(); it != v->end(); ++it) {
       if (!it.value().is_number_unsigned() || it.value().get<uint64_t>() > 0xFFFFFFFFull) {
-        return Unsupported("model BPE: the id of \"" + it.key() + "\" is not a valid token id");
+        return Unsupported("model BPE: the id of \"" + it.key() + "\" (" +
+                           it.value()
+                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                               .substr(0, 40) +
+                           ") is not a valid token id (a whole number from 0 to 4294967295)");
       }
       out.vocab.emplace_back(it.key(), it.value().get<uint32_t>());
     }
   }
   if (auto m = model.find("merges"); m != model.end() && m->is_array()) {
     out.has_merges = true;
+    size_t index = 0;
     for (const auto& e : *m) {
+      ++index;
       if (e.is_string()) {
         out.legacy_merges = true;
         out.merges.emplace_back(e.get<std::string>(), std::string());
       } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
         out.merges.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
       } else {
-        return Unsupported("model BPE: a merge is neither \"a b\" nor [\"a\", \"b\"]");
+        std::string shape = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        if (shape.size() > 60) shape = shape.substr(0, 57) + "...";
+        const std::string why = e.is_array() && e.size() < 2
+                                    ? " has " + std::string(e.empty() ? "no parts" : "one part")
+                                : e.is_array() && e.size() > 2
+                                    ? " has " + std::to_string(e.size()) + " parts"
+                                : e.is_array() ? " has a part that is not a string"
+                                               : " is not a string or a list";
+        return Unsupported("model BPE: merge " + std::to_string(index) + " (" + shape + ")" + why +
+                           ": a merge is \"a b\" or [\"a\", \"b\"]");
       }
     }
     if (out.legacy_merges) {

@@ -15,6 +15,7 @@ extern "C" {
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+#include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 }
 
@@ -50,12 +51,16 @@ struct SwsContextDeleter {
 struct FilterGraphDeleter {
   void operator()(AVFilterGraph* p) const { avfilter_graph_free(&p); }
 };
+struct SwrContextDeleter {
+  void operator()(SwrContext* p) const { swr_free(&p); }
+};
 
 using UniqueFormatContext = std::unique_ptr<AVFormatContext, FormatContextDeleter>;
 using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
 using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
 using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using UniqueSwrContext = std::unique_ptr<SwrContext, SwrContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
 using UniqueFilterGraph = std::unique_ptr<AVFilterGraph, FilterGraphDeleter>;
 
@@ -100,6 +105,10 @@ class Deadline {
   explicit Deadline(double seconds);
   bool Expired() const { return std::chrono::steady_clock::now() > end_; }
   double seconds() const { return seconds_; }
+  // Moves the end later: time spent outside the work the deadline bounds does not count.
+  void Extend(double seconds) {
+    end_ += std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  }
 
  private:
   std::chrono::steady_clock::time_point end_;

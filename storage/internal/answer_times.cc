@@ -67,7 +67,8 @@ Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size) {
         Statement::Prepare(db,
                            "SELECT r.id, r.content FROM responses r "
                            "LEFT JOIN answer_time_scans s ON s.response_id = r.id "
-                           "WHERE s.response_id IS NULL OR s.grammar_version != ?1 "
+                           "WHERE (s.response_id IS NULL OR s.grammar_version != ?1) "
+                           "AND r.check_error IS NULL "
                            "ORDER BY r.id LIMIT ?2"));
     stale.Bind(1, llm::kTimeReferenceGrammarVersion).Bind(2, batch_size);
     std::vector<std::pair<int64_t, std::string>> batch;

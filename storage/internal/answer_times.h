@@ -18,7 +18,8 @@ namespace reel::storage::internal {
 Status IndexResponseTimes(sqlite3* db, int64_t response_id, std::string_view content);
 
 // Scans the responses that have no scan at the current grammar version, `batch_size` per
-// transaction; returns how many.
+// transaction; returns how many. An answer that failed its check (responses.check_error) is kept
+// to be read but is not an answer: its times are never indexed, so they link to no frame.
 Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size);
 
 // A response's references with their nearest frames, in text order; empty on a file older than

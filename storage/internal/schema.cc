@@ -536,6 +536,62 @@ WHERE r.status = 'failed'
        END);
 )sql";
 
+// Version 9: nothing the server did is held against a question, and a refused answer is kept.
+// `responses.check_error`: an answer that failed its check (the prompt's JSON schema, or its
+// kind's check) is stored with the reason; its request and question are failed, and it is no
+// answer of the item (latest_answers, item_summary leave it out). Questions an older Reel failed
+// for the server's reasons (storage::IsServerFailure: unreachable, timed out, overloaded after
+// the retries, the API key refused) go back to waiting, so the next run asks them again.
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE responses ADD COLUMN check_error TEXT;
+
+DROP VIEW latest_answers;
+DROP VIEW answers;
+DROP VIEW item_summary;
+
+CREATE VIEW answers AS
+SELECT resp.id AS response_id, req.id AS request_id, j.name AS job, i.id AS item_id,
+       i.path, req.prompt_id, req.model, resp.content, resp.reasoning, resp.finish_reason,
+       resp.prompt_tokens, resp.completion_tokens, resp.cached_tokens, req.latency_seconds,
+       resp.created_at, coalesce(t.step, 'ask') AS step, t.segment_index, t.segment_count,
+       t.start_seconds, t.end_seconds, resp.json_answer, t.custom_id, resp.check_error
+FROM responses resp
+JOIN requests req ON req.id = resp.request_id
+LEFT JOIN tasks t ON t.id = req.task_id
+JOIN items i ON i.id = req.item_id
+JOIN jobs j ON j.id = i.job_id;
+
+-- The final answer of each (item, prompt): a whole-context answer or the final reduce, never a
+-- segment's or an intermediate reduce's, nor one that failed its check.
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id, json_answer,
+       step
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a
+      WHERE a.step != 'map' AND NOT (a.step = 'reduce' AND coalesce(a.segment_count, 1) > 1)
+        AND a.check_error IS NULL)
+WHERE rank_in_item = 1;
+
+CREATE VIEW item_summary AS
+SELECT j.name AS job, i.id AS item_id, i.path, i.kind, i.status, i.attempts, i.error,
+       i.size_bytes, json_extract(i.media_json, '$.duration_seconds') AS duration_seconds,
+       (SELECT count(*) FROM frames f WHERE f.item_id = i.id) AS frames,
+       (SELECT count(*) FROM segments s WHERE s.item_id = i.id) AS segments,
+       (SELECT count(*) FROM requests r JOIN responses p ON p.request_id = r.id
+        WHERE r.item_id = i.id AND p.check_error IS NULL) AS answers,
+       i.updated_at
+FROM items i JOIN jobs j ON j.id = i.job_id;
+
+UPDATE tasks SET status = 'waiting', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')
+WHERE status = 'failed' AND request_id IN (
+  SELECT id FROM requests
+  WHERE outcome IN ('server down', 'connection error', 'timeout')
+     OR (outcome = 'server error' AND http_status IN (429, 502, 503, 504))
+     OR (outcome = 'rejected' AND http_status IN (401, 403)));
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -545,6 +601,7 @@ constexpr Migration kMigrations[] = {
     {6, "superseded contexts: base keys, superseded_at, frame sources", kSchemaV6},
     {7, "usage of every answer on requests (refused answers too), retired tasks", kSchemaV7},
     {8, "reduce in levels: intermediate reduces are no final answers", kSchemaV8},
+    {9, "refused answers kept; questions the server failed wait again", kSchemaV9},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "storage/internal/sqlite.h"
 
 #include <cctype>
+#include <cerrno>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -15,6 +16,15 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view context) {
   std::string message(context);
   message += ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  // A full disk: the message names the file and says so plainly (SQLite says "database or disk
+  // is full"; a write error whose errno is ENOSPC or EDQUOT is the same thing).
+  const int system_error = db != nullptr ? sqlite3_system_errno(db) : 0;
+  if ((rc & 0xff) == SQLITE_FULL ||
+      ((rc & 0xff) == SQLITE_IOERR && (system_error == ENOSPC || system_error == EDQUOT))) {
+    const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+    return DiskFull((file != nullptr && *file != '\0' ? std::string(file) + ": " : std::string()) +
+                    "disk full: " + message);
+  }
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

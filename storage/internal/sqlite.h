@@ -5,7 +5,9 @@
 // whose message is "<what we were doing>: <sqlite message>". SQLITE_BUSY / SQLITE_LOCKED (the
 // busy timeout ran out) map to kUnavailable, SQLITE_CONSTRAINT to kInvalidArgument, SQLITE_CORRUPT
 // and SQLITE_NOTADB to kCorruptData, SQLITE_CANTOPEN to kNotFound, SQLITE_TOOBIG to
-// kLimitExceeded, everything else to kIoError.
+// kLimitExceeded, SQLITE_FULL (and an I/O error whose errno is ENOSPC or EDQUOT) to kDiskFull,
+// with the message "<database file>: disk full: <what we were doing>: <sqlite message>",
+// everything else to kIoError.
 //
 // Thread safety: none of these objects may be used from two threads at once.
 #pragma once

@@ -53,7 +53,8 @@ TaskRows Rows(const ModelJobDb& m, const std::string& item, const std::string& p
                  "r.prompt_tokens AS request_prompt_tokens, r.cached_tokens AS "
                  "request_cached_tokens, r.completion_tokens AS request_completion_tokens, "
                  "p.content, p.prompt_tokens, p.cached_tokens, p.completion_tokens, "
-                 "p.json_answer FROM requests r LEFT JOIN responses p ON p.request_id = r.id "
+                 "p.json_answer, p.check_error FROM requests r LEFT JOIN responses p ON "
+                 "p.request_id = r.id "
                  "WHERE r.task_id = " +
                      std::to_string(r.task["id"].get<int64_t>()) + " ORDER BY r.id")) {
     r.requests.push_back(row);
@@ -191,7 +192,11 @@ TEST(ModelJobChaptersTest, BadAnswersAreRecordedFailuresAskedAgainExactlyOnce) {
     EXPECT_EQ(r["error"], "the answer failed its check: " + c.reason);
     EXPECT_EQ(json::parse(r["retry_reasons"].get<std::string>()),
               json::array({"answer check: " + c.reason}));
-    EXPECT_TRUE(r["content"].is_null()) << "no answer stored";
+    // The refused answer is kept, marked with why it failed its check; it is not an answer:
+    // no JSON answer, and its times link to no frame (answer_time_frames leaves it out).
+    EXPECT_EQ(r["content"], c.answer) << "the refused answer is kept";
+    EXPECT_EQ(r["check_error"], "the answer failed its check: " + c.reason);
+    EXPECT_TRUE(r["json_answer"].is_null());
     // Both answers were paid for, and their usage is stored: the request's tokens are the
     // server's counts of both prompts, its cost their price.
     ASSERT_TRUE(r["cost"].is_number());

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,11 +109,12 @@ class ReelProcess {
 
   pid_t pid() const { return pid_; }
   void Signal(int sig) { kill(pid_, sig); }
-  // The exit code, or 128 + signal.
-  int Wait() {
+  // The exit code, or 128 + signal; `usage`, if given, gets the process's resource use (peak
+  // memory: ru_maxrss, KiB) when this call reaps it.
+  int Wait(rusage* usage = nullptr) {
     if (reaped_) return status_;
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    while (wait4(pid_, &status, 0, usage) < 0 && errno == EINTR) {
     }
     reaped_ = true;
     status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

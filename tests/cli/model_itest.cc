@@ -4,6 +4,7 @@
 // killed with -9 at many points and run again; exported as an OpenAI Batch file, answered by the
 // fake in batch mode and imported; faults injected; `reel ask`.
 #include <gtest/gtest.h>
+#include <sys/file.h>
 
 #include <nlohmann/json.hpp>
 
@@ -613,7 +614,7 @@ TEST(ModelKeyTest, TheKeyIsNeverWritten) {
   server.Script(R"([{"kind": "echo_key", "match": "test patterns", "times": 1}])");
   CommandResult run =
       ReelEnv("REEL_TEST_KEY=" + key + " " + WithEndpoint(server), "run job.yaml -v", dir);
-  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 fails one question
+  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 stops the model stage
   EXPECT_EQ(QueryInt(dir + "/e2e.db",
                      "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
                      "AND error LIKE '%[redacted]%'"),
@@ -664,6 +665,178 @@ TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
   CommandResult none = ReelEnv(env + "REEL_MODEL_URL=", "ask media/notes.md 'Why?'", dir);
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("REEL_MODEL_URL"), std::string::npos);
+}
+
+// A folder for `reel ask`: media/notes.md (a document) and media/still.png; the database goes to
+// data/reel/reel.db (XDG_DATA_HOME).
+struct AskDir {
+  explicit AskDir(const std::string& name) : dir(ScratchDir(name)) {
+    fs::create_directories(dir + "/media");
+    fs::copy_file(Still(), dir + "/media/still.png");
+    WriteText(dir + "/media/notes.md", "# Notes\n\nThe clips are test patterns.\n");
+  }
+  CommandResult Ask(const std::string& args, const std::string& more_env = "") const {
+    return ReelEnv(
+        "XDG_DATA_HOME=" + ShellQuote(dir + "/data") + " REEL_DB= REEL_MODEL_URL= " + more_env,
+        args, dir);
+  }
+  std::string db() const { return dir + "/data/reel/reel.db"; }
+  std::string dir;
+};
+
+// An unreachable server: the message says the URL tried, the cause and what to do (it said
+// "nothing could be asked (see reel status)"); `reel status` shows the whole message and does
+// not suggest `reel export` for a server that was set.
+TEST(AskTest, AnUnreachableServerIsNamedWithTheCause) {
+  int port = 0;
+  {
+    FakeModelServer gone;
+    port = gone.port();
+  }
+  const AskDir d("ask_unreachable");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  CommandResult ask = d.Ask("ask media/notes.md 'Why?' --endpoint " + url);
+  EXPECT_EQ(ask.exit_code, 1) << ask.err;
+  EXPECT_NE(ask.err.find("cannot reach the model server at " + url + "/models"), std::string::npos)
+      << ask.err;
+  EXPECT_NE(ask.err.find("connection failed: Failed to connect"), std::string::npos) << ask.err;
+  EXPECT_NE(ask.err.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << ask.err;
+  EXPECT_EQ(ask.err.find("nothing could be asked"), std::string::npos) << ask.err;
+  CommandResult status = d.Ask("status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("nothing listens at 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("could not reach the model server"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find("reel export"), std::string::npos) << status.out;
+
+  // A URL of the chat route: the hint, before anything is done.
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  CommandResult route =
+      d.Ask("ask media/notes.md 'Why?' --endpoint " + server.endpoint() + "/chat/completions");
+  EXPECT_EQ(route.exit_code, 2) << route.err;
+  EXPECT_NE(
+      route.err.find("drop /chat/completions: the endpoint is the API base, " + server.endpoint()),
+      std::string::npos)
+      << route.err;
+  EXPECT_TRUE(server.ChatLog().empty());
+  // A redirect names where it points.
+  FakeModelServer redirecting(FakeServerOptions{
+      "vllm", "MiniMax-M3", 1048576, "", {"--redirect-to", "https://gpu.example:8443"}});
+  CommandResult moved = d.Ask("ask media/notes.md 'Why?' --endpoint " + redirecting.endpoint());
+  EXPECT_EQ(moved.exit_code, 1) << moved.err;
+  EXPECT_NE(moved.err.find("HTTP 302 Found: redirected to https://gpu.example:8443/v1/models"),
+            std::string::npos)
+      << moved.err;
+  EXPECT_NE(moved.err.find("set the endpoint to https://gpu.example:8443/v1"), std::string::npos)
+      << moved.err;
+}
+
+// Asking the same again: a failed question is asked again (it replayed the failure); an answered
+// one is replayed without a request, unless --again, which asks it anew and keeps both answers;
+// a later plain ask replays the newest.
+TEST(AskTest, AFailedQuestionIsAskedAgainAndAgainAsksAnew) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_again");
+  const std::string ask = "ask media/notes.md 'What is it?' --endpoint " + server.endpoint();
+  server.Script(
+      R"([{"kind": "status", "status": 400, "body": {"error": {"message": "bad luck"}}}])");
+  CommandResult failed = d.Ask(ask);
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_NE(failed.err.find("bad luck"), std::string::npos) << failed.err;
+  ASSERT_EQ(server.ChatLog().size(), 1u);
+
+  CommandResult second = d.Ask(ask);
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out, "Answer to: What is it?\n");
+  EXPECT_EQ(server.ChatLog().size(), 2u);
+
+  CommandResult replay = d.Ask(ask);
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(replay.out, "Answer to: What is it?\n");
+  EXPECT_NE(replay.err.find("answered before"), std::string::npos) << replay.err;
+  EXPECT_EQ(server.ChatLog().size(), 2u);
+
+  server.Script(R"([{"kind": "content", "content": "A second look."}])");
+  CommandResult again = d.Ask(ask + " --again");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "A second look.\n");
+  EXPECT_EQ(server.ChatLog().size(), 3u);
+  EXPECT_EQ(QueryInt(d.db(), "SELECT count(*) FROM answers"), 2);
+  EXPECT_EQ(QueryJson(d.db(), "SELECT content FROM latest_answers")[0]["content"],
+            "A second look.");
+
+  CommandResult newest = d.Ask(ask);
+  EXPECT_EQ(newest.exit_code, 0) << newest.err;
+  EXPECT_EQ(newest.out, "A second look.\n");
+  EXPECT_EQ(server.ChatLog().size(), 3u);
+}
+
+// A server that ignores `stream` answers a streamed ask with one JSON document: it is the answer
+// (it was a "connection error", asked three times).
+TEST(AskTest, AJsonAnswerToTheStreamedAskIsPrinted) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_json_to_stream");
+  server.Script(R"([{"kind": "ignore_stream"}])");
+  CommandResult ask = d.Ask("ask media/notes.md 'What is it?' --endpoint " + server.endpoint());
+  EXPECT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_EQ(ask.out, "Answer to: What is it?\n");
+  ASSERT_EQ(server.ChatLog().size(), 1u);
+  EXPECT_EQ(server.ChatLog()[0]["body"]["stream"], true);
+}
+
+// Answers about several files: one streams slowly while the other is stored whole; the second
+// waits for the first to end instead of being printed into its line.
+TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_two_files");
+  // No reasoning: the notes' answer text streams from the start (0.4 s a piece, 4 pieces) while
+  // the image's, 1 s late, arrives whole.
+  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "test patterns"},
+                    {"kind": "slow", "seconds": 1.0, "match": "image_url"}])");
+  CommandResult ask = d.Ask(
+      "ask media/notes.md media/still.png 'What is it?' --thinking disabled "
+      "--endpoint " +
+      server.endpoint());
+  EXPECT_EQ(ask.exit_code, 0) << ask.err;
+  for (const char* file : {"notes.md", "still.png"}) {
+    EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),
+              std::string::npos)
+        << ask.out;
+  }
+  // Every header starts its own line.
+  for (size_t at = ask.out.find("== /"); at != std::string::npos;
+       at = ask.out.find("== /", at + 1)) {
+    EXPECT_TRUE(at == 0 || ask.out[at - 1] == '\n') << ask.out;
+  }
+}
+
+// A refused lock names the command once ("reel import: reel import: ...").
+TEST(AskTest, ALockRefusalNamesTheCommandOnce) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_lock");
+  ASSERT_EQ(d.Ask("ask media/notes.md 'What is it?' --endpoint " + server.endpoint()).exit_code, 0);
+  WriteText(d.db() + ".lock", "4242 somehost 2024-05-01T12:00:00Z\n");
+  int fd = open((d.db() + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  WriteText(d.dir + "/results.jsonl", "");
+  CommandResult import = Reel("import results.jsonl --db " + ShellQuote(d.db()), d.dir);
+  CommandResult exported =
+      Reel("export out.jsonl --format openai-batch --db " + ShellQuote(d.db()), d.dir);
+  close(fd);
+  EXPECT_EQ(import.exit_code, 4) << import.err;
+  EXPECT_EQ(import.err, "reel import: a run holds " + d.db() +
+                            " (pid 4242 on somehost since 2024-05-01T12:00:00Z); try again when "
+                            "it has finished\n");
+  EXPECT_EQ(exported.exit_code, 4) << exported.err;
+  EXPECT_EQ(exported.err.find("reel export: reel export"), std::string::npos) << exported.err;
 }
 
 // The chapters prompt kind: an answer that fails its check (overlapping chapters) is asked again

@@ -4,7 +4,8 @@
 // model list, and as a JSON schema plus an answer to check against it.
 //
 // Properties: nothing crashes, hangs or throws; every message Reel would record is valid UTF-8;
-// a stream read in one piece and in many pieces gives the same answer.
+// a stream read in one piece and in many pieces gives the same answer; a "stream" that is one
+// JSON document (a server that ignored `stream`) gives what the whole-body parser gives.
 //
 // Build and run (clang-14, ASan + UBSan), bounded, from the seed corpus:
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
@@ -88,6 +89,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     std::abort();
   }
   CheckUtf8(whole.problem_message);
+  const size_t first = data.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && data[first] == '{') {
+    ParsedAnswer json = ParseChatCompletion(data, VllmDialect());
+    if (json.problem != whole.problem || json.answer.content != whole.answer.content ||
+        json.answer.reasoning != whole.answer.reasoning) {
+      std::abort();
+    }
+  }
 
   for (int status : {400, 413, 500}) {
     ServerError e = ParseServerError(status, data);

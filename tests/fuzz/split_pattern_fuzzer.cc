@@ -4,14 +4,18 @@
 //   and MiniMax-M3 use it, Tekken) finds exactly the matches of the general regex engine;
 // - normalizing only the stretches that fail the quick check (NormalizeChanged) gives what
 //   normalizing the whole text gives, in all four forms;
-// - the valid UTF-8 prefix ends where the repair (ToValidUtf8) first changes the text.
-// The text is the input repaired to valid UTF-8 (as Encode does), at most 4 KB (the engine
-// backtracks).
+// - the valid UTF-8 prefix ends where the repair (ToValidUtf8) first changes the text;
+// - patterns a plain backtracking search takes exponential time on (a hostile tokenizer.json's
+//   `(a+)+$`, ...) finish on the whole text (the engine remembers failed states: the target's
+//   30 s timeout catches a regression), and remembering gives the plain search's matches (on the
+//   first 12 bytes, where the plain search is still quick).
+// The text is the input repaired to valid UTF-8 (as Encode does), at most 4 KB.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "llm/internal/regex.h"
 #include "llm/internal/split_pattern.h"
 #include "llm/internal/unicode.h"
 #include "llm/internal/utf8.h"
@@ -22,13 +26,20 @@ namespace {
 using reel::llm::internal::PatternMatch;
 using reel::llm::internal::SplitPattern;
 
+using reel::llm::internal::Regex;
+
 struct Matchers {
   std::vector<std::unique_ptr<SplitPattern>> fast, general;
+  std::vector<Regex> hostile;
   Matchers() {
     for (const std::string& source : reel::llm::internal::FastPatternSources()) {
       fast.push_back(reel::llm::internal::MakeFastPattern(source));
       general.push_back(
           std::move(reel::llm::internal::MakeRegexPattern(source, /*allow_fast=*/false)).value());
+    }
+    for (const char* source : {"(a+)+$", "(\\w+\\s?)+$", "(a|aa)+b", "(.*a){8}", "(?=(\\S+)+!)\\S",
+                               "(?:\\p{L}+?\\s*)+\\d", "(?>(\\s+\\S)+)x|\\s+(?!\\S)"}) {
+      hostile.push_back(std::move(Regex::Compile(source)).value());
     }
   }
 };
@@ -61,6 +72,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     matchers.fast[i]->FindMatches(text, fast);
     matchers.general[i]->FindMatches(text, general);
     Require(Same(fast, general), "hand-written matcher == regex engine", matchers.fast[i]->Name());
+  }
+
+  for (const Regex& re : matchers.hostile) {
+    std::vector<std::pair<size_t, size_t>> remembered, plain, whole;
+    re.FindAll(text, whole);  // must finish
+    size_t cut = text.size() < 12 ? text.size() : 12;
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
+    const std::string_view head(text.data(), cut);
+    re.FindAll(head, remembered, Regex::Memo::kAlways);
+    re.FindAll(head, plain, Regex::Memo::kNever);
+    Require(remembered == plain, "remembering failed states changes no match",
+            re.pattern().c_str());
   }
 
   using reel::llm::internal::NormalizationForm;

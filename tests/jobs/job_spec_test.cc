@@ -105,6 +105,11 @@ std::vector<BrokenCase> BrokenCases() {
       {"top_k zero", kHead + "model:\n  top_k: 0\n", "4:10", "'model.top_k' must be -1"},
       {"endpoint not a URL", kHead + "model:\n  endpoint: localhost:8000\n", "4:13",
        "'model.endpoint' must be an http:// or https:// URL"},
+      {"endpoint naming a route",
+       kHead + "model:\n  endpoint: http://gpu:8000/v1/chat/completions\n", "4:13",
+       "drop /chat/completions: the endpoint is the API base, http://gpu:8000/v1"},
+      {"request timeout not positive", kHead + "model:\n  request_timeout: 0\n", "4:20",
+       "'model.request_timeout' must be greater than 0"},
       {"reserve below max output",
        kHead + "model:\n  max_output_tokens: 4096\ncontext:\n  reserve_output_tokens: 100\n",
        "6:26", "'context.reserve_output_tokens' (100) is less than 'model.max_output_tokens'"},
@@ -344,6 +349,7 @@ model:
   concurrency: 8
   connect_timeout: 5s
   read_timeout: 30m
+  request_timeout: 3h
   retries: 3
 x-system: &sys You are a careful teaching assistant.
 prompts:
@@ -414,6 +420,7 @@ TEST(JobSpecTest, CompleteFileParsesIntoTheStruct) {
   EXPECT_EQ(job.model.concurrency, 8);
   EXPECT_EQ(job.model.connect_timeout_s, 5.0);
   EXPECT_EQ(job.model.read_timeout_s, 1800.0);
+  EXPECT_EQ(job.model.request_timeout_s, 3 * 3600.0);
   EXPECT_EQ(job.model.retries, 3);
 
   ASSERT_EQ(job.prompts.size(), 2u);

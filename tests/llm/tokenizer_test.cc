@@ -222,6 +222,43 @@ TEST(TokenizerTest, RefusesWhatItCannotReproduce) {
   EXPECT_EQ(Tokenizer::Load("/nonexistent/tokenizer.json").status().code(), ErrorCode::kNotFound);
 }
 
+// Valid JSON in a shape a tokenizer.json does not have is named for what it is, with the entry;
+// only text that is not JSON is "not valid JSON".
+TEST(TokenizerTest, MalformedMergesAndIdsSayWhatIsWrong) {
+  struct Case {
+    json merges;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {json::array({json::array({"a", "b"}), json::array({"b"})}),
+       "merge 2 ([\"b\"]) has one part: a merge is \"a b\" or [\"a\", \"b\"]"},
+      {json::array({json::array({"a", "b", "c"})}), "merge 1 ([\"a\",\"b\",\"c\"]) has 3 parts"},
+      {json::array({json::array({"a", 1})}), "has a part that is not a string"},
+      {json::array({json::array({"a", "b"}), "b c"}), "merges mix the"},
+      {json::array({json::array()}), "has no parts"},
+  };
+  for (const Case& c : cases) {
+    json j = TinyTokenizer();
+    j["model"]["merges"] = c.merges;
+    Status s = LoadError(j);
+    ASSERT_FALSE(s.ok()) << c.merges.dump();
+    EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.message();
+    EXPECT_NE(s.message().find(c.expected), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find("not valid JSON"), std::string::npos) << s.message();
+  }
+  json j = TinyTokenizer();
+  j["model"]["vocab"]["ab"] = -5;
+  Status s = LoadError(j);
+  EXPECT_NE(s.message().find("the id of \"ab\" (-5) is not a valid token id"), std::string::npos)
+      << s.message();
+  // Broken JSON inside the merges is still reported as such, with where.
+  std::string text = TinyTokenizer().dump();
+  text.replace(text.find("[\"a b\""), 6, "[\"a b");
+  s = Tokenizer::FromJson(text, "x.json").status();
+  EXPECT_EQ(s.code(), ErrorCode::kCorruptData);
+  EXPECT_NE(s.message().find("not valid JSON"), std::string::npos) << s.message();
+}
+
 std::vector<std::pair<size_t, size_t>> All(const std::string& re, const std::string& text) {
   auto r = internal::Regex::Compile(re);
   EXPECT_TRUE(r.ok()) << re << ": " << r.status().ToString();

@@ -312,6 +312,15 @@ TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
   EXPECT_EQ(job.completion_tokens, totals.completion_tokens);
 }
 
+// Schema 9 undone: responses.check_error gone (the views that name it stand in as stubs; the
+// migration makes them again).
+const char* UndoSchema9() {
+  return "DROP VIEW latest_answers; DROP VIEW answers; DROP VIEW item_summary; "
+         "ALTER TABLE responses DROP COLUMN check_error; "
+         "CREATE VIEW answers AS SELECT 1 AS stub; CREATE VIEW latest_answers AS SELECT 1 AS stub; "
+         "CREATE VIEW item_summary AS SELECT 1 AS stub; PRAGMA user_version = 8";
+}
+
 // A database made before migration 7 gets each request's usage from its stored answer (the usage of
 // answers refused back then was never stored).
 TEST(TaskStoreTest, MigrationSevenFillsRequestUsageFromTheStoredAnswers) {
@@ -336,7 +345,7 @@ TEST(TaskStoreTest, MigrationSevenFillsRequestUsageFromTheStoredAnswers) {
     // Back to schema 6.
     Database& db = f.store->database();
     for (const char* sql :
-         {"ALTER TABLE requests DROP COLUMN prompt_tokens",
+         {UndoSchema9(), "ALTER TABLE requests DROP COLUMN prompt_tokens",
           "ALTER TABLE requests DROP COLUMN completion_tokens",
           "ALTER TABLE requests DROP COLUMN cached_tokens",
           "ALTER TABLE requests DROP COLUMN reasoning_tokens",
@@ -458,6 +467,81 @@ TEST(TaskStoreTest, MergingShardsKeepsOneTaskPerCustomIdWithItsAnswer) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->tasks, 0);
   EXPECT_EQ(again->responses, 0);
+}
+
+// Questions an older Reel failed for the server's reasons wait again after migration 9; those
+// that failed on their own merits stay failed. A refused answer is kept, and no item's answer.
+TEST(TaskStoreTest, MigrationNineRequeuesWhatTheServerFailedAndKeepsRefusedAnswers) {
+  std::string path;
+  {
+    Fixture f("tasks_server_failures");
+    path = f.path;
+    TaskStore tasks(f.store->database());
+    struct Case {
+      const char* id;
+      const char* outcome;
+      std::optional<int> http;
+      bool servers;  // the server's failure, not the question's
+    } cases[] = {{"reel-down", "server down", std::nullopt, true},
+                 {"reel-refused", "connection error", std::nullopt, true},
+                 {"reel-timeout", "timeout", std::nullopt, true},
+                 {"reel-503", "server error", 503, true},
+                 {"reel-429", "server error", 429, true},
+                 {"reel-401", "rejected", 401, true},
+                 {"reel-500", "server error", 500, false},
+                 {"reel-400", "rejected", 400, false},
+                 {"reel-malformed", "malformed response", 200, false},
+                 {"reel-schema", "schema mismatch", 200, false}};
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.id);
+      EXPECT_EQ(IsServerFailure(c.outcome, c.http), c.servers);
+      const int64_t r = tasks.StartSend(tasks.EnsureTask(f.Task(c.id)).value().id, {}).value();
+      SendOutcome o;
+      o.outcome = c.outcome;
+      o.http_status = c.http;
+      o.error = std::string("why: ") + c.outcome;
+      ASSERT_TRUE(tasks.FailSend(r, o, /*requeue=*/false).ok());
+    }
+    EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE status = 'failed'"), 10);
+    // A refused answer (this version): kept with why, never the item's answer.
+    const int64_t r = tasks.StartSend(tasks.EnsureTask(f.Task("reel-kept")).value().id, {}).value();
+    AnswerRecord answer;
+    answer.content = "not JSON";
+    answer.json_answer = "{}";
+    SendOutcome o;
+    o.outcome = "schema mismatch";
+    o.error = "the answer is not JSON";
+    ASSERT_TRUE(tasks.RefuseAnswer(r, o, answer).ok());
+    EXPECT_EQ(f.Count("SELECT count(*) FROM responses WHERE content = 'not JSON' AND "
+                      "check_error = 'the answer is not JSON' AND json_answer IS NULL"),
+              1);
+    EXPECT_EQ(f.Count("SELECT count(*) FROM tasks WHERE custom_id = 'reel-kept' AND "
+                      "status = 'failed'"),
+              1);
+    EXPECT_EQ(f.Count("SELECT count(*) FROM latest_answers"), 0);
+    EXPECT_EQ(f.Count("SELECT count(*) FROM answers WHERE check_error IS NOT NULL"), 1);
+    EXPECT_EQ(f.Count("SELECT answers FROM item_summary"), 0);
+    EXPECT_FALSE(tasks.GetAnswer(tasks.FindTask("reel-kept").value()->id).value().has_value());
+    ASSERT_TRUE(f.store->database()
+                    .Execute("DELETE FROM responses; UPDATE tasks SET status = 'failed' WHERE "
+                             "custom_id = 'reel-kept'")
+                    .ok());
+    ASSERT_TRUE(f.store->database().Execute(UndoSchema9()).ok());
+  }
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  auto waiting = Query(path,
+                       "SELECT group_concat(custom_id, ' ') FROM (SELECT custom_id FROM tasks "
+                       "WHERE status = 'waiting' ORDER BY custom_id)");
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  EXPECT_EQ(std::get<std::string>(waiting->rows[0][0]),
+            "reel-401 reel-429 reel-503 reel-down reel-refused reel-timeout");
+  auto failed = Query(path,
+                      "SELECT group_concat(custom_id, ' ') FROM (SELECT custom_id FROM tasks "
+                      "WHERE status = 'failed' ORDER BY custom_id)");
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(std::get<std::string>(failed->rows[0][0]),
+            "reel-400 reel-500 reel-kept reel-malformed reel-schema");
 }
 
 }  // namespace

@@ -23,7 +23,27 @@ headers, body), malformed, empty_choices, stall (seconds), cut (half a body, the
 (seconds before the answer), stream_cut (some chunks, then close), stream_error (an error event),
 slow_stream (chunk_delay), stream_done_then_cut (the whole stream, then the connection ends
 without the chunked terminator), down (seconds, status: every request in that window fails),
-echo_key (a 401 whose message repeats the Authorization header).
+echo_key (a 401 whose message repeats the Authorization header), endless_stream (valid content
+deltas of chunk_bytes each, every chunk_delay seconds, never [DONE]; until the client hangs up),
+trickle (a complete answer, one byte every `interval` seconds), ignore_stream (a stream: true
+request answered with one whole JSON completion, as servers that ignore `stream` do).
+
+Whole-server faults: --redirect-to URL answers every request with a 302 to URL + the path (an
+http -> https redirect, say); --auth-only-chat asks for the API key on chat requests only (the
+model list is open).
+
+Speech: POST /v1/audio/transcriptions (OpenAI's multipart form, as a Whisper server takes it).
+Every upload is checked: a multipart body with the fields file (a valid 16-bit PCM mono WAV),
+model (--model), response_format=verbose_json, timestamp_granularities[] = segment and word, and
+language when given (two letters); problems go into the log and get a 400. The "transcription" is
+of tones, not words: each burst of a steady tone in the WAV becomes a segment "tone <Hz>" (its
+frequency rounded to 10 Hz) with the burst's start and end relative to the chunk, and two words.
+--transcribe-shape openai (words at the top level, the default) | whispercpp (words inside the
+segments, with probability) | text (only {"text": ...}); --no-word-timestamps answers a request
+for word times with a 400 naming timestamp_granularities; --no-verbose-json answers verbose_json
+with a 400 (as older vLLM) and takes response_format=json. Scripted behaviours (status, reset,
+stall, cut, malformed, slow, down) apply to uploads as to chat requests ("match" can name a
+chunk's file name, e.g. "chunk-00002.wav").
 
 Long answers: --answer-words N ends every default prose answer (not scripted content, not JSON)
 with N more words ("word1 word2 ... wordN"), for tests whose answers must fill a context;
@@ -37,6 +57,7 @@ import argparse
 import base64
 import binascii
 import json
+import re
 import socket
 import struct
 import sys
@@ -174,6 +195,8 @@ def check_auth(headers, raw_body, path):
     """Problems with the API key: wrong or missing, or present anywhere but the header."""
     problems = []
     if ARGS.api_key:
+        if ARGS.auth_only_chat and not path.endswith("/chat/completions"):
+            return problems
         if headers.get("authorization") != f"Bearer {ARGS.api_key}":
             problems.append("auth")
         key = ARGS.api_key.encode()
@@ -385,6 +408,124 @@ def take_behaviour(raw_text):
     return {"kind": "ok"}
 
 
+# ----------------------------------------------------------------------------- speech
+
+def parse_multipart(content_type, raw):
+    """[(name, filename or None, content type or None, bytes)], or raises ValueError."""
+    m = re.search(r'boundary="?([^";]+)"?', content_type or "")
+    if not content_type or not content_type.startswith("multipart/form-data") or not m:
+        raise ValueError("Content-Type is not multipart/form-data with a boundary")
+    delimiter = b"--" + m.group(1).encode()
+    if not raw.startswith(delimiter):
+        raise ValueError("body does not start with the boundary")
+    if not raw.rstrip(b"\r\n").endswith(delimiter + b"--"):
+        raise ValueError("body does not end with the closing boundary")
+    parts = []
+    for chunk in raw.split(delimiter)[1:]:
+        if chunk.startswith(b"--"):
+            break
+        if not chunk.startswith(b"\r\n") or not chunk.endswith(b"\r\n"):
+            raise ValueError("a part is not framed by CRLF")
+        head, sep, data = chunk[2:-2].partition(b"\r\n\r\n")
+        if not sep:
+            raise ValueError("a part has no blank line after its headers")
+        headers = {}
+        for line in head.decode("utf-8", "replace").split("\r\n"):
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        cd = headers.get("content-disposition", "")
+        name = re.search(r'(?:^|;)\s*name="([^"]*)"', cd)
+        filename = re.search(r'filename="([^"]*)"', cd)
+        if not cd.startswith("form-data") or not name:
+            raise ValueError("a part has no form-data name")
+        parts.append((name.group(1), filename.group(1) if filename else None,
+                      headers.get("content-type"), data))
+    return parts
+
+
+def read_wav(data):
+    """(sample_rate, channels, samples as a list of ints) of a 16-bit PCM WAV, or raises."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise ValueError("file is not RIFF/WAVE")
+    if struct.unpack("<I", data[4:8])[0] != len(data) - 8:
+        raise ValueError("RIFF size does not match the file")
+    at, fmt = 12, None
+    while at + 8 <= len(data):
+        cid, size = data[at:at + 4], struct.unpack("<I", data[at + 4:at + 8])[0]
+        body = data[at + 8:at + 8 + size]
+        if len(body) != size:
+            raise ValueError("a chunk runs past the end")
+        if cid == b"fmt ":
+            fmt = struct.unpack("<HHIIHH", body[:16])
+        elif cid == b"data":
+            if fmt is None:
+                raise ValueError("data before fmt")
+            tag, channels, rate, byte_rate, align, bits = fmt
+            if tag != 1 or bits != 16:
+                raise ValueError("not 16-bit PCM")
+            if byte_rate != rate * channels * 2 or align != channels * 2:
+                raise ValueError("byte rate or block align is wrong")
+            if size % align:
+                raise ValueError("data is not whole frames")
+            return rate, channels, list(struct.unpack("<%dh" % (size // 2), body))
+        at += 8 + size + (size & 1)
+    raise ValueError("no data chunk")
+
+
+def tone_bursts(rate, samples):
+    """[(start_s, end_s, hz)] of the steady tones in the samples."""
+    import numpy
+    x = numpy.asarray(samples, dtype=numpy.float64)
+    frame = max(1, rate // 100)
+    n = len(x) // frame
+    bursts = []
+    if n == 0:
+        return bursts
+    rms = numpy.sqrt((x[:n * frame].reshape(n, frame) ** 2).mean(axis=1))
+    loud = rms > 300  # about -40 dBFS
+    f = 0
+    while f < n:
+        if not loud[f]:
+            f += 1
+            continue
+        g = f
+        while g < n and loud[g]:
+            g += 1
+        if g - f >= 10:  # 100 ms or more
+            seg = x[f * frame:g * frame]
+            spectrum = numpy.abs(numpy.fft.rfft(seg * numpy.hanning(len(seg))))
+            hz = float(numpy.argmax(spectrum)) * rate / len(seg)
+            bursts.append((f * frame / rate, g * frame / rate, int(round(hz / 10.0)) * 10))
+        f = g
+    return bursts
+
+
+def transcription_answer(rate, samples, shape, want_words):
+    duration = len(samples) / float(rate)
+    segments, words = [], []
+    for i, (start, end, hz) in enumerate(tone_bursts(rate, samples)):
+        mid = (start + end) / 2
+        seg_words = [{"word": " tone", "start": round(start, 3), "end": round(mid, 3)},
+                     {"word": " %d" % hz, "start": round(mid, 3), "end": round(end, 3)}]
+        seg = {"id": i, "seek": 0, "start": round(start, 3), "end": round(end, 3),
+               "text": " tone %d" % hz, "tokens": [1, 2], "temperature": 0.0,
+               "avg_logprob": -0.1, "compression_ratio": 1.0, "no_speech_prob": 0.01}
+        if shape == "whispercpp" and want_words:
+            for w in seg_words:
+                w["probability"] = 0.9
+            seg["words"] = seg_words
+        words += seg_words
+        segments.append(seg)
+    text = "".join(s["text"] for s in segments)
+    if shape == "text":
+        return {"text": text}
+    out = {"task": "transcribe", "language": "english", "duration": round(duration, 3),
+           "text": text, "segments": segments}
+    if shape == "openai" and want_words:
+        out["words"] = words
+    return out
+
+
 # ----------------------------------------------------------------------------- the server
 
 class Handler(BaseHTTPRequestHandler):
@@ -456,8 +597,23 @@ class Handler(BaseHTTPRequestHandler):
             del LOG[:-10000]
 
     # --- GET
+    def redirected(self):
+        """--redirect-to: a 302 for everything but the control endpoints."""
+        if not ARGS.redirect_to or self.path.startswith("/_fake/"):
+            return False
+        if self.command == "POST":
+            self.read_body()
+        self.record({"method": self.command, "path": self.path, "behaviour": "redirect"})
+        self.send_response(302)
+        self.send_header("Location", ARGS.redirect_to + self.path)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
     def do_GET(self):
         headers = self.lower_headers()
+        if self.redirected():
+            return
         if self.path == "/_fake/log":
             with LOCK:
                 self.send_json(200, list(LOG))
@@ -495,6 +651,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- POST
     def do_POST(self):
+        if self.redirected():
+            return
         if ARGS.sink_bodies and self.path == "/v1/chat/completions":
             self.sink_chat()
             return
@@ -519,10 +677,120 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self.tokenize(raw, headers)
             return
+        if self.path == "/v1/audio/transcriptions":
+            self.transcribe(raw, headers)
+            return
         if self.path != "/v1/chat/completions":
             self.send_json(404, error_body(f"no route {self.path}", 404, "NotFoundError"))
             return
         self.chat(raw, headers)
+
+    def transcribe(self, raw, headers):
+        arrived = time.time()
+        auth = check_auth(headers, raw, self.path)
+        behaviour = take_behaviour(raw.decode("latin-1"))
+        kind = behaviour.get("kind", "ok")
+        problems, fields, upload = [], {}, {}
+        samples, rate = [], 16000
+        try:
+            for name, filename, ctype, data in parse_multipart(headers.get("content-type"), raw):
+                if name == "file":
+                    upload = {"filename": filename, "content_type": ctype, "bytes": len(data)}
+                    try:
+                        rate, channels, samples = read_wav(data)
+                        upload.update({"sample_rate": rate, "channels": channels,
+                                       "samples": len(samples),
+                                       "duration": round(len(samples) / float(rate), 4)})
+                        if channels != 1 or rate != 16000:
+                            problems.append(f"audio is {channels} channels at {rate} Hz, "
+                                            "not mono 16000 Hz")
+                    except (ValueError, struct.error) as e:
+                        problems.append(f"file: {e}")
+                    if not filename or ctype not in ("audio/wav", "audio/x-wav", "audio/wave"):
+                        problems.append("file needs a file name and an audio/wav type")
+                else:
+                    fields.setdefault(name, []).append(data.decode("utf-8", "replace"))
+        except ValueError as e:
+            problems.append(str(e))
+        if not upload:
+            problems.append("no file part")
+        if fields.get("model") != [ARGS.model]:
+            problems.append(f"model is {fields.get('model')!r}, expected {ARGS.model!r}")
+        response_format = (fields.get("response_format") or [""])[0]
+        granularities = fields.get("timestamp_granularities[]", [])
+        if response_format == "verbose_json":
+            if "segment" not in granularities:
+                problems.append("timestamp_granularities[] lacks segment")
+        elif not (response_format == "json" and ARGS.no_verbose_json):
+            problems.append(f"response_format is {response_format!r}")
+        if "language" in fields and not re.fullmatch(r"[a-z]{2,3}", fields["language"][0]):
+            problems.append("language is not an ISO 639-1 code")
+        unknown = set(fields) - {"model", "language", "response_format", "prompt",
+                                 "temperature", "timestamp_granularities[]"}
+        if unknown:
+            problems.append(f"unknown fields {sorted(unknown)}")
+        self.record({"method": "POST", "path": self.path, "headers": headers,
+                     "client_port": self.client_address[1], "body_bytes": len(raw),
+                     "fields": fields, "file": upload, "auth_problems": auth,
+                     "shape_errors": problems, "behaviour": kind, "time": arrived})
+        if "auth" in auth:
+            self.send_json(401, error_body("Incorrect API key provided.", 401,
+                                           "invalid_request_error"))
+            return
+        if kind == "down_now":
+            if DOWN["reset"]:
+                self.hard_close()
+            else:
+                self.send_json(DOWN["status"], error_body("Service Unavailable",
+                                                          DOWN["status"], "ServiceUnavailable"))
+            return
+        if problems:
+            self.send_json(400, error_body("fake server: bad upload: " + "; ".join(problems),
+                                           400))
+            return
+        if ARGS.no_verbose_json and fields.get("response_format") == ["verbose_json"]:
+            self.send_json(400, error_body("Currently only support response_format `text` or "
+                                           "`json`", 400, param="response_format"))
+            return
+        if ARGS.no_word_timestamps and "word" in granularities:
+            self.send_json(400, error_body("timestamp_granularities word is not supported by "
+                                           "this model", 400, param="timestamp_granularities"))
+            return
+        if kind == "status":
+            status = int(behaviour.get("status", 500))
+            out = behaviour.get("body") or error_body(f"scripted status {status}", status,
+                                                      "ServerError")
+            self.send_json(status, out, behaviour.get("headers"))
+            return
+        if kind == "reset":
+            self.hard_close()
+            return
+        if kind == "stall":
+            time.sleep(float(behaviour.get("seconds", 30)))
+            self.hard_close()
+            return
+        if kind == "malformed":
+            data = b'{"task": "transcribe", "segments": [{"start": 0.0, "text": "unterminated'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        if kind == "slow":
+            time.sleep(float(behaviour.get("seconds", 1)))
+        shape = "text" if response_format == "json" else ARGS.transcribe_shape
+        answer = transcription_answer(rate, samples, shape, "word" in granularities)
+        if kind == "cut":
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:len(data) // 2])
+            self.soft_close()
+            return
+        self.send_json(200, answer)
 
     def sink_chat(self):
         """Benchmarks: reads the body in pieces and throws it away; a fixed answer."""
@@ -649,7 +917,14 @@ class Handler(BaseHTTPRequestHandler):
             delay += len(tokens) / ARGS.prefill_tokens_per_second
         if delay > 0:
             time.sleep(delay)
-        if body.get("stream"):
+        if kind == "endless_stream":
+            self.endless_stream(behaviour, request_id)
+            return
+        if kind == "trickle":
+            self.trickle(completion(body, tokens, behaviour, request_id),
+                         float(behaviour.get("interval", 2)))
+            return
+        if body.get("stream") and kind != "ignore_stream":
             self.stream(body, tokens, behaviour, request_id, extra)
             return
         answer = completion(body, tokens, behaviour, request_id)
@@ -663,6 +938,49 @@ class Handler(BaseHTTPRequestHandler):
             self.soft_close()
             return
         self.send_json(200, answer, extra)
+
+    def endless_stream(self, behaviour, request_id):
+        """Valid deltas without end (never finish_reason, never [DONE]) until the client leaves."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        delay = float(behaviour.get("chunk_delay", 0))
+        text = "x" * int(behaviour.get("chunk_bytes", 1000))
+        event = {"id": request_id, "object": "chat.completion.chunk", "created": 0,
+                 "model": ARGS.model,
+                 "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        data = b"data: " + json.dumps(event).encode() + b"\n\n"
+        frame = b"%x\r\n%s\r\n" % (len(data), data)
+        sent = 0
+        try:
+            while True:
+                self.wfile.write(frame)
+                sent += 1
+                if delay:
+                    self.wfile.flush()
+                    time.sleep(delay)
+        except OSError:
+            pass
+        self.close_connection = True
+        with LOCK:
+            LOG.append({"path": "endless_stream", "events_sent": sent})
+
+    def trickle(self, answer, interval):
+        """A complete answer, one byte at a time: never silent long enough for a read timeout."""
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(interval)
+        except OSError:
+            pass
+        self.close_connection = True
 
     def stream(self, body, tokens, behaviour, request_id, extra):
         kind = behaviour.get("kind")
@@ -765,6 +1083,15 @@ def main():
     p.add_argument("--answer-words", type=int, default=0)
     p.add_argument("--log-text", action="store_true",
                    help="long texts are logged whole (data: URLs still by their length)")
+    p.add_argument("--redirect-to", default="",
+                   help="answer every request with a 302 to this URL + the path")
+    p.add_argument("--auth-only-chat", action="store_true",
+                   help="with --api-key: only chat requests need the key")
+    p.add_argument("--transcribe-shape", choices=["openai", "whispercpp", "text"],
+                   default="openai")
+    p.add_argument("--no-word-timestamps", action="store_true")
+    p.add_argument("--no-verbose-json", action="store_true",
+                   help="as older vLLM: response_format json or text only (400 otherwise)")
     p.add_argument("--batch-input")
     p.add_argument("--batch-output")
     ARGS = p.parse_args()

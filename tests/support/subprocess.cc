@@ -1,8 +1,11 @@
 #include "tests/support/subprocess.h"
 
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +52,41 @@ CommandResult RunCommand(const std::string& command) {
   std::error_code ec;
   std::filesystem::remove(out_path, ec);
   std::filesystem::remove(err_path, ec);
+  return result;
+}
+
+CommandResult RunInTerminal(const std::string& command) {
+  CommandResult result;
+  int master = -1;
+  winsize size = {};
+  size.ws_row = 50;
+  size.ws_col = 200;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, &size);
+  if (pid < 0) return result;
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = read(master, buffer, sizeof buffer);
+    if (n > 0) {
+      result.out.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO once the terminal's last writer has closed it
+    }
+  }
+  close(master);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.exit_code = 128 + WTERMSIG(status);
+  }
   return result;
 }
 

@@ -14,6 +14,11 @@ struct CommandResult {
 // Runs `command` through /bin/sh, capturing stdout and stderr.
 CommandResult RunCommand(const std::string& command);
 
+// Runs `command` through /bin/sh with stdin, stdout and stderr on a new pseudo-terminal (isatty
+// is true, as in an interactive shell), capturing what it writes there in `out` (stdout and
+// stderr together; the terminal turns each "\n" into "\r\n").
+CommandResult RunInTerminal(const std::string& command);
+
 // Quotes `s` for /bin/sh.
 std::string ShellQuote(const std::string& s);
 

@@ -237,5 +237,40 @@ TEST(ChatStreamParserTest, InlineReasoningIsSplitAtTheEnd) {
   EXPECT_EQ(p.answer.content, "Yes.");
 }
 
+// A server that ignores `stream` sends one JSON completion: read whole at the end (whatever the
+// splits, white space before it too), shown to the observer then; events that begin with white
+// space are still events.
+TEST(ChatStreamParserTest, AWholeJsonCompletionIsTheAnswer) {
+  const std::string body =
+      "\r\n " + Completion({{"content", "A cat. \xE7\x8C\xAB"}, {"reasoning", "Looking."}});
+  for (size_t step : {body.size(), size_t{1}, size_t{2}, size_t{7}}) {
+    Recorder rec;
+    ChatStreamParser parser(VllmDialect(), &rec);
+    for (size_t i = 0; i < body.size(); i += step) {
+      ASSERT_TRUE(parser.Feed(std::string_view(body).substr(i, step)));
+    }
+    EXPECT_TRUE(rec.content.empty());  // nothing before the end: it may not be a whole answer
+    ParsedAnswer p = parser.Finish();
+    ASSERT_TRUE(p.ok()) << p.problem_message;
+    EXPECT_EQ(p.answer.content, "A cat. \xE7\x8C\xAB");
+    EXPECT_EQ(p.answer.reasoning, "Looking.");
+    EXPECT_EQ(p.answer.cached_tokens, 1024);
+    EXPECT_EQ(rec.content, p.answer.content);
+    EXPECT_EQ(rec.reasoning, "Looking.");
+    EXPECT_TRUE(parser.got_first_token());
+  }
+  // A JSON body cut short is malformed (not asked again as a cut stream would be).
+  ChatStreamParser cut(VllmDialect());
+  cut.Feed(body.substr(0, body.size() / 2));
+  EXPECT_EQ(cut.Finish().problem, AnswerProblem::kMalformed);
+  // Blank lines before events.
+  ChatStreamParser events(VllmDialect());
+  events.Feed("\n\n");
+  events.Feed(VllmStream());
+  ParsedAnswer p = events.Finish();
+  ASSERT_TRUE(p.ok()) << p.problem_message;
+  EXPECT_EQ(p.answer.content, "A cat. \xE7\x8C\xAB");
+}
+
 }  // namespace
 }  // namespace reel::llm

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "llm/client/endpoint_url.h"
 #include "tests/llm/client/fake_clock.h"
 #include "tests/support/fake_model_server.h"
 
@@ -318,6 +319,32 @@ TEST_F(ModelClientTest, SlowPrefillAndSlowStreamWithinTheReadTimeout) {
   EXPECT_LT(*r.ttft_s, r.latency_s);
 }
 
+// Chat under a watchdog: a request still running after `limit_s` is cancelled and the test
+// fails, so a request that would never end fails instead of hanging the suite. `took_s`: how long
+// the call ran.
+ChatResult ChatWithin(ModelClient& client, const ChatRequest& request, double limit_s,
+                      double* took_s, ChatObserver* observer = nullptr) {
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> done{false};
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::thread watchdog([&] {
+    while (!done.load() && elapsed() < limit_s) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!done.load()) cancel = true;
+  });
+  ChatResult r = client.Chat(request, &cancel, observer);
+  done = true;
+  watchdog.join();
+  *took_s = elapsed();
+  EXPECT_FALSE(cancel.load()) << "the request was still running after " << limit_s
+                              << " s (cancelled by the test)";
+  return r;
+}
+
 struct Collector : ChatObserver {
   std::string content, reasoning;
   int retries = 0;
@@ -378,6 +405,247 @@ TEST_F(ModelClientTest, CompleteStreamThenCutIsAnAnswer) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.attempts, 1);
   EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+}
+
+// An endless stream (valid deltas, never [DONE]) is cut at the same size cap as a whole answer,
+// instead of growing the answer in memory without end.
+TEST_F(ModelClientTest, EndlessStreamIsCutAtTheAnswerSizeCap) {
+  ModelClientOptions o = Options(server_);
+  o.max_response_bytes = int64_t{1} << 20;
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"endless_stream","chunk_bytes":1000}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  Collector seen;
+  double took = 0;
+  ChatResult r = ChatWithin(*client, req, 20, &took, &seen);
+  EXPECT_EQ(r.outcome, ChatOutcome::kMalformed) << r.error;
+  EXPECT_NE(r.error.find("too large"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("1 MiB"), std::string::npos) << r.error;
+  EXPECT_EQ(r.attempts, 1);  // the same body again would be as large: not retried
+  EXPECT_LE(seen.content.size(), size_t{1} << 20);
+  EXPECT_GT(seen.content.size(), size_t{512} << 10);  // it did stream until the cap
+  EXPECT_LT(took, 10);
+}
+
+// Every request has an overall deadline (request_timeout_s): an endless stream that is slow
+// enough to stay under the size cap, and a server that sends a byte now and then so the read
+// timeout (silence) never fires, both end there; the deadline is not retried.
+TEST_F(ModelClientTest, EndlessStreamAndTrickleEndAtTheRequestTimeout) {
+  ModelClientOptions o = Options(server_);
+  o.read_timeout_s = 1;
+  o.request_timeout_s = 1.5;
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"endless_stream","chunk_bytes":10,"chunk_delay":0.05}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  double took = 0;
+  ChatResult r = ChatWithin(*client, req, 15, &took);
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout) << r.error;
+  EXPECT_NE(r.error.find("model.request_timeout"), std::string::npos) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_GE(took, 1.4);
+  EXPECT_LT(took, 4);
+
+  server_.Script(R"([{"kind":"trickle","interval":0.2}])");
+  r = ChatWithin(*client, Request(), 15, &took);  // not streamed: one byte every 0.2 s
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout) << r.error;
+  EXPECT_NE(r.error.find("not complete after 1.5 s"), std::string::npos) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_GE(took, 1.4);
+  EXPECT_LT(took, 4);
+
+  // The deadline covers the attempts together: a read timeout (1 s) and its retry (cut at the
+  // 0.5 s left) end at 1.5 s, not 2 s.
+  server_.Script(R"([{"kind":"stall","seconds":5,"times":2}])");
+  r = ChatWithin(*client, Request(), 15, &took);
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout) << r.error;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_LT(took, 1.5 + 0.5);
+}
+
+// Read timeouts count toward the circuit: a server that accepts and stalls pauses the run and,
+// past the circuit's limit, the waiting requests fail as `server down` instead of each one
+// waiting out its read timeouts (with the default 3600 s, days for a 450-question run).
+TEST_F(ModelClientTest, AStalledServerOpensTheCircuit) {
+  std::vector<std::string> events;
+  std::mutex events_mutex;
+  ModelClientOptions o = Options(server_);
+  o.read_timeout_s = 0.3;
+  o.retry.max_retries = 1;
+  o.circuit = {/*failure_threshold=*/3, /*first_pause_s=*/0.2, /*max_pause_s=*/0.4,
+               /*give_up_after_s=*/1.0};
+  o.on_event = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(events_mutex);
+    events.push_back(e);
+  };
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"stall","seconds":3,"times":1000}])");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ChatResult> results(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = client->Chat(Request("q" + std::to_string(i))); });
+  }
+  for (auto& t : threads) t.join();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(client->circuit().times_opened(), 1);
+  int down = 0;
+  for (const ChatResult& r : results) down += r.outcome == ChatOutcome::kServerDown;
+  EXPECT_GE(down, 1);
+  EXPECT_LT(took, 6);
+  bool paused = false;
+  for (const auto& e : events) paused = paused || e.find("read timeout") != std::string::npos;
+  EXPECT_TRUE(paused);
+}
+
+// ... but one slow answer, timing out on every attempt, does not open it: it fails on its own
+// (kTimeout) and the next request goes out at once.
+TEST_F(ModelClientTest, OneSlowAnswerDoesNotOpenTheCircuit) {
+  ModelClientOptions o = Options(server_);
+  o.read_timeout_s = 0.2;
+  o.retry.max_retries = 4;
+  o.circuit.failure_threshold = 2;
+  auto client = Client(o);
+  server_.Script(R"([{"kind":"stall","seconds":3,"times":5}])");
+  ChatResult r = client->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout) << r.error;
+  EXPECT_EQ(r.attempts, 5);
+  EXPECT_EQ(client->circuit().times_opened(), 0);
+  EXPECT_TRUE(client->Chat(Request()).ok());
+}
+
+// Some OpenAI-compatible servers ignore `stream`: a complete JSON answer to a streamed request
+// is the answer (not a connection error asked three times), and the watcher is shown it.
+TEST_F(ModelClientTest, AJsonAnswerToAStreamedRequestIsAccepted) {
+  auto client = Client(Options(server_));
+  server_.Script(R"([{"kind":"ignore_stream"}])");
+  ChatRequest req = Request();
+  req.stream = true;
+  Collector seen;
+  ChatResult r = client->Chat(req, nullptr, &seen);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.answer.content, "Answer to: What happens in the video?");
+  EXPECT_EQ(r.answer.reasoning, "Let me look at the frames first.");
+  EXPECT_EQ(r.answer.completion_tokens, 14);
+  EXPECT_EQ(seen.content, r.answer.content);
+  EXPECT_EQ(seen.reasoning, r.answer.reasoning);
+  EXPECT_EQ(server_.ChatLog()[0]["body"]["stream"], true);
+  // An error document in a 200 is still the server's error (retried as one).
+  server_.Script(R"([{"kind":"status","status":200,"body":{"error":{"message":"engine died"}}}])");
+  r = client->Chat(req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.retry_reasons.size(), 1u);
+  EXPECT_EQ(r.retry_reasons[0], "server error: engine died");
+}
+
+// Why the server could not be used, said with the URL tried and what to change.
+TEST(ModelClientEndpointTest, FailuresSayTheUrlTheCauseAndAHint) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());
+  auto check = [](ModelClientOptions o) {
+    o.retry.max_retries = 0;
+    auto client = Client(o);
+    Result<ServerInfo> info = client->CheckModel();
+    EXPECT_FALSE(info.ok());
+    return info.ok() ? std::string() : info.status().message();
+  };
+  ModelClientOptions o = Options(server);
+  // https:// against a plain HTTP server.
+  o.endpoint = "https://" + host + "/v1";
+  std::string m = check(o);
+  EXPECT_NE(m.find("https://" + host + "/v1/models"), std::string::npos) << m;
+  EXPECT_NE(m.find("if the server speaks plain HTTP, use http://" + host + "/v1"),
+            std::string::npos)
+      << m;
+  // The wrong API version.
+  o.endpoint = "http://" + host + "/v2";
+  m = check(o);
+  EXPECT_NE(m.find("HTTP 404 Not Found"), std::string::npos) << m;
+  EXPECT_NE(m.find("no model list at http://" + host + "/v2/models"), std::string::npos) << m;
+  EXPECT_NE(m.find("(perhaps http://" + host + "/v1)"), std::string::npos) << m;
+  // A route instead of the base: refused before anything is sent.
+  o.endpoint = "http://" + host + "/v1/chat/completions";
+  Result<std::unique_ptr<ModelClient>> made = ModelClient::Create(o);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(made.status().message().find("drop /chat/completions: the endpoint is the API base, "
+                                         "http://" +
+                                         host + "/v1"),
+            std::string::npos)
+      << made.status().message();
+  EXPECT_TRUE(server.ChatLog().empty());
+  // Nothing listening.
+  int port = 0;
+  {
+    FakeModelServer gone;
+    port = gone.port();
+  }
+  o.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  m = check(o);
+  EXPECT_NE(m.find("cannot reach the model server at http://127.0.0.1:" + std::to_string(port) +
+                   "/v1/models"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos) << m;
+}
+
+// A redirect is named with where it points (it was "HTTP 302: HTTP 302").
+TEST(ModelClientEndpointTest, ARedirectNamesItsLocation) {
+  FakeModelServer server(
+      FakeServerOptions{"vllm", "MiniMax-M3", 1048576, "", {"--redirect-to", "https://gpu:8443"}});
+  ASSERT_TRUE(server.started());
+  ModelClientOptions o = Options(server);
+  o.retry.max_retries = 0;
+  Result<ServerInfo> info = Client(o)->CheckModel();
+  ASSERT_FALSE(info.ok());
+  const std::string& m = info.status().message();
+  EXPECT_NE(m.find("HTTP 302 Found: redirected to https://gpu:8443/v1/models"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("set the endpoint to https://gpu:8443/v1"), std::string::npos) << m;
+  EXPECT_EQ(m.find("HTTP 302: HTTP 302"), std::string::npos) << m;
+  o.dialect = "vllm";  // no model check: the chat request itself is redirected
+  ChatResult r = Client(o)->Chat(Request());
+  EXPECT_EQ(r.outcome, ChatOutcome::kRejected);
+  EXPECT_EQ(r.http_status, 302);
+  EXPECT_NE(r.error.find("redirected to https://gpu:8443/v1/chat/completions"), std::string::npos)
+      << r.error;
+}
+
+TEST(EndpointUrlTest, ChecksAndHints) {
+  EXPECT_TRUE(CheckEndpointUrl("http://localhost:8000/v1").ok());
+  EXPECT_TRUE(CheckEndpointUrl("https://api.example.com/v1/").ok());
+  EXPECT_TRUE(CheckEndpointUrl("http://gpu:8000").ok());
+  for (const char* route : {"/chat/completions", "/completions", "/models"}) {
+    Status s = CheckEndpointUrl(std::string("http://gpu:8000/v1") + route + "/");
+    ASSERT_FALSE(s.ok()) << route;
+    EXPECT_NE(s.message().find(std::string("drop ") + route +
+                               ": the endpoint is the API base, "
+                               "http://gpu:8000/v1"),
+              std::string::npos)
+        << s.message();
+  }
+  Status bare = CheckEndpointUrl("http://gpu:8000/chat/completions");
+  EXPECT_NE(bare.message().find("API base, http://gpu:8000/v1"), std::string::npos)
+      << bare.message();
+  EXPECT_FALSE(CheckEndpointUrl("gpu:8000/v1").ok());
+  EXPECT_FALSE(CheckEndpointUrl("http:///v1").ok());
+  EXPECT_EQ(HostAndPort("https://user:pw@gpu/v1"), "gpu:443");
+  EXPECT_EQ(HostAndPort("http://[::1]:8000/v1"), "[::1]:8000");
+  EXPECT_EQ(HostAndPort("http://gpu/v1"), "gpu:80");
+  HttpResponse redirect;
+  redirect.status = 301;
+  redirect.headers = {{"location", "/api/v1/models"}};
+  EXPECT_EQ(EndpointHint("http://gpu:8000/v1", redirect),
+            "Reel does not follow redirects: set the endpoint to http://gpu:8000/api/v1");
+  HttpResponse refused;
+  refused.error = TransportError::kConnect;
+  refused.connect_failure = ConnectFailure::kRefused;
+  EXPECT_EQ(EndpointHint("https://gpu/v1", refused),
+            "nothing listens at gpu:443: is the server running, and on that port?");
 }
 
 TEST_F(ModelClientTest, StructuredAnswerIsCheckedAgainstTheSchema) {

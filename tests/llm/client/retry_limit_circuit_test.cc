@@ -133,5 +133,34 @@ TEST(CircuitBreakerTest, GivesUpAfterTheLimit) {
   EXPECT_EQ(breaker.Await(&cancel), CircuitBreaker::Verdict::kGiveUp);
 }
 
+// Timeouts count toward the circuit, told apart by request: one slow answer retried again and
+// again never opens it; timeouts of two requests (a server that accepts and stalls) do.
+TEST(CircuitBreakerTest, TimeoutsOfOneRequestAloneNeverOpenIt) {
+  FakeClock clock;
+  CircuitBreaker breaker({/*failure_threshold=*/3, 5, 20, 1000}, &clock);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(breaker.RecordDown(false, "read timeout", /*slow_request=*/7)) << i;
+  }
+  EXPECT_FALSE(breaker.open());
+  // A second request times out too: the server stalls.
+  EXPECT_TRUE(breaker.RecordDown(false, "read timeout", /*slow_request=*/8));
+  EXPECT_TRUE(breaker.open());
+  EXPECT_EQ(breaker.times_opened(), 1);
+
+  // Other down failures count as before, mixed with timeouts too.
+  breaker.RecordUp();
+  EXPECT_FALSE(breaker.RecordDown(false, "read timeout", 9));
+  EXPECT_FALSE(breaker.RecordDown(false, "refused"));
+  EXPECT_TRUE(breaker.RecordDown(false, "read timeout", 9));
+  breaker.RecordUp();
+  // An answer in between resets the count: slow answers among good ones never open it.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_FALSE(breaker.RecordDown(false, "read timeout", 10 + i));
+    EXPECT_FALSE(breaker.RecordDown(false, "read timeout", 20 + i));
+    breaker.RecordUp();
+  }
+  EXPECT_EQ(breaker.times_opened(), 2);
+}
+
 }  // namespace
 }  // namespace reel::llm

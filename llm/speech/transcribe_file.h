@@ -1,0 +1,63 @@
+// A media file's speech to a timed transcript: its audio as speech chunks
+// (pipeline/audio/speech_audio.h), each transcribed by a Transcriber, the segments put in time
+// order. Chunks are transcribed while the audio is still being read, `concurrency` at a time
+// (a server backend); memory holds at most about 2 x concurrency chunks.
+//
+// A chunk that fails (the server kept failing, its answer could not be read) is recorded in
+// FileTranscript::failures and the rest of the file goes on: the transcript is then partial,
+// never silently short. `on_chunk` sees every chunk's outcome as it finishes (in any order), so
+// a caller can store each one at once.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "llm/speech/transcriber.h"
+#include "pipeline/audio/speech_audio.h"
+
+namespace reel::llm {
+
+struct TranscribeFileOptions {
+  pipeline::SpeechAudioOptions audio;  // stream, range; max_chunk_s is capped at the backend's
+  int concurrency = 1;                 // chunks in flight at once
+};
+
+struct ChunkFailure {
+  int chunk = 0;
+  double start_s = 0;
+  double end_s = 0;
+  Status status;
+};
+
+struct ChunkOutcome {
+  int chunk = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double speech_s = 0;
+  Result<ChunkTranscript> result = ChunkTranscript{};
+};
+
+struct FileTranscript {
+  std::string path;
+  pipeline::SpeechAudio audio;  // the stream read, its length, notes (no audio, no speech)
+  std::string backend;
+  std::string model;
+  std::vector<TranscriptSegment> segments;  // in time order
+  int chunks = 0;
+  std::vector<ChunkFailure> failures;  // chunks not transcribed, in order
+  std::vector<std::string> notes;      // the audio's notes, then the backend's (each once)
+
+  bool complete() const { return failures.empty(); }
+};
+
+// Errors: what reading the audio gives (the file cannot be opened, too damaged, time limit);
+// kCancelled when `cancel` was set. Failures of single chunks are not errors (see failures).
+Result<FileTranscript> TranscribeFile(
+    const std::string& path, Transcriber& transcriber, const TranscribeFileOptions& options,
+    const std::atomic<bool>* cancel = nullptr,
+    const std::function<void(const ChunkOutcome&)>& on_chunk = nullptr);
+
+}  // namespace reel::llm

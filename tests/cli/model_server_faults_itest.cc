@@ -1,0 +1,190 @@
+// What a misbehaving model server leaves behind (`reel run` against the fake OpenAI-compatible
+// server): questions the server failed (it went down and the circuit gave up; a read timed out)
+// wait and the next plain run asks them; a key refused on chat stops the model stage at once
+// with one message, the questions waiting; an answer that does not match its JSON schema is kept,
+// marked as failing its check.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_test_util.h"
+#include "tests/support/fake_model_server.h"
+
+namespace reel::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// `documents` notes and the prompts "describe" and (with `facts`) "facts" with a JSON schema;
+// `model_extra` goes into the model section.
+std::string MakeNotesJob(const std::string& name, int documents, bool facts,
+                         const std::string& model_extra) {
+  const std::string dir = ScratchDir(name);
+  fs::remove_all(dir);
+  for (int i = 0; i < documents; ++i) {
+    WriteText(dir + "/notes/note" + std::to_string(i) + ".md",
+              "# Note " + std::to_string(i) + "\n\nThe clips are test patterns, number " +
+                  std::to_string(i) + ".\n");
+  }
+  std::string job =
+      "name: faults\n"
+      "inputs:\n"
+      "  - notes/*.md\n"
+      "context:\n"
+      "  token_budget: 1400\n"
+      "model:\n"
+      "  endpoint: ${EP:-}\n"
+      "  max_output_tokens: 64\n" +
+      model_extra +
+      "prompts:\n"
+      "  - id: describe\n"
+      "    question: Describe what happens.\n";
+  if (facts) {
+    job +=
+        "  - id: facts\n"
+        "    question: List the facts.\n"
+        "    json_schema: {type: object, properties: {facts: {type: array, items: {type: "
+        "string}}}, required: [facts]}\n";
+  }
+  WriteText(dir + "/job.yaml", job);
+  return dir;
+}
+
+CommandResult RunWith(const FakeModelServer& server, const std::string& dir,
+                      const std::string& flags = "") {
+  return RunCommand("cd " + ShellQuote(dir) + " && EP=" + ShellQuote(server.endpoint()) + " " +
+                    ShellQuote(ReelPath()) + " run job.yaml " + flags);
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The server dies mid-run and stays down past circuit_give_up: the stage stops, nothing is
+// failed, and the next plain run (cron) asks every question; a read that timed out is the
+// server's fault too.
+TEST(ModelServerFaultTest, QuestionsTheServerFailedAreAskedByTheNextPlainRun) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeNotesJob("server_faults_down", 4, true,
+                                       "  concurrency: 2\n  retries: 1\n  circuit_give_up: 1\n");
+  const std::string db = dir + "/faults.db";
+  // The first question's answer comes; then the server goes down (every connection reset).
+  server.Script(R"([{"kind": "ok", "times": 1}, {"kind": "down", "seconds": 600, "reset": true}])");
+  CommandResult down = RunWith(server, dir);
+  EXPECT_EQ(down.exit_code, 1) << down.err;
+  EXPECT_NE(down.err.find("the model stage stopped: the model server stayed unreachable"),
+            std::string::npos)
+      << down.err;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'failed'"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 7);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures"), 0);
+  EXPECT_GT(QueryInt(db,
+                     "SELECT count(*) FROM requests WHERE outcome IN ('server down', "
+                     "'connection error')"),
+            0);
+  CommandResult status = Reel("status --db " + ShellQuote(db));
+  EXPECT_NE(status.out.find("1 answered, 0 failed, 7 waiting"), std::string::npos) << status.out;
+
+  // The server is back: the next plain run asks the 7 questions and succeeds.
+  server.Reset();
+  CommandResult cron = RunWith(server, dir);
+  EXPECT_EQ(cron.exit_code, 0) << cron.err;
+  EXPECT_EQ(server.ChatLog().size(), 7u);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 8);
+
+  // A read that times out (the server stalls on one question): that question waits.
+  const std::string dir2 =
+      MakeNotesJob("server_faults_timeout", 2, false, "  retries: 0\n  read_timeout: 1\n");
+  const std::string db2 = dir2 + "/faults.db";
+  server.Reset();
+  server.Script(R"([{"kind": "stall", "seconds": 3, "match": "number 1", "times": 1}])");
+  CommandResult stalled = RunWith(server, dir2);
+  EXPECT_EQ(stalled.exit_code, 1) << stalled.err;
+  EXPECT_NE(stalled.err.find("1 question the model server failed"), std::string::npos)
+      << stalled.err;
+  EXPECT_EQ(QueryInt(db2,
+                     "SELECT count(*) FROM tasks t JOIN requests r ON r.id = t.request_id WHERE "
+                     "t.status = 'waiting' AND r.outcome = 'timeout'"),
+            1);
+  server.Reset();
+  CommandResult again = RunWith(server, dir2);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(server.ChatLog().size(), 1u);
+  EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM latest_answers"), 2);
+}
+
+// GET /v1/models accepts the key, every chat request is refused with 401: the stage stops after
+// the requests already out (one at a time here), one message says why, and the questions wait.
+TEST(ModelServerFaultTest, AKeyRefusedOnChatStopsTheStageAndTheQuestionsWait) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeNotesJob("server_faults_401", 6, false, "  concurrency: 1\n");
+  const std::string db = dir + "/faults.db";
+  server.Script(R"([{"kind": "status", "status": 401, "times": 1000,
+                     "body": {"error": {"message": "Incorrect API key provided.",
+                                        "type": "invalid_request_error", "code": 401}}}])");
+  CommandResult refused = RunWith(server, dir);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_EQ(server.ChatLog().size(), 1u) << "sent after the key was refused";
+  EXPECT_EQ(Occurrences(refused.err, "refused the API key"), 1u) << refused.err;
+  EXPECT_NE(refused.err.find("HTTP 401"), std::string::npos) << refused.err;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE status = 'done'"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 6);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'failed'"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM requests"), 1);
+
+  // With the key accepted again, the next plain run asks all six.
+  server.Reset();
+  CommandResult fixed = RunWith(server, dir);
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(server.ChatLog().size(), 6u);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers"), 6);
+}
+
+// An answer that is not JSON for a prompt with a JSON schema: the question fails (schema
+// mismatch), the answer's content is kept in `responses`, marked with why, and is never the
+// item's answer; --retry-failed asks again and the good answer becomes the item's.
+TEST(ModelServerFaultTest, AnAnswerThatDoesNotMatchItsSchemaIsKeptMarked) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeNotesJob("server_faults_schema", 1, true, "");
+  const std::string db = dir + "/faults.db";
+  const std::string kNotJson = "The facts are: the clips are test patterns.";
+  server.Script(
+      json::array(
+          {{{"kind", "content"}, {"content", kNotJson}, {"match", "List the facts"}, {"times", 1}}})
+          .dump());
+  CommandResult run = RunWith(server, dir);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  json kept =
+      QueryJson(db,
+                "SELECT p.content, p.check_error, p.json_answer, r.status, r.outcome, "
+                "t.status AS task FROM responses p JOIN requests r ON r.id = "
+                "p.request_id JOIN tasks t ON t.id = r.task_id WHERE r.prompt_id = 'facts'");
+  ASSERT_EQ(kept.size(), 1u) << kept.dump();
+  EXPECT_EQ(kept[0]["content"], kNotJson);
+  EXPECT_NE(kept[0]["check_error"].get<std::string>().find("not JSON"), std::string::npos)
+      << kept.dump();
+  EXPECT_TRUE(kept[0]["json_answer"].is_null());
+  EXPECT_EQ(kept[0]["status"], "failed");
+  EXPECT_EQ(kept[0]["outcome"], "schema mismatch");
+  EXPECT_EQ(kept[0]["task"], "failed");
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM latest_answers WHERE prompt_id = 'facts'"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures WHERE prompt_id = 'facts'"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT answers FROM item_summary"), 1);  // the describe answer
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM answers WHERE check_error IS NOT NULL"), 1);
+
+  CommandResult retried = RunWith(server, dir, "--retry-failed");
+  EXPECT_EQ(retried.exit_code, 0) << retried.err;
+  json latest = QueryJson(db, "SELECT json_answer FROM latest_answers WHERE prompt_id = 'facts'");
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_TRUE(json::parse(latest[0]["json_answer"].get<std::string>())["facts"].is_array());
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses WHERE check_error IS NOT NULL"), 1);
+}
+
+}  // namespace
+}  // namespace reel::testing
