@@ -58,7 +58,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // Line breaks are not trimmed here: a cue's lines are kept apart.
-std::string_view Trim(std::string_view s) { return reel::Trim(s, " \t\f\v"); }
+std::string_view TrimInLine(std::string_view s) { return reel::Trim(s, " \t\f\v"); }
 
 // `in` as valid UTF-8 (ill-formed sequences replaced by U+FFFD) without NUL bytes.
 std::string SanitizeUtf8(std::string_view in) {
@@ -95,7 +95,7 @@ std::string JoinNonEmptyLines(std::string_view text) {
   while (begin <= text.size()) {
     size_t end = text.find('\n', begin);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view line = Trim(text.substr(begin, end - begin));
+    std::string_view line = TrimInLine(text.substr(begin, end - begin));
     if (!line.empty()) {
       if (!out.empty()) out += '\n';
       out.append(line);
@@ -319,8 +319,8 @@ bool HasArrow(std::string_view line) { return line.find("-->") != std::string_vi
 std::optional<CueTiming> ParseTimingLine(std::string_view line) {
   size_t arrow = line.find("-->");
   if (arrow == std::string_view::npos) return std::nullopt;
-  std::string_view left = Trim(line.substr(0, arrow));
-  std::string_view right = Trim(line.substr(arrow + 3));
+  std::string_view left = TrimInLine(line.substr(0, arrow));
+  std::string_view right = TrimInLine(line.substr(arrow + 3));
   size_t space = right.find_first_of(" \t");
   if (space != std::string_view::npos) right = right.substr(0, space);
   auto start = ParseTimestamp(left);
@@ -368,7 +368,7 @@ class CueCollector {
         if (empty_is_valid) return std::vector<TextSegment>();
         return CorruptData(name_ + ": no " + format + " cue found (the file has no cues)");
       }
-      std::string_view excerpt = Trim(lines[first_bad_line_ - 1]);
+      std::string_view excerpt = TrimInLine(lines[first_bad_line_ - 1]);
       if (excerpt.size() > 60) {
         size_t cut = 60;  // not inside a UTF-8 sequence
         while (cut > 0 && (static_cast<unsigned char>(excerpt[cut]) & 0xC0) == 0x80) --cut;
@@ -391,7 +391,7 @@ class CueCollector {
 };
 
 bool IsCueNumber(std::string_view line) {
-  line = Trim(line);
+  line = TrimInLine(line);
   return !line.empty() && line.size() <= 9 &&
          line.find_first_not_of("0123456789") == std::string_view::npos;
 }
@@ -462,15 +462,15 @@ Result<std::vector<TextSegment>> ParseSrt(const std::string& text, const std::st
   CueCollector cues(name);
   size_t i = 0;
   while (i < n) {
-    std::string_view line = Trim(lines[i]);
+    std::string_view line = TrimInLine(lines[i]);
     if (line.empty()) {
       ++i;
-    } else if (IsCueNumber(line) && i + 1 < n && !Trim(lines[i + 1]).empty()) {
+    } else if (IsCueNumber(line) && i + 1 < n && !TrimInLine(lines[i + 1]).empty()) {
       ++i;  // a cue number; if the next line is not a timing line, that line is the bad one
     } else if (HasArrow(line)) {
       size_t timing_line = i;
       std::vector<std::string_view> text_lines;
-      for (++i; i < n && !Trim(lines[i]).empty() && !starts_cue(i); ++i) {
+      for (++i; i < n && !TrimInLine(lines[i]).empty() && !starts_cue(i); ++i) {
         text_lines.push_back(lines[i]);
       }
       cues.Add(ParseTimingLine(line), text_lines, static_cast<int>(timing_line + 1));
@@ -498,13 +498,13 @@ Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::st
   if (n > 0 && lines[0].substr(0, 6) == "WEBVTT" &&
       (lines[0].size() == 6 || IsSpace(lines[0][6]))) {
     has_header = true;
-    while (i < n && !Trim(lines[i]).empty()) ++i;
+    while (i < n && !TrimInLine(lines[i]).empty()) ++i;
   }
   auto skip_block = [&] {
-    while (i < n && !Trim(lines[i]).empty()) ++i;
+    while (i < n && !TrimInLine(lines[i]).empty()) ++i;
   };
   while (i < n) {
-    std::string_view line = Trim(lines[i]);
+    std::string_view line = TrimInLine(lines[i]);
     if (line.empty()) {
       ++i;
       continue;
@@ -515,7 +515,7 @@ Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::st
     }
     if (!HasArrow(line) && i + 1 < n && HasArrow(lines[i + 1])) {
       ++i;  // cue identifier
-      line = Trim(lines[i]);
+      line = TrimInLine(lines[i]);
     }
     if (!HasArrow(line)) {
       cues.NoteBadLine(static_cast<int>(i + 1));
@@ -524,7 +524,7 @@ Result<std::vector<TextSegment>> ParseVtt(const std::string& text, const std::st
     }
     size_t timing_line = i;
     std::vector<std::string_view> text_lines;
-    for (++i; i < n && !Trim(lines[i]).empty() && !IsTimingLine(lines[i]); ++i) {
+    for (++i; i < n && !TrimInLine(lines[i]).empty() && !IsTimingLine(lines[i]); ++i) {
       text_lines.push_back(lines[i]);
     }
     cues.Add(ParseTimingLine(line), text_lines, static_cast<int>(timing_line + 1));

@@ -46,7 +46,7 @@ bool IsFrameId(const std::string& s) {
   });
 }
 
-bool IsImagePath(const std::string& path) {
+bool IsImageFile(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
@@ -71,7 +71,7 @@ Result<std::vector<float>> EncodeQuery(const SimilarFlags& flags, const std::str
   if (!parsed) return InvalidArgument("features of model '" + model + "' were not made by reel");
   pipeline::Image frame;
   pipeline::ResizeOptions resize;
-  if (IsImagePath(flags.query)) {
+  if (IsImageFile(flags.query)) {
     if (flags.at) return InvalidArgument("--at is for videos; " + flags.query + " is an image");
     REEL_ASSIGN_OR_RETURN(frame, pipeline::ReadImageFile(flags.query));
     resize.smart.max_pixels = pipeline::kImageMaxPixels;

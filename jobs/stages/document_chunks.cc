@@ -27,11 +27,11 @@ void CutLong(const std::string& paragraph, const ChunkOptions& options,
       // Do not split a UTF-8 sequence: back up over continuation bytes.
       while (cut > pos + 1 && (static_cast<unsigned char>(paragraph[cut]) & 0xC0) == 0x80) --cut;
     }
-    std::string piece(Trim(std::string_view(paragraph).substr(pos, cut - pos)));
+    std::string piece(reel::Trim(std::string_view(paragraph).substr(pos, cut - pos)));
     if (!piece.empty()) out->push_back(std::move(piece));
     pos = cut;
   }
-  std::string rest(Trim(std::string_view(paragraph).substr(pos)));
+  std::string rest(reel::Trim(std::string_view(paragraph).substr(pos)));
   if (!rest.empty()) out->push_back(std::move(rest));
 }
 
@@ -43,7 +43,7 @@ std::vector<std::string> SplitDocument(std::string_view text, const ChunkOptions
   std::vector<std::pair<std::string, bool>> paragraphs;
   std::string current;
   auto flush = [&] {
-    std::string p(Trim(current));
+    std::string p(reel::Trim(current));
     if (!p.empty()) paragraphs.emplace_back(std::move(p), p.starts_with("#"));
     current.clear();
   };

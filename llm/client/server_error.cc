@@ -20,7 +20,7 @@ std::string CutUtf8(std::string_view text, size_t max) {
   return std::string(text.substr(0, end)) + "...";
 }
 
-std::string ScalarText(const json& v) {
+std::string ErrorScalarText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   if (v.is_number_float()) return std::to_string(v.get<double>());
@@ -136,8 +136,8 @@ ServerError ParseServerError(int http_status, std::string_view body, size_t max_
     if (auto m = err->find("message"); m != err->end()) {
       out.message = m->is_string() ? m->get<std::string>() : std::string(body);
     }
-    if (auto t = err->find("type"); t != err->end()) out.type = ScalarText(*t);
-    if (auto c = err->find("code"); c != err->end()) out.code = ScalarText(*c);
+    if (auto t = err->find("type"); t != err->end()) out.type = ErrorScalarText(*t);
+    if (auto c = err->find("code"); c != err->end()) out.code = ErrorScalarText(*c);
   }
   if (out.message.empty()) {
     std::string_view text = body;
