@@ -11,6 +11,7 @@ namespace reel::jobs::report {
 namespace {
 
 constexpr const char* kNotRecorded = "not recorded";
+constexpr int kIndexRows = 5;  // rows of the index's runs table
 
 std::string Percent(std::optional<double> share) {
   if (!share) return "-";
@@ -227,7 +228,24 @@ std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
         "<th>started</th><th>wall</th><th>items done / skipped / failed</th>"
         "<th>requests ok / failed</th><th>tokens</th><th>tokens/s</th><th>cost</th>"
         "</tr></thead><tbody>";
-    for (const storage::ReportRun& r : runs) {
+    int rows = 0;
+    for (size_t i = 0; i < runs.size() && rows < kIndexRows; ++i, ++rows) {
+      const storage::ReportRun& r = runs[i];
+      if (IsNoOpRun(r)) {
+        // Consecutive runs that did nothing: one row.
+        size_t j = i;
+        while (j + 1 < runs.size() && IsNoOpRun(runs[j + 1])) ++j;
+        const std::string count =
+            j == i ? "did nothing" : Count(static_cast<int64_t>(j - i + 1)) + " runs did nothing";
+        out += "<tr class=\"noop\"><td><a href=\"batch.html#run-" + std::to_string(r.run.id) +
+               "\">" + std::to_string(r.run.id) + "</a>" +
+               (j == i ? "" : "&ndash;" + std::to_string(runs[j].run.id)) + "</td><td>" +
+               Html(r.job) + "</td><td colspan=\"8\" class=\"empty\">" + count +
+               " (every item up to date, no questions asked), " + Html(runs[j].run.started_at) +
+               (j == i ? "" : " to " + Html(r.run.started_at)) + "</td></tr>";
+        i = j;
+        continue;
+      }
       RunRates rates = ComputeRates(r);
       out += "<tr><td><a href=\"batch.html#run-" + std::to_string(r.run.id) + "\">" +
              std::to_string(r.run.id) + "</a></td><td>" + Html(r.job) + "</td><td>" +

@@ -38,8 +38,8 @@ std::string ThroughputSvg(const storage::ReportRun& run);
 bool IsNoOpRun(const storage::ReportRun& run);
 
 // The runs as HTML: `full` adds the item lists and plots (the batch page), consecutive no-op runs
-// folded into one line (<details>) with a row each; without it, one table row per run (the
-// index's section) linking to batch.html.
+// folded into one line (<details>) with a row each; without it, the index's section: a table
+// row per run linking to batch.html, consecutive no-op runs as one row, at most 5 rows.
 std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
                       const storage::ReportColumns& columns, bool full);
 

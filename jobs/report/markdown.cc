@@ -155,17 +155,34 @@ std::string MarkdownHtml(std::string_view markdown, const TextMarkupHook& markup
 std::string MarkdownPlainText(std::string_view markdown) {
   Document d = Parse(markdown);
   std::string text;
-  if (d.root) {
-    UniqueChars plain(cmark_render_plaintext(d.root.get(), kOptions, 0));
-    if (plain) text = plain.get();
-  } else {
+  if (!d.root) {
     text = std::string(markdown);
+  } else {
+    // The literal text of text and code nodes, a space at line breaks and where a block (a
+    // paragraph, a list item, a table cell) ends.
+    UniqueIter it(cmark_iter_new(d.root.get()));
+    for (cmark_event_type ev; (ev = cmark_iter_next(it.get())) != CMARK_EVENT_DONE;) {
+      cmark_node* node = cmark_iter_get_node(it.get());
+      const cmark_node_type type = cmark_node_get_type(node);
+      if (ev == CMARK_EVENT_ENTER) {
+        if (type == CMARK_NODE_TEXT || type == CMARK_NODE_CODE || type == CMARK_NODE_CODE_BLOCK) {
+          const char* literal = cmark_node_get_literal(node);
+          if (literal) text += literal;
+        }
+        if (type == CMARK_NODE_SOFTBREAK || type == CMARK_NODE_LINEBREAK) text += ' ';
+      } else if (ev == CMARK_EVENT_EXIT) {
+        const std::string_view name = cmark_node_get_type_string(node);
+        if (type == CMARK_NODE_PARAGRAPH || type == CMARK_NODE_HEADING ||
+            type == CMARK_NODE_ITEM || name == "table_cell" || name == "table_row") {
+          text += ' ';
+        }
+      }
+    }
   }
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '|';
-    if (space) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
       if (!out.empty() && out.back() != ' ') out += ' ';
     } else {
       out += c;

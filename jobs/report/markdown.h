@@ -33,8 +33,8 @@ using TextMarkupHook = std::function<std::vector<TextMarkup>(std::string_view te
 // kept (models write lines, not wrapped paragraphs).
 std::string MarkdownHtml(std::string_view markdown, const TextMarkupHook& markup);
 
-// The words of `markdown` without its markup (table cells and list items separated by spaces),
-// whitespace runs collapsed to one space: for excerpts and the search index.
+// The text of `markdown` without its markup (paragraphs, list items and table cells separated by
+// a space; raw HTML left out), whitespace runs collapsed to one space: for excerpts and search.
 std::string MarkdownPlainText(std::string_view markdown);
 
 }  // namespace reel::jobs::report

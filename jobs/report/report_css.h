@@ -92,7 +92,7 @@ figcaption .sub { margin: 0 0 4px; color: #2d3748; }
 figcaption .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
 details.media > summary { cursor: pointer; color: var(--muted); }
 header .folder { font-size: 12px; word-break: break-all; }
-table.index .excerpt { margin: 4px 0 0; color: #2d3748; font-size: 13px; max-width: 60ch; }
+table.index .excerpt { word-break: normal; overflow-wrap: anywhere; margin: 4px 0 0; color: #2d3748; font-size: 13px; max-width: 60ch; }
 table.index .excerpt .prompt { color: var(--muted); font-size: 11px; text-transform: uppercase; }
 .search { margin: 12px 0; }
 .search input { width: 100%; max-width: 640px; font: inherit; font-size: 16px; padding: 6px 10px;

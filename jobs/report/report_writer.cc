@@ -133,9 +133,7 @@ class Writer {
       REEL_ASSIGN_OR_RETURN(index.rows, reader_.ListItems(options_.job, index.first_item, size));
       index.status_counts = counts;
       if (page == 1) {
-        std::vector<storage::ReportRun> newest(runs.begin(),
-                                               runs.begin() + std::min<size_t>(runs.size(), 5));
-        index.runs_html = BatchHtml(newest, reader_.columns(), /*full=*/false);
+        index.runs_html = BatchHtml(runs, reader_.columns(), /*full=*/false);  // the newest
       }
       index.columns = reader_.columns();
       index.database = database_;
