@@ -105,17 +105,17 @@ std::string NoOpRunsHtml(const std::vector<const storage::ReportRun*>& group) {
   if (group.size() == 1) {
     out += "Run " + std::to_string(newest.run.id) + " of " + Html(newest.job);
   } else {
-    out += Count(static_cast<int64_t>(group.size())) + " runs (" +
-           std::to_string(oldest.run.id) + " to " + std::to_string(newest.run.id) + ")";
+    out += Count(static_cast<int64_t>(group.size())) + " runs (" + std::to_string(oldest.run.id) +
+           " to " + std::to_string(newest.run.id) + ")";
   }
-  out += " did nothing: " +
-         std::string(newest.run.counters.items_seen > 0 ? "every item was up to date"
-                                                         : "no items") +
-         ", no questions asked. " + Html(oldest.run.started_at) +
-         (group.size() > 1 ? " to " + Html(newest.run.started_at) : "") +
-         "</summary><table class=\"data runs\"><thead><tr><th>run</th><th>job</th>"
-         "<th>status</th><th>started</th><th>wall</th><th>items seen / skipped</th>"
-         "<th>message</th></tr></thead><tbody>";
+  out +=
+      " did nothing: " +
+      std::string(newest.run.counters.items_seen > 0 ? "every item was up to date" : "no items") +
+      ", no questions asked. " + Html(oldest.run.started_at) +
+      (group.size() > 1 ? " to " + Html(newest.run.started_at) : "") +
+      "</summary><table class=\"data runs\"><thead><tr><th>run</th><th>job</th>"
+      "<th>status</th><th>started</th><th>wall</th><th>items seen / skipped</th>"
+      "<th>message</th></tr></thead><tbody>";
   for (const storage::ReportRun* r : group) {
     out += "<tr id=\"run-" + std::to_string(r->run.id) + "\"><td>" + std::to_string(r->run.id) +
            "</td><td>" + Html(r->job) + "</td><td><span class=\"status " +
@@ -133,10 +133,10 @@ std::string NoOpRunsHtml(const std::vector<const storage::ReportRun*>& group) {
 
 bool IsNoOpRun(const storage::ReportRun& r) {
   const storage::RunCounters& c = r.run.counters;
-  return r.run.status != storage::RunStatus::kRunning && c.items_done == 0 &&
-         c.items_failed == 0 && c.frames == 0 && c.segments == 0 && r.requests_sent == 0 &&
-         r.requests_succeeded == 0 && r.requests_failed == 0 && r.reasked == 0 &&
-         r.prompt_tokens == 0 && r.completion_tokens == 0 && r.events.empty();
+  return r.run.status != storage::RunStatus::kRunning && c.items_done == 0 && c.items_failed == 0 &&
+         c.frames == 0 && c.segments == 0 && r.requests_sent == 0 && r.requests_succeeded == 0 &&
+         r.requests_failed == 0 && r.reasked == 0 && r.prompt_tokens == 0 &&
+         r.completion_tokens == 0 && r.events.empty();
 }
 
 double Percentile(std::vector<double> values, double p) {

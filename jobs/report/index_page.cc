@@ -99,9 +99,8 @@ std::string RenderIndexPage(const IndexPage& p) {
         out += "<p class=\"excerpt\"><span class=\"prompt\">" + Html(p.excerpts[i]->prompt_id) +
                "</span> " + Html(p.excerpts[i]->text) + "</p>";
       }
-      out += "</td><td>" +
-             Html(r.kind) + "</td><td><span class=\"status " + Html(r.status) + "\">" +
-             Html(r.status) + "</span></td><td class=\"n\">" +
+      out += "</td><td>" + Html(r.kind) + "</td><td><span class=\"status " + Html(r.status) +
+             "\">" + Html(r.status) + "</span></td><td class=\"n\">" +
              (r.duration_seconds ? MediaTime(*r.duration_seconds) : "-") + "</td><td class=\"n\">" +
              Count(r.frames) + "</td><td class=\"n\">" + Count(r.answers) +
              "</td><td class=\"n\">" + Count(r.prompt_tokens + r.completion_tokens) +
@@ -118,7 +117,8 @@ std::string RenderIndexPage(const IndexPage& p) {
   }
   out += Pager(p.page, p.pages) + "</section>\n<footer>Written by reel report from " +
          Html(p.database) + " at " + Html(p.generated_at) + ".</footer>\n";
-  if (p.search) out += "<script src=\"search-index.js\"></script><script src=\"search.js\"></script>\n";
+  if (p.search)
+    out += "<script src=\"search-index.js\"></script><script src=\"search.js\"></script>\n";
   out += "</body></html>\n";
   return out;
 }

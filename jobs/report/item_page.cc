@@ -183,8 +183,7 @@ std::vector<const storage::SegmentRecord*> DistinctTimedText(const storage::Repo
   return out;
 }
 
-std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item,
-                                                size_t max_chars) {
+std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item, size_t max_chars) {
   const std::optional<ItemChapters> chapters = FindChapters(item);
   for (const storage::ReportAnswer& a : item.answers) {
     if (chapters && chapters->prompt_id == a.prompt_id) continue;
@@ -228,7 +227,6 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item) {
   }
   return std::nullopt;
 }
-
 
 std::string AnswerHtml(const std::string& content, const storage::ReportItem& item) {
   return TimesHtml(content, ItemTimeline(item), item.frames);
@@ -422,11 +420,11 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
     if (beside || !cues[k].empty()) {
       out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
-        out += "<p class=\"sub\" title=\"" +
-               Html(s->source + " " + MediaTime(s->start_seconds) + "-" +
-                    MediaTime(s->end_seconds)) +
-               "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
-               Html(s->text) + "</p>";
+        out +=
+            "<p class=\"sub\" title=\"" +
+            Html(s->source + " " + MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds)) +
+            "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
+            Html(s->text) + "</p>";
       }
       out += "</figcaption>";
     }
@@ -556,9 +554,9 @@ void MediaSection(std::string& out, const storage::ReportItem& item) {
       "<details class=\"media\"><summary>File, streams and sampling: size, SHA-256, "
       "stream tables, sampler counters</summary>";
   out += "<dl class=\"facts\"><dt>path</dt><dd>" + Html(row.path) + "</dd><dt>kind</dt><dd>" +
-         Html(row.kind) + "</dd><dt>status</dt><dd>" + Html(row.status) +
-         "</dd><dt>size</dt><dd>" + Count(item.size_bytes) + " bytes</dd><dt>attempts</dt><dd>" +
-         Count(item.attempts) + "</dd>";
+         Html(row.kind) + "</dd><dt>status</dt><dd>" + Html(row.status) + "</dd><dt>size</dt><dd>" +
+         Count(item.size_bytes) + " bytes</dd><dt>attempts</dt><dd>" + Count(item.attempts) +
+         "</dd>";
   if (item.content_hash) {
     out += "<dt>SHA-256</dt><dd><code>" + Html(*item.content_hash) + "</code></dd>";
   }
@@ -600,8 +598,7 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
          "</span> " + Html(row.kind);
   if (row.duration_seconds) out += " &middot; " + Html(MediaTime(*row.duration_seconds));
   out += " &middot; " + Count(row.frames) + " frames &middot; " + Count(row.segments) +
-         " text segments &middot; " + Count(static_cast<int64_t>(item.answers.size())) +
-         " answers";
+         " text segments &middot; " + Count(static_cast<int64_t>(item.answers.size())) + " answers";
   if (chapters) {
     out += " &middot; " + Count(static_cast<int64_t>(chapters->chapters.size())) + " chapters";
   }

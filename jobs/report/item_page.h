@@ -55,8 +55,7 @@ struct AnswerExcerpt {
   std::string prompt_id;
   std::string text;
 };
-std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item,
-                                                size_t max_chars);
+std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item, size_t max_chars);
 
 std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOptions& options);
 

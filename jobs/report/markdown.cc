@@ -172,8 +172,8 @@ std::string MarkdownPlainText(std::string_view markdown) {
         if (type == CMARK_NODE_SOFTBREAK || type == CMARK_NODE_LINEBREAK) text += ' ';
       } else if (ev == CMARK_EVENT_EXIT) {
         const std::string_view name = cmark_node_get_type_string(node);
-        if (type == CMARK_NODE_PARAGRAPH || type == CMARK_NODE_HEADING ||
-            type == CMARK_NODE_ITEM || name == "table_cell" || name == "table_row") {
+        if (type == CMARK_NODE_PARAGRAPH || type == CMARK_NODE_HEADING || type == CMARK_NODE_ITEM ||
+            name == "table_cell" || name == "table_row") {
           text += ' ';
         }
       }

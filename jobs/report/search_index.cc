@@ -58,7 +58,8 @@ std::string SearchIndexJs(const std::vector<SearchEntry>& entries) {
   return out;
 }
 
-const char* const kSearchJs = R"js(// Written by reel report: the search box of index.html, over search-index.js.
+const char* const kSearchJs =
+    R"js(// Written by reel report: the search box of index.html, over search-index.js.
 (function () {
   'use strict';
   var box = document.getElementById('search');

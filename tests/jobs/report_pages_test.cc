@@ -146,10 +146,10 @@ TEST(MarkdownTest, RawHtmlScriptsAndJavascriptLinksComeOutInert) {
 
 TEST(MarkdownTest, AnAnswersTimesStayLinksInTextAndTablesButNotInCode) {
   storage::ReportItem item = Video();
-  item.answers.push_back(Answer(
-      "describe",
-      "**At 00:03** the title.\n\n| when | what |\n|---|---|\n| 00:06-00:09 | a demo |\n\n"
-      "`00:10` is code; at 5:00 nothing (past the end). [at 00:12](https://x.example/)"));
+  item.answers.push_back(
+      Answer("describe",
+             "**At 00:03** the title.\n\n| when | what |\n|---|---|\n| 00:06-00:09 | a demo |\n\n"
+             "`00:10` is code; at 5:00 nothing (past the end). [at 00:12](https://x.example/)"));
   const std::string page = Page(item);
   EXPECT_NE(page.find("<strong>At <a class=\"t\" href=\"#f1\" data-seconds=\"3.000\" "
                       "title=\"00:03.0: frame 1 at 00:02.0\">00:03</a></strong>"),
@@ -165,8 +165,7 @@ TEST(MarkdownTest, AnAnswersTimesStayLinksInTextAndTablesButNotInCode) {
   // The marker links used on the way are all replaced.
   EXPECT_EQ(page.find("reel-markup-"), std::string::npos);
   // An answer that writes the marker itself cannot forge a link.
-  const std::string forged = AnswerMarkdownHtml(
-      "[x](# \"reel-markup-0\") at 00:03", item);
+  const std::string forged = AnswerMarkdownHtml("[x](# \"reel-markup-0\") at 00:03", item);
   EXPECT_NE(forged.find("<a href=\"#\" title=\"reel-markup-0\">x</a>"), std::string::npos)
       << forged;
   EXPECT_NE(forged.find("<a class=\"t\" href=\"#f1\""), std::string::npos) << forged;
@@ -174,9 +173,9 @@ TEST(MarkdownTest, AnAnswersTimesStayLinksInTextAndTablesButNotInCode) {
 
 TEST(IndexPageTest, ShowsTheFirstAnswersExcerptAndTheSearchBox) {
   storage::ReportItem item = Video();
-  item.answers.push_back(Answer(
-      "chapters", R"({"chapters": [{"start": "00:00", "end": "00:20", "title": "All", )"
-                  R"("summary": "a"}]})"));
+  item.answers.push_back(
+      Answer("chapters", R"({"chapters": [{"start": "00:00", "end": "00:20", "title": "All", )"
+                         R"("summary": "a"}]})"));
   item.answers.push_back(Answer("describe", "**The speaker** opens the talk with a `demo`."));
   std::optional<AnswerExcerpt> excerpt = FirstAnswerExcerpt(item, 280);
   ASSERT_TRUE(excerpt);
@@ -231,7 +230,7 @@ storage::ReportRun MakeRun(int64_t id, bool did_something) {
 
 TEST(BatchReportTest, RunsThatDidNothingAreFoldedIntoOneLine) {
   std::vector<storage::ReportRun> runs = {MakeRun(6, false), MakeRun(5, false), MakeRun(4, false),
-                                          MakeRun(3, true), MakeRun(2, false), MakeRun(1, true)};
+                                          MakeRun(3, true),  MakeRun(2, false), MakeRun(1, true)};
   EXPECT_TRUE(IsNoOpRun(runs[0]));
   EXPECT_FALSE(IsNoOpRun(runs[3]));
   const std::string page = BatchHtml(runs, {}, /*full=*/true);
