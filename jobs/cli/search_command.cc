@@ -22,7 +22,7 @@ struct SearchFlags {
   size_t width = 80;
 };
 
-std::string Clock(double seconds) {
+std::string MatchTime(double seconds) {
   int ms = static_cast<int>(seconds * 1000 + 0.5);
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%d:%02d:%02d.%03d", ms / 3600000, ms / 60000 % 60,
@@ -38,7 +38,7 @@ storage::Value FramesMeant(const storage::SearchHit& hit) {
     if (!text.empty()) text += "; ";
     text += t.text + " -> ";
     if (t.frame_index && t.frame_seconds) {
-      text += "frame " + std::to_string(*t.frame_index) + " (" + Clock(*t.frame_seconds) + ")";
+      text += "frame " + std::to_string(*t.frame_index) + " (" + MatchTime(*t.frame_seconds) + ")";
     } else {
       text += "outside the item";
     }
@@ -86,7 +86,8 @@ int RunSearch(const SearchFlags& flags) {
     } else if (hit.origin == "document") {
       where = "chunk " + std::to_string(static_cast<int64_t>(hit.start_seconds.value_or(0)));
     } else if (hit.start_seconds) {
-      where = Clock(*hit.start_seconds) + "-" + Clock(hit.end_seconds.value_or(*hit.start_seconds));
+      where = MatchTime(*hit.start_seconds) + "-" +
+              MatchTime(hit.end_seconds.value_or(*hit.start_seconds));
     }
     auto optional = [](const std::optional<double>& v) {
       return v ? storage::Value(*v) : storage::Value();
