@@ -202,8 +202,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         Statement::Prepare(db,
                            "INSERT INTO tasks(custom_id, item_id, prompt_id, context_id, step, "
                            "segment_index, segment_count, start_seconds, end_seconds, "
-                           "local_prompt_tokens, json_schema) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+                           "local_prompt_tokens, json_schema, question) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
                            "ON CONFLICT(custom_id) DO NOTHING"));
     insert.Bind(1, task.custom_id)
         .Bind(2, task.item_id)
@@ -215,7 +215,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         .Bind(8, task.start_seconds)
         .Bind(9, task.end_seconds)
         .Bind(10, task.local_prompt_tokens)
-        .Bind(11, task.json_schema);
+        .Bind(11, task.json_schema)
+        .Bind(12, task.question);
     REEL_RETURN_IF_ERROR(insert.Run());
     REEL_RETURN_IF_ERROR(txn.Commit());
   }

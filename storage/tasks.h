@@ -52,6 +52,7 @@ struct TaskRecord {
   std::optional<double> end_seconds;
   std::optional<int64_t> local_prompt_tokens;
   std::optional<std::string> json_schema;       // the schema the answer must follow (compact JSON)
+  std::optional<std::string> question;          // the prompt's question as asked
   TaskStatus status = TaskStatus::kWaiting;     // output
   std::optional<int64_t> server_count_tokens;   // output (SetServerCount)
   std::optional<int64_t> request_id;            // output: the latest send

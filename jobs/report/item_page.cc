@@ -288,6 +288,9 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
     if (a.earlier_answers > 0) meta.push_back(Count(a.earlier_answers) + " earlier answers");
     for (size_t i = 0; i < meta.size(); ++i) out += (i ? " &middot; " : "") + meta[i];
     out += "</p>";
+    if (a.question && !a.question->empty()) {
+      out += "<p class=\"question\">Asked: " + Html(*a.question) + "</p>";
+    }
     if (chapters && chapters->prompt_id == a.prompt_id) {
       // The chapter list is shown above and over the frames; the JSON only on request.
       out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +

@@ -646,19 +646,19 @@ TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
   EXPECT_EQ(chats[0]["body"]["stream"], true);
   EXPECT_EQ(QueryJson(db, "SELECT content FROM latest_answers")[0]["content"],
             "Answer to: What is shown?");
-  // Reporting commands find the database too (no ./reel.db here).
-  CommandResult results = ReelEnv(env, "results", dir);
+  // Reporting commands read it when named (--ask-db), and show the question as asked.
+  CommandResult results = ReelEnv(env, "results --ask-db", dir);
   EXPECT_EQ(results.exit_code, 0) << results.err;
   EXPECT_NE(results.out.find("What is shown?"), std::string::npos) << results.out;
-  // Two files: one header each; REEL_MODEL_URL instead of --endpoint; a JSON schema.
+  // Two videos: one header each; REEL_MODEL_URL instead of --endpoint; a JSON schema.
   WriteText(dir + "/schema.json", R"({"type": "object", "properties": {"n": {"type": "integer"}},
                                        "required": ["n"]})");
   CommandResult two = ReelEnv(env + "REEL_MODEL_URL=" + server.endpoint(),
-                              "ask media/notes.md media/still.png 'How many?' --json-schema "
+                              "ask media/short.mp4 media/still.png 'How many?' --json-schema "
                               "schema.json",
                               dir);
   ASSERT_EQ(two.exit_code, 0) << two.err;
-  EXPECT_NE(two.out.find("== " + dir + "/media/notes.md =="), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("== " + dir + "/media/short.mp4 =="), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("== " + dir + "/media/still.png =="), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("{\"n\": 1}"), std::string::npos) << two.out;
   // Without a server: a clear message.
@@ -797,14 +797,15 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
   const AskDir d("ask_two_files");
   // No reasoning: the notes' answer text streams from the start (0.4 s a piece, 4 pieces) while
   // the image's, 1 s late, arrives whole.
-  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "test patterns"},
+  fs::copy_file(Clip(3), d.dir + "/media/clip.mp4");
+  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "Frame at 2.0 s"},
                     {"kind": "slow", "seconds": 1.0, "match": "image_url"}])");
   CommandResult ask = d.Ask(
-      "ask media/notes.md media/still.png 'What is it?' --thinking disabled "
+      "ask media/clip.mp4 media/still.png 'What is it?' --thinking disabled "
       "--endpoint " +
       server.endpoint());
   EXPECT_EQ(ask.exit_code, 0) << ask.err;
-  for (const char* file : {"notes.md", "still.png"}) {
+  for (const char* file : {"clip.mp4", "still.png"}) {
     EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),
               std::string::npos)
         << ask.out;
@@ -814,6 +815,54 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
        at = ask.out.find("== /", at + 1)) {
     EXPECT_TRUE(at == 0 || ask.out[at - 1] == '\n') << ask.out;
   }
+}
+
+// One question over a video and notes: one request whose context holds the video's frames and
+// the notes (it asked about each file alone: two answers, the video's without the notes); the
+// question is stored as asked and shown by results, show and the report; --system is sent.
+TEST(AskTest, OneQuestionOverAVideoAndNotesInOneContext) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_video_and_notes");
+  fs::copy_file(Clip(3), d.dir + "/media/talk.mp4");
+  CommandResult ask = d.Ask(
+      "ask media/talk.mp4 media/notes.md 'Which slide is on screen?' --system 'Be brief.' "
+      "--endpoint " +
+      server.endpoint());
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_EQ(ask.out, "Answer to: Which slide is on screen?\n");
+  std::vector<json> chats = server.ChatLog();
+  ASSERT_EQ(chats.size(), 1u);
+  const std::string body = chats[0]["body"].dump();
+  EXPECT_NE(body.find("The clips are test patterns."), std::string::npos) << body;
+  EXPECT_NE(body.find("attached:notes.md"), std::string::npos) << body;
+  EXPECT_NE(body.find("image_url"), std::string::npos) << body;
+  EXPECT_NE(body.find("Be brief."), std::string::npos) << body;
+  EXPECT_EQ(QueryInt(d.db(), "SELECT count(*) FROM items"), 1);
+  EXPECT_EQ(QueryJson(d.db(), "SELECT question FROM latest_answers")[0]["question"],
+            "Which slide is on screen?");
+  // An edited note is a new context: asked again.
+  WriteText(d.dir + "/media/notes.md", "# Notes\n\nSlide 3 is about seals.\n");
+  CommandResult edited = d.Ask("ask media/talk.mp4 media/notes.md 'Which slide is on screen?' "
+                               "--system 'Be brief.' --endpoint " + server.endpoint());
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  ASSERT_EQ(server.ChatLog().size(), 2u);
+  EXPECT_NE(server.ChatLog()[1]["body"].dump().find("Slide 3 is about seals."), std::string::npos);
+  // Two text files, no video: the first is the item, the second beside it.
+  WriteText(d.dir + "/media/more.txt", "More text here.\n");
+  CommandResult texts = d.Ask("ask media/notes.md media/more.txt 'Summarise' --endpoint " +
+                              server.endpoint());
+  ASSERT_EQ(texts.exit_code, 0) << texts.err;
+  EXPECT_EQ(texts.out, "Answer to: Summarise\n");
+  ASSERT_EQ(server.ChatLog().size(), 3u);
+  EXPECT_NE(server.ChatLog()[2]["body"].dump().find("More text here."), std::string::npos);
+  // The question is shown by results.
+  CommandResult results = d.Ask("results --ask-db --format json");
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  json rows = json::parse(results.out);
+  std::set<std::string> questions;
+  for (const json& r : rows) questions.insert(r["question"].get<std::string>());
+  EXPECT_EQ(questions, (std::set<std::string>{"Which slide is on screen?", "Summarise"}));
 }
 
 // A refused lock names the command once ("reel import: reel import: ...").
