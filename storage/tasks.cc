@@ -612,12 +612,25 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
   return t;
 }
 
-Status TaskStore::SetRunReport(int64_t run_id, const std::string& report_json) {
+Status TaskStore::SetRunReport(int64_t run_id, const std::string& report_json,
+                               std::optional<double> gpu_cost) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
   REEL_ASSIGN_OR_RETURN(Statement update,
                         Statement::Prepare(db, "UPDATE runs SET report_json = ?2 WHERE id = ?1"));
   REEL_RETURN_IF_ERROR(update.Bind(1, run_id).Bind(2, report_json).Run());
+  if (gpu_cost && *gpu_cost > 0) {
+    REEL_ASSIGN_OR_RETURN(
+        Statement share,
+        Statement::Prepare(
+            db,
+            "WITH total AS (SELECT sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, "
+            "0)) AS tokens FROM requests WHERE run_id = ?1 AND cost IS NULL) "
+            "UPDATE requests SET cost = ?2 * (coalesce(prompt_tokens, 0) + "
+            "coalesce(completion_tokens, 0)) / (SELECT tokens FROM total) "
+            "WHERE run_id = ?1 AND cost IS NULL AND (SELECT tokens FROM total) > 0"));
+    REEL_RETURN_IF_ERROR(share.Bind(1, run_id).Bind(2, *gpu_cost).Run());
+  }
   return txn.Commit();
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "tests/cli/cli_test_util.h"
 #include "tests/support/fake_model_server.h"
@@ -863,6 +864,55 @@ TEST(AskTest, OneQuestionOverAVideoAndNotesInOneContext) {
   std::set<std::string> questions;
   for (const json& r : rows) questions.insert(r["question"].get<std::string>());
   EXPECT_EQ(questions, (std::set<std::string>{"Which slide is on screen?", "Summarise"}));
+}
+
+// A job priced by GPU time: `reel run` printed its cost, while requests.cost, the report's index,
+// batch.html and `reel report --batch` showed nothing. The run's cost is shared out over its
+// requests: sum(requests.cost) is the figure everywhere.
+TEST(ModelCostTest, GpuTimeCostIsStoredAndShownEverywhereAndProgressCountsQuestions) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir =
+      MakeJobDir("model_cost", "  concurrency: 3\n  price: {gpu_hour: 3600, gpus: 2}\n");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml --log-format json", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Progress counts questions too (it counted items only): answered, waiting, in flight, and
+  // output tokens per second.
+  std::istringstream lines(run.err);
+  std::string line;
+  int64_t max_answered = 0, max_in_flight = 0;
+  json last_questions;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    json event = json::parse(line);
+    if (event["event"] != "questions") continue;
+    max_answered = std::max(max_answered, event["answered"].get<int64_t>());
+    max_in_flight = std::max(max_in_flight, event["in_flight"].get<int64_t>());
+    EXPECT_GE(event["waiting"].get<int64_t>(), 0);
+    last_questions = event;
+  }
+  EXPECT_EQ(max_answered, 8) << run.err;  // 4 items x 2 prompts
+  EXPECT_GE(max_in_flight, 1) << run.err;
+  ASSERT_FALSE(last_questions.is_null()) << run.err;
+  EXPECT_GT(last_questions["output_tokens"].get<int64_t>(), 0) << run.err;
+  EXPECT_GT(last_questions["tokens_per_second"].get<double>(), 0) << run.err;
+  const std::string db = dir + "/e2e.db";
+  json sum = QueryJson(db, "SELECT sum(cost) AS c, count(*) FILTER (WHERE cost IS NULL) AS n "
+                           "FROM requests");
+  ASSERT_TRUE(sum[0]["c"].is_number()) << sum.dump();
+  EXPECT_EQ(sum[0]["n"], 0) << sum.dump();
+  CommandResult status = Reel("status --db e2e.db --format json", dir);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const double gpu = json::parse(status.out)["model_report"]["cost_gpu"].get<double>();
+  EXPECT_GT(gpu, 0);
+  EXPECT_NEAR(sum[0]["c"].get<double>(), gpu, 1e-9 * std::max(1.0, gpu));
+  char figure[32];
+  std::snprintf(figure, sizeof(figure), "%.4f", gpu);
+  CommandResult batch = Reel("report --db e2e.db --batch", dir);
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_NE(batch.out.find(std::string("cost      ") + figure), std::string::npos) << batch.out;
+  ASSERT_EQ(Reel("report --db e2e.db -o site", dir).exit_code, 0);
+  EXPECT_NE(ReadText(dir + "/site/batch.html").find(figure), std::string::npos);
 }
 
 // A refused lock names the command once ("reel import: reel import: ...").
