@@ -347,8 +347,8 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
   // What is asked, stored with each task (a reduce keeps the question its answer answers).
   const std::string question =
-      PromptRequestFor(prompt, input_->duration_s > 0 ? std::optional<double>(input_->duration_s)
-                                                      : std::nullopt)
+      PromptRequestFor(
+          prompt, input_->duration_s > 0 ? std::optional<double>(input_->duration_s) : std::nullopt)
           .question;
   storage::TaskStore tasks(store.database());
 

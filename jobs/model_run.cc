@@ -166,8 +166,8 @@ struct ModelRun::Impl {
   int active_items = 0;
   bool shutting_down = false;
   ModelRunCounters counters;
-  int64_t in_flight = 0;       // sends out to the server now
-  int64_t output_tokens = 0;   // completion tokens of the answers received in this run
+  int64_t in_flight = 0;      // sends out to the server now
+  int64_t output_tokens = 0;  // completion tokens of the answers received in this run
   std::set<std::string> shapes_checked;
   std::string stop_reason;  // why the stage stopped early ("" when it did not)
   Status fatal;             // a database write failed

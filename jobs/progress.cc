@@ -85,11 +85,11 @@ void ProgressReporter::DrawLocked() {
   char model[160] = "";
   if (questions_) {
     const double asked_for = std::chrono::duration<double>(now - questions_started_).count();
-    std::snprintf(model, sizeof(model), "  questions %lld answered, %lld waiting, %lld in flight, %.0f tok/s",
-                  static_cast<long long>(questions_->answered + questions_->failed),
-                  static_cast<long long>(questions_->waiting),
-                  static_cast<long long>(questions_->in_flight),
-                  asked_for > 0 ? questions_->output_tokens / asked_for : 0.0);
+    std::snprintf(
+        model, sizeof(model), "  questions %lld answered, %lld waiting, %lld in flight, %.0f tok/s",
+        static_cast<long long>(questions_->answered + questions_->failed),
+        static_cast<long long>(questions_->waiting), static_cast<long long>(questions_->in_flight),
+        asked_for > 0 ? questions_->output_tokens / asked_for : 0.0);
   }
   std::snprintf(line, sizeof(line), "\r\033[K[%lld/%lld] %3d%%  %.2f items/s  ETA %s%s  %s",
                 static_cast<long long>(finished_), static_cast<long long>(total_), percent, rate,
@@ -202,15 +202,15 @@ void ProgressReporter::QuestionsChanged(const Questions& questions) {
   questions_ = questions;
   if (style_ == ProgressStyle::kJson) {
     const double asked_for = std::chrono::duration<double>(now - questions_started_).count();
-    EmitJsonLocked(Dump({{"time", NowIso()},
-                         {"event", "questions"},
-                         {"answered", questions.answered},
-                         {"failed", questions.failed},
-                         {"waiting", questions.waiting},
-                         {"in_flight", questions.in_flight},
-                         {"output_tokens", questions.output_tokens},
-                         {"tokens_per_second",
-                          asked_for > 0 ? questions.output_tokens / asked_for : 0.0}}));
+    EmitJsonLocked(
+        Dump({{"time", NowIso()},
+              {"event", "questions"},
+              {"answered", questions.answered},
+              {"failed", questions.failed},
+              {"waiting", questions.waiting},
+              {"in_flight", questions.in_flight},
+              {"output_tokens", questions.output_tokens},
+              {"tokens_per_second", asked_for > 0 ? questions.output_tokens / asked_for : 0.0}}));
   } else if (style_ == ProgressStyle::kTerminal) {
     DrawLocked();
   }

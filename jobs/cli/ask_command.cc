@@ -317,8 +317,8 @@ int RunAsk(const AskFlags& flags) {
   // The videos and images (and folders) are the items; text files are attached to them.
   std::vector<std::string> attached;
   for (const std::string& f : files) {
-    const jobs::InputKind kind = fs::is_directory(f) ? jobs::InputKind::kAuto
-                                                     : jobs::GuessInputKind(f);
+    const jobs::InputKind kind =
+        fs::is_directory(f) ? jobs::InputKind::kAuto : jobs::GuessInputKind(f);
     const bool text = kind == jobs::InputKind::kDocument || kind == jobs::InputKind::kSubtitle;
     if (text && !flags.chapters) {
       attached.push_back(f);
@@ -388,7 +388,7 @@ int RunAsk(const AskFlags& flags) {
     if (why.empty()) {
       why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
                              "or a still image has no timeline)"
-                           : "nothing could be asked (see `reel status`)";
+                           : "nothing could be asked (see `reel status --ask-db`)";
     }
     std::fprintf(stderr, "reel ask: no answer: %s\n", why.c_str());
     return kExitFailed;

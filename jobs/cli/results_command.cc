@@ -102,7 +102,8 @@ void AddResultsCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--items", flags->items, "List items even when answers exist");
   cmd->add_option("--status", flags->status, "Items view: only items with this status")
       ->check(CLI::IsMember({"pending", "running", "done", "failed"}));
-  cmd->add_option("--format", flags->format, "table, csv, json, jsonl or md (a Markdown table, cells whole)")
+  cmd->add_option("--format", flags->format,
+                  "table, csv, json, jsonl or md (a Markdown table, cells whole)")
       ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--width", flags->width, "Table format: cut cells to this many characters")

@@ -80,13 +80,13 @@ int RunShow(const ShowFlags& flags) {
     return kExitFailed;
   }
   std::string where;
-  const bool is_id = !flags.item.empty() &&
-                     flags.item.find_first_not_of("0123456789") == std::string::npos;
+  const bool is_id =
+      !flags.item.empty() && flags.item.find_first_not_of("0123456789") == std::string::npos;
   if (is_id) {
     where = "i.id = " + flags.item;
   } else {
-    where = "(i.path = " + Literal(flags.item) + " OR i.path LIKE " +
-            Literal("%/" + flags.item) + " ESCAPE '\\')";
+    where = "(i.path = " + Literal(flags.item) + " OR i.path LIKE " + Literal("%/" + flags.item) +
+            " ESCAPE '\\')";
   }
   if (db->job_name) where += " AND j.name = " + Literal(*db->job_name);
   Result<storage::Table> items = storage::Query(
@@ -141,8 +141,8 @@ int RunShow(const ShowFlags& flags) {
   };
   std::string out;
   out += (md ? "# " : "") + shown(Str(items->rows[0][1])) + "\n";
-  out += (md ? "\n" : "") + std::string("item ") + item_id + ", job " + shown(Str(items->rows[0][2])) +
-         ", " + std::to_string(answers->rows.size()) +
+  out += (md ? "\n" : "") + std::string("item ") + item_id + ", job " +
+         shown(Str(items->rows[0][2])) + ", " + std::to_string(answers->rows.size()) +
          (answers->rows.size() == 1 ? " answer" : " answers") + "\n";
   for (const auto& row : answers->rows) {
     const int64_t response = std::get<int64_t>(row[0]);

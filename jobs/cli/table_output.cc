@@ -201,13 +201,12 @@ void WriteTable(std::ostream& out, const storage::Table& table, OutputFormat for
       for (const std::string& c : table.columns) out << " " << MarkdownText(SafeUtf8(c)) << " |";
       out << "\n|";
       for (size_t c = 0; c < table.columns.size(); ++c) {
-        const bool numeric =
-            !table.rows.empty() && std::all_of(table.rows.begin(), table.rows.end(),
-                                               [c](const std::vector<storage::Value>& row) {
-                                                 return c >= row.size() || IsNumber(row[c]) ||
-                                                        std::holds_alternative<std::monostate>(
-                                                            row[c]);
-                                               });
+        const bool numeric = !table.rows.empty() &&
+                             std::all_of(table.rows.begin(), table.rows.end(),
+                                         [c](const std::vector<storage::Value>& row) {
+                                           return c >= row.size() || IsNumber(row[c]) ||
+                                                  std::holds_alternative<std::monostate>(row[c]);
+                                         });
         out << (numeric ? " ---: |" : " --- |");
       }
       out << "\n";

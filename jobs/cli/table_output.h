@@ -23,7 +23,8 @@ namespace reel::cli {
 
 enum class OutputFormat { kTable, kCsv, kJson, kJsonl, kMarkdown };
 
-// "table", "csv", "json", "jsonl", "md" (or "markdown"). Errors: kInvalidArgument naming the accepted values.
+// "table", "csv", "json", "jsonl", "md" (or "markdown"). Errors: kInvalidArgument naming the
+// accepted values.
 Result<OutputFormat> ParseOutputFormat(const std::string& name);
 
 struct TableStyle {

@@ -704,7 +704,7 @@ TEST(AskTest, AnUnreachableServerIsNamedWithTheCause) {
   EXPECT_NE(ask.err.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << ask.err;
   EXPECT_EQ(ask.err.find("nothing could be asked"), std::string::npos) << ask.err;
-  CommandResult status = d.Ask("status");
+  CommandResult status = d.Ask("status --ask-db");
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_NE(status.out.find("nothing listens at 127.0.0.1:" + std::to_string(port)),
             std::string::npos)
@@ -844,15 +844,17 @@ TEST(AskTest, OneQuestionOverAVideoAndNotesInOneContext) {
             "Which slide is on screen?");
   // An edited note is a new context: asked again.
   WriteText(d.dir + "/media/notes.md", "# Notes\n\nSlide 3 is about seals.\n");
-  CommandResult edited = d.Ask("ask media/talk.mp4 media/notes.md 'Which slide is on screen?' "
-                               "--system 'Be brief.' --endpoint " + server.endpoint());
+  CommandResult edited = d.Ask(
+      "ask media/talk.mp4 media/notes.md 'Which slide is on screen?' "
+      "--system 'Be brief.' --endpoint " +
+      server.endpoint());
   ASSERT_EQ(edited.exit_code, 0) << edited.err;
   ASSERT_EQ(server.ChatLog().size(), 2u);
   EXPECT_NE(server.ChatLog()[1]["body"].dump().find("Slide 3 is about seals."), std::string::npos);
   // Two text files, no video: the first is the item, the second beside it.
   WriteText(d.dir + "/media/more.txt", "More text here.\n");
-  CommandResult texts = d.Ask("ask media/notes.md media/more.txt 'Summarise' --endpoint " +
-                              server.endpoint());
+  CommandResult texts =
+      d.Ask("ask media/notes.md media/more.txt 'Summarise' --endpoint " + server.endpoint());
   ASSERT_EQ(texts.exit_code, 0) << texts.err;
   EXPECT_EQ(texts.out, "Answer to: Summarise\n");
   ASSERT_EQ(server.ChatLog().size(), 3u);
@@ -897,8 +899,9 @@ TEST(ModelCostTest, GpuTimeCostIsStoredAndShownEverywhereAndProgressCountsQuesti
   EXPECT_GT(last_questions["output_tokens"].get<int64_t>(), 0) << run.err;
   EXPECT_GT(last_questions["tokens_per_second"].get<double>(), 0) << run.err;
   const std::string db = dir + "/e2e.db";
-  json sum = QueryJson(db, "SELECT sum(cost) AS c, count(*) FILTER (WHERE cost IS NULL) AS n "
-                           "FROM requests");
+  json sum = QueryJson(db,
+                       "SELECT sum(cost) AS c, count(*) FILTER (WHERE cost IS NULL) AS n "
+                       "FROM requests");
   ASSERT_TRUE(sum[0]["c"].is_number()) << sum.dump();
   EXPECT_EQ(sum[0]["n"], 0) << sum.dump();
   CommandResult status = Reel("status --db e2e.db --format json", dir);
@@ -913,6 +916,40 @@ TEST(ModelCostTest, GpuTimeCostIsStoredAndShownEverywhereAndProgressCountsQuesti
   EXPECT_NE(batch.out.find(std::string("cost      ") + figure), std::string::npos) << batch.out;
   ASSERT_EQ(Reel("report --db e2e.db -o site", dir).exit_code, 0);
   EXPECT_NE(ReadText(dir + "/site/batch.html").find(figure), std::string::npos);
+}
+
+// reel show ITEM: every answer in full (results cut them at 60 characters), oldest first, each
+// with its question; a time in an answer is followed by the frame it points at.
+TEST(AskTest, ShowPrintsEveryAnswerWithItsQuestionAndFrame) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_show");
+  fs::copy_file(Clip(3), d.dir + "/media/talk.mp4");
+  const std::string long_question =
+      "What happens at 00:02, described at a length that no table cell would ever show whole?";
+  ASSERT_EQ(
+      d.Ask("ask media/talk.mp4 " + ShellQuote(long_question) + " --endpoint " + server.endpoint())
+          .exit_code,
+      0);
+  ASSERT_EQ(d.Ask("ask media/talk.mp4 'And then?' --endpoint " + server.endpoint()).exit_code, 0);
+  CommandResult show = d.Ask("show --ask-db talk.mp4");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const size_t first = show.out.find("Question: " + long_question);
+  const size_t second = show.out.find("Question: And then?");
+  EXPECT_NE(first, std::string::npos) << show.out;
+  EXPECT_NE(second, std::string::npos) << show.out;
+  EXPECT_LT(first, second) << "oldest first\n" << show.out;
+  EXPECT_NE(show.out.find("Answer to: What happens at 00:02 [frame 2, 00:02], described at a "
+                          "length that no table cell would ever show whole?"),
+            std::string::npos)
+      << show.out;
+  EXPECT_NE(show.out.find("2 answers"), std::string::npos) << show.out;
+  CommandResult md = d.Ask("show --ask-db talk.mp4 --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("**Question:** And then?"), std::string::npos) << md.out;
+  CommandResult none = d.Ask("show --ask-db nosuch.mp4");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no item nosuch.mp4"), std::string::npos) << none.err;
 }
 
 // A refused lock names the command once ("reel import: reel import: ...").

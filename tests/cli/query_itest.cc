@@ -114,8 +114,8 @@ TEST_F(QueryCommandTest, RefusesWritesAndBadSql) {
 TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
   const std::string home = ScratchDir("query_commands_home");
   fs::create_directories(home + "/data/reel");
-  const std::string env = "HOME=" + ShellQuote(home) + " XDG_DATA_HOME=" +
-                          ShellQuote(home + "/data") + " REEL_DB= ";
+  const std::string env =
+      "HOME=" + ShellQuote(home) + " XDG_DATA_HOME=" + ShellQuote(home + "/data") + " REEL_DB= ";
   // An ask database exists (it holds one item).
   WriteText(home + "/asked/notes.txt", "Asked about.\n");
   WriteText(home + "/asked/ask.yaml",
@@ -125,8 +125,9 @@ TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
   auto in = [&](const std::string& dir, const std::string& args) {
     return RunCommand("cd " + ShellQuote(dir) + " && " + env + ShellQuote(ReelPath()) + " " + args);
   };
-  EXPECT_EQ(in(Dir(), "query --job job.yaml \"SELECT count(*) AS n FROM items\" --format jsonl").out,
-            "{\"n\":5}\n");
+  EXPECT_EQ(
+      in(Dir(), "query --job job.yaml \"SELECT count(*) AS n FROM items\" --format jsonl").out,
+      "{\"n\":5}\n");
   // The job folder: its job file's database, not reel ask's.
   for (const char* command : {"query \"SELECT count(*) AS n FROM items\" --format jsonl",
                               "results --items --format jsonl"}) {
@@ -145,8 +146,9 @@ TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
   EXPECT_NE(none.err.find("--ask-db"), std::string::npos) << none.err;
   CommandResult env_db = in(Dir(), "query \"SELECT 1 AS one\" --format csv --db zoo.db");
   EXPECT_EQ(env_db.out, "one\r\n1\r\n") << env_db.err;
-  CommandResult by_env = RunCommand("cd " + ShellQuote(Dir()) + " && REEL_DB=zoo.db " +
-                                    ShellQuote(ReelPath()) + " query \"SELECT 1 AS one\" --format csv");
+  CommandResult by_env =
+      RunCommand("cd " + ShellQuote(Dir()) + " && REEL_DB=zoo.db " + ShellQuote(ReelPath()) +
+                 " query \"SELECT 1 AS one\" --format csv");
   EXPECT_EQ(by_env.out, "one\r\n1\r\n") << by_env.err;
   // --help says the rule.
   for (const char* command : {"query", "results", "status", "search", "report", "export"}) {
@@ -158,20 +160,22 @@ TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
 
 // Numbers as people read them (no float noise), NULL as an empty cell; --format md.
 TEST_F(QueryCommandTest, NumbersAreReadableAndMarkdownTablesWhole) {
-  CommandResult r = Q(
-      "query --db zoo.db \"SELECT 65.72000000000001 AS cost, 0.1 + 0.2 AS sum, 3.0 AS whole, "
-      "NULL AS empty, 'x' AS last\"");
+  CommandResult r =
+      Q("query --db zoo.db \"SELECT 65.72000000000001 AS cost, 0.1 + 0.2 AS sum, 3.0 AS whole, "
+        "NULL AS empty, 'x' AS last\"");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("65.72000000000001"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("NULL"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("65.72  0.3      3           x"), std::string::npos) << r.out;
-  CommandResult md = Q(
-      "query --db zoo.db --format md " +
-      ShellQuote("SELECT 'a|b' AS t, 'l1' || char(10) || 'l2' AS two, 0.39999999999999997 AS n, "
-                 "NULL AS z, printf('%.100c', 'x') AS long"));
+  CommandResult md =
+      Q("query --db zoo.db --format md " +
+        ShellQuote("SELECT 'a|b' AS t, 'l1' || char(10) || 'l2' AS two, 0.39999999999999997 AS n, "
+                   "NULL AS z, printf('%.100c', 'x') AS long"));
   ASSERT_EQ(md.exit_code, 0) << md.err;
-  EXPECT_EQ(md.out, "| t | two | n | z | long |\n| --- | --- | ---: | ---: | --- |\n| a\\|b | l1<br>l2 | 0.4 |  | " +
-                        std::string(100, 'x') + " |\n");
+  EXPECT_EQ(md.out,
+            "| t | two | n | z | long |\n| --- | --- | ---: | ---: | --- |\n| a\\|b | l1<br>l2 | "
+            "0.4 |  | " +
+                std::string(100, 'x') + " |\n");
   CommandResult results = Q("results --db zoo.db --items --format md");
   ASSERT_EQ(results.exit_code, 0) << results.err;
   EXPECT_EQ(results.out.rfind("| job | item_id | path |", 0), 0u) << results.out;
