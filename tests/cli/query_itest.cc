@@ -166,7 +166,7 @@ TEST_F(QueryCommandTest, NumbersAreReadableAndMarkdownTablesWhole) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("65.72000000000001"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("NULL"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("65.72  0.3      3           x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("65.72  0.3      3         x"), std::string::npos) << r.out;
   CommandResult md =
       Q("query --db zoo.db --format md " +
         ShellQuote("SELECT 'a|b' AS t, 'l1' || char(10) || 'l2' AS two, 0.39999999999999997 AS n, "
