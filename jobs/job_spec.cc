@@ -136,7 +136,8 @@ const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_t
                                                "transport",    "server_num_frames",
                                                "server_fps",   "server_timestamps",
                                                "documents",    "min_fps",
-                                               "min_pixels",   "prefix_block"};
+                                               "min_pixels",   "prefix_block",
+                                               "attach"};
 
 const EnumNames<llm::Transport>& TransportNames() {
   static const EnumNames<llm::Transport> names{{{"images", llm::Transport::kImages},
@@ -1194,6 +1195,16 @@ class Parser {
       ReadNumber(*fields, "min_fps", path, &c.min_fps, 0, true, 1000);
       ReadInteger(*fields, "min_pixels", path, &c.min_pixels, 784, INT32_MAX);
       ReadInt(*fields, "prefix_block", path, &c.prefix_block, 0, 65536);
+      if (std::optional<YAML::Node> files = ReadList(*fields, "attach", 1024)) {
+        for (const YAML::Node& file : *files) {
+          if (!file.IsScalar() || file.Scalar().empty()) {
+            Error(file.Mark().is_null() ? MarkOf(*fields->Find("attach")) : file.Mark(),
+                  "'context.attach' lists file paths; got " + Describe(file));
+          } else {
+            c.attach.push_back(file.Scalar());
+          }
+        }
+      }
     }
     const int64_t max_output = job_.model.max_output_tokens;
     if (!reserve_set) {

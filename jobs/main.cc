@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   reel::cli::AddQueryCommand(app, exit_code);
   reel::cli::AddStatusCommand(app, exit_code);
   reel::cli::AddResultsCommand(app, exit_code);
+  reel::cli::AddShowCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
   reel::cli::AddTokenizeCommand(app, exit_code);

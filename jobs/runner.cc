@@ -670,7 +670,11 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       report.frame_passes = outcome.model.frame_passes;
       report.frames_decoded = outcome.model.frames_decoded;
       if (fatal.ok()) {
-        Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+        // Priced by GPU time only: the run's cost is shared out over its requests (requests.cost),
+        // so the report, batch.html and sum(requests.cost) show the figure `reel run` prints.
+        const std::optional<double> gpu_cost = report.cost_tokens ? std::nullopt : report.cost_gpu;
+        Status kept =
+            RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson(), gpu_cost); });
         if (kept.code() == ErrorCode::kDiskFull) fatal = kept;
       }
       for (const std::string& line : report.Lines()) progress.Info(line);

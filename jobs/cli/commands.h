@@ -33,6 +33,7 @@ void AddRunCommand(CLI::App& app, int& exit_code);
 void AddQueryCommand(CLI::App& app, int& exit_code);
 void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
+void AddShowCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
 void AddTokenizeCommand(CLI::App& app, int& exit_code);

@@ -86,8 +86,8 @@ void AddQueryCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("SQL", flags->sql, "One SELECT (or other read-only) statement")->required();
   cmd->add_option("--format", flags->format,
                   "table (aligned, long cells cut), csv (RFC 4180), json (array of objects), "
-                  "jsonl (one object per line)")
-      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+                  "jsonl (one object per line), md (a Markdown table, cells whole)")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--max-rows", flags->max_rows, "Print at most this many rows")
       ->default_val(100000)

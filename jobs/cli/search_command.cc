@@ -125,8 +125,9 @@ void AddSearchCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--fts", flags->fts, "WORDS is FTS5 syntax: AND/OR/NOT, \"phrases\", prefix*");
   cmd->add_flag("--answers", flags->answers_only, "Search answers only");
   cmd->add_flag("--segments", flags->segments_only, "Search text segments only");
-  cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
-      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+  cmd->add_option("--format", flags->format,
+                  "table, csv, json, jsonl or md (a Markdown table, cells whole)")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--width", flags->width, "Table format: cut cells to this many characters")
       ->default_val(80);

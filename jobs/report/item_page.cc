@@ -259,6 +259,9 @@ void AnswersSection(std::string& out, const storage::ReportItem& item,
     const storage::ReportAnswer& a = *answer;
     out += "<article class=\"answer\" id=\"answer-" + Html(a.prompt_id) + "\"><h3>" +
            Html(a.prompt_id) + "</h3>";
+    if (a.question && !a.question->empty()) {
+      out += "<p class=\"question\">Asked: " + Html(*a.question) + "</p>";
+    }
     if (chapters && chapters->prompt_id == a.prompt_id) {
       // The chapters are shown on the timeline over the frames; the JSON only on request.
       out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +
