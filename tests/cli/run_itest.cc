@@ -208,10 +208,14 @@ TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
     EXPECT_NE(r.err.find(path), std::string::npos) << "stderr names " << bad;
   }
   EXPECT_NE(r.err.find("4 failed"), std::string::npos) << r.err;
-  // Failed items are not retried unless asked; the exit code stays 1 while they fail.
+  // Failed items are not retried unless asked; a run that skips them did its work (0), is
+  // recorded succeeded and does not name them again (`reel status` lists them).
   CommandResult again = Reel("run job.yaml --log-format json", dir);
-  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(LastJsonLine(again.err)["skipped"], 5);
+  EXPECT_EQ(LastJsonLine(again.err)["status"], "succeeded") << again.err;
+  EXPECT_EQ(again.err.find("zero.mp4"), std::string::npos) << again.err;
+  EXPECT_NE(Reel("status --db bad.db", dir).out.find("zero.mp4"), std::string::npos);
   CommandResult retry = Reel("run job.yaml --retry-failed --log-format json", dir);
   EXPECT_EQ(retry.exit_code, 1);
   EXPECT_EQ(LastJsonLine(retry.err)["failed"], 4);
