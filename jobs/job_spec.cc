@@ -455,8 +455,7 @@ class Parser {
         }
       }
     }
-    Error(mark, std::string("YAML syntax error: the ") +
-                    (quote == '"' ? "double" : "single") +
+    Error(mark, std::string("YAML syntax error: the ") + (quote == '"' ? "double" : "single") +
                     "-quoted text starting here is never closed (it runs to the end of the file); "
                     "add the closing " +
                     quote);
@@ -1381,7 +1380,7 @@ class Parser {
   JobSpec job_;
   std::vector<Diagnostic> errors_;
   std::vector<Diagnostic> warnings_;
-  std::string_view text_;  // the job file's text (decoded), while Run() reads it
+  std::string_view text_;    // the job file's text (decoded), while Run() reads it
   uint64_t text_bytes_ = 0;  // text after expanding aliases and variables, so far
 };
 

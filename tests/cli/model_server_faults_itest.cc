@@ -191,6 +191,28 @@ TEST(ModelServerFaultTest, AnAnswerThatDoesNotMatchItsSchemaIsKeptMarked) {
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses WHERE check_error IS NOT NULL"), 1);
 }
 
+// `reel search`'s frames column links each time the answer names once, however often it names it.
+TEST(ModelServerFaultTest, SearchLinksARepeatedTimeOnce) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeNotesJob("search_times_once", 1, false, "");
+  server.Script(json::array({{{"kind", "content"},
+                              {"content",
+                               "At 00:01 a walrus; at 00:01 the walrus again; at 00:02 "
+                               "the walrus leaves."},
+                              {"times", 1}}})
+                    .dump());
+  ASSERT_EQ(RunWith(server, dir).exit_code, 0);
+  CommandResult search = Reel("search --db faults.db walrus --answers --format json", dir);
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  json hits = json::parse(search.out);
+  ASSERT_EQ(hits.size(), 1u) << search.out;
+  ASSERT_TRUE(hits[0]["frames"].is_string()) << search.out;
+  const std::string frames = hits[0]["frames"];
+  EXPECT_EQ(Occurrences(frames, "00:01 ->"), 1u) << frames;
+  EXPECT_EQ(Occurrences(frames, "00:02 ->"), 1u) << frames;
+}
+
 // Cron's view (`reel run` exit status): a run says what it did. A question that fails gives 3
 // (the items are fine); the next runs, with nothing to do, exit 0, are recorded succeeded, cost
 // nothing and do not repeat the old failure, which `reel status` lists. A server that cannot be
