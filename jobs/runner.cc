@@ -682,8 +682,8 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
           progress.Info("waiting for a model: the server at " + *job.model.endpoint +
                         " could not be reached (" + model_problem + "); run again when it answers");
         } else if (!model->stop_reason().empty()) {
-          progress.Info("waiting for a model: " + model->stop_reason() +
-                        "; run again when it answers");
+          progress.Info("waiting for a model: the server at " + *job.model.endpoint +
+                        " stopped the model stage (above); run again when it answers");
         } else if (!model->sending()) {
           progress.Info(
               "waiting for a model: write them as an OpenAI Batch file with `reel export "

@@ -35,8 +35,8 @@ std::string JobNameFor(const fs::path& dir) {
   if (name.empty()) name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
   std::string out;
   for (char c : name) {
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                      c == '.';
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     out += keep ? c : '-';
   }
   if (out.empty() || out.front() == '.') out = "media" + out;

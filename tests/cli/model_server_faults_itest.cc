@@ -228,13 +228,13 @@ TEST(ModelServerFaultTest, TheExitStatusSaysWhatThisRunDid) {
                               {"match", "List the facts"},
                               {"times", 10}}})
                     .dump());
-  CommandResult first = RunWith(server, dir);
+  CommandResult first = RunWith(server, dir, "-v");
   EXPECT_EQ(first.exit_code, 3) << first.err;
   EXPECT_NE(first.err.find("1 questions failed"), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("prompt 'facts'"), std::string::npos) << first.err;
 
   // Nothing to do: 0, succeeded, no cost line, no word of the old failure.
-  CommandResult nightly = RunWith(server, dir);
+  CommandResult nightly = RunWith(server, dir, "-v");
   EXPECT_EQ(nightly.exit_code, 0) << nightly.err;
   EXPECT_EQ(nightly.err.find("prompt 'facts'"), std::string::npos) << nightly.err;
   EXPECT_EQ(nightly.err.find("failed (`reel status`"), std::string::npos) << nightly.err;
