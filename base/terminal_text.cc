@@ -7,7 +7,7 @@
 namespace reel {
 namespace {
 
-constexpr char kHex[] = "0123456789ABCDEF";
+constexpr char kEscapeHex[] = "0123456789ABCDEF";
 
 // The length of the sequence at `pos` to escape (0: keep it), given its well-formed length
 // (0 for an ill-formed byte).
@@ -41,8 +41,8 @@ std::string EscapeControlCharacters(std::string_view text) {
     for (size_t i = 0; i < escaped; ++i) {
       const unsigned char c = static_cast<unsigned char>(text[pos + i]);
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      out += kEscapeHex[c >> 4];
+      out += kEscapeHex[c & 15];
     }
     pos += escaped;
   }

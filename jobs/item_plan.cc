@@ -106,7 +106,7 @@ storage::ItemKind ToItemKind(InputKind kind) {
 }
 
 Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile& input,
-                          const std::string& settings_hash, const PlanOptions& options,
+                          const std::string& settings_hash, const ItemPlanOptions& options,
                           const std::atomic<bool>* cancel) {
   ItemPlan plan;
   plan.input = input;

@@ -65,7 +65,7 @@ struct ItemPlan {
   std::optional<storage::ItemRecord> stored;  // the item as stored, if any
 };
 
-struct PlanOptions {
+struct ItemPlanOptions {
   bool retry_failed = false;
 };
 
@@ -74,7 +74,7 @@ struct PlanOptions {
 // yet (every item is then new). Errors: from StatFile / HashFile (the file vanished or is
 // unreadable), and storage errors.
 Result<ItemPlan> PlanItem(storage::Store* store, int64_t job_id, const InputFile& input,
-                          const std::string& settings_hash, const PlanOptions& options,
+                          const std::string& settings_hash, const ItemPlanOptions& options,
                           const std::atomic<bool>* cancel = nullptr);
 
 // The storage kind of an input kind (kAuto is treated as video).

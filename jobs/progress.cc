@@ -25,7 +25,7 @@ std::string NowIso() {
   return out;
 }
 
-std::string Clock(double seconds) {
+std::string ClockText(double seconds) {
   if (seconds < 0 || seconds > 360000) return "?";
   int s = static_cast<int>(seconds + 0.5);
   char buffer[32];
@@ -79,7 +79,7 @@ void ProgressReporter::DrawLocked() {
   double elapsed = std::chrono::duration<double>(now - started_).count();
   double rate = elapsed > 0 ? processed_ / elapsed : 0;
   int64_t remaining = total_ - finished_;
-  std::string eta = rate > 0 ? Clock(remaining / rate) : "?";
+  std::string eta = rate > 0 ? ClockText(remaining / rate) : "?";
   int percent = total_ > 0 ? static_cast<int>(100 * finished_ / total_) : 100;
   char line[512];
   std::snprintf(line, sizeof(line), "\r\033[K[%lld/%lld] %3d%%  %.2f items/s  ETA %s  %s",

@@ -12,7 +12,7 @@
 namespace reel::jobs {
 namespace {
 
-std::string NowIso() {
+std::string LockTime() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
@@ -53,7 +53,7 @@ std::optional<LockOwner> ReadOwnerFromFd(int fd) {
 
 // Records this process as the holder. Errors are ignored: the record is for messages only.
 void WriteOwner(int fd) {
-  std::string record = std::to_string(getpid()) + " " + HostName() + " " + NowIso() + "\n";
+  std::string record = std::to_string(getpid()) + " " + HostName() + " " + LockTime() + "\n";
   if (ftruncate(fd, 0) != 0) return;
   ssize_t written = pwrite(fd, record.data(), record.size(), 0);
   (void)written;

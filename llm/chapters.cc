@@ -14,9 +14,9 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxChapters = 10000;
-constexpr int kMaxDepth = 64;  // nlohmann's parser recurses: deeper input is refused first
+constexpr int kMaxAnswerDepth = 64;  // nlohmann's parser recurses: deeper input is refused first
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimBlank(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -29,7 +29,7 @@ std::string_view AnswerJson(std::string_view answer) {
   if (size_t at = answer.rfind(kThinkEnd); at != std::string_view::npos) {
     answer.remove_prefix(at + kThinkEnd.size());
   }
-  answer = Trim(answer);
+  answer = TrimBlank(answer);
   if (answer.starts_with("```")) {
     size_t line_end = answer.find('\n');
     if (line_end == std::string_view::npos) return answer;
@@ -37,13 +37,13 @@ std::string_view AnswerJson(std::string_view answer) {
     if (size_t close = answer.rfind("```"); close != std::string_view::npos) {
       answer = answer.substr(0, close);
     }
-    answer = Trim(answer);
+    answer = TrimBlank(answer);
   }
   return answer;
 }
 
 // The deepest nesting of arrays and objects, outside strings.
-int NestingDepth(std::string_view text) {
+int AnswerNestingDepth(std::string_view text) {
   int depth = 0;
   int max = 0;
   bool in_string = false;
@@ -66,7 +66,7 @@ int NestingDepth(std::string_view text) {
   return max;
 }
 
-const char* TypeName(const json& j) {
+const char* JsonTypeName(const json& j) {
   if (j.is_object()) return "object";
   if (j.is_array()) return "array";
   if (j.is_string()) return "string";
@@ -117,11 +117,11 @@ Result<std::string> TextField(const json& chapter, const char* key, size_t index
     return InvalidArgument(Nth(index) + " has no \"" + key + "\"");
   }
   if (!it->is_string()) {
-    return InvalidArgument(Nth(index) + ": \"" + key + "\" is a " + TypeName(*it) +
+    return InvalidArgument(Nth(index) + ": \"" + key + "\" is a " + JsonTypeName(*it) +
                            ", not a string");
   }
   std::string text = it->get<std::string>();
-  if (non_empty && Trim(text).empty()) {
+  if (non_empty && TrimBlank(text).empty()) {
     return InvalidArgument(Nth(index) + " has an empty \"" + key + "\"");
   }
   return text;
@@ -202,8 +202,8 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
   }
   std::string_view text = AnswerJson(answer);
   if (text.empty()) return InvalidArgument("the answer is empty");
-  if (NestingDepth(text) > kMaxDepth) {
-    return InvalidArgument("the answer nests JSON deeper than " + std::to_string(kMaxDepth));
+  if (AnswerNestingDepth(text) > kMaxAnswerDepth) {
+    return InvalidArgument("the answer nests JSON deeper than " + std::to_string(kMaxAnswerDepth));
   }
   json root;
   try {
@@ -225,7 +225,7 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
   }
   if (!list->is_array()) {
     return InvalidArgument(std::string("expected {\"chapters\": [...]}, got a JSON ") +
-                           TypeName(*list));
+                           JsonTypeName(*list));
   }
   if (list->empty()) return InvalidArgument("the answer has no chapters");
   if (list->size() > kMaxChapters) {
@@ -241,7 +241,7 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
   for (size_t i = 0; i < list->size(); ++i) {
     const json& item = (*list)[i];
     if (!item.is_object()) {
-      return InvalidArgument(Nth(i) + " is a " + TypeName(item) + ", not an object");
+      return InvalidArgument(Nth(i) + " is a " + JsonTypeName(item) + ", not an object");
     }
     Chapter c;
     REEL_ASSIGN_OR_RETURN(c.start_seconds, TimeField(item, "start", i));

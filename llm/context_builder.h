@@ -58,7 +58,7 @@ struct ContextFrame {
   double time_s = 0;         // seconds from the start of the media
   int width = 0;             // at the model size
   int height = 0;
-  std::optional<uint64_t> phash;  // 64-bit dHash of the frame, for near-duplicate dropping
+  std::optional<uint64_t> phash{};  // 64-bit dHash of the frame, for near-duplicate dropping
   bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
 };
 

@@ -290,6 +290,7 @@ Result<SampleReport> SampleVideo(const std::string& path, const SampleOptions& o
           });
       if (outcome.ok()) {
         sequential = *outcome == internal::ParallelOutcome::kFellShort;
+        if (!sequential) report.parallel_decoders = workers;
       } else {
         planned = outcome.status();
       }

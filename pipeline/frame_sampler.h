@@ -53,6 +53,9 @@ struct SampleReport {
   int scene_frames_scored = 0;  // scene: frames scored by the detector
   int returned = 0;             // frames delivered to the callback
   int packets_decoded = 0;      // packets sent to the decoder
+  // Single-threaded decoders the planned pass ran at once on independent runs of chosen frames
+  // (LimitOptions::decoder_threads); 1 when one decoder read the stream in order.
+  int parallel_decoders = 1;
   // Packets the decoder rejected, and pictures it flagged damaged, except where decoding again
   // from an earlier start point delivered every frame that damage had spoiled.
   int decode_errors = 0;

@@ -72,10 +72,10 @@ inline bool IsFinalTask(const TaskRecord& t) {
 
 // What one send is, recorded before it goes out.
 struct SendRecord {
-  std::optional<int64_t> run_id;
-  std::optional<std::string> model;
+  std::optional<int64_t> run_id{};
+  std::optional<std::string> model{};
   std::string via = "online";  // "online" or "batch"
-  std::optional<int64_t> local_prompt_tokens;
+  std::optional<int64_t> local_prompt_tokens{};
 };
 
 // A retry reason (SendOutcome::retry_reasons, requests.retry_reasons) that starts with this is no

@@ -50,7 +50,7 @@ PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, stora
     out.failed = true;
     out.values.push_back(Text("fail"));
     out.values.push_back(Text(reason));
-    out.values.push_back(storage::Value());
+    out.values.emplace_back();  // NULL (emplaced: GCC 12 warns of a moved empty variant)
     return out;
   };
   if (database_expected && store == nullptr) return fail("the database could not be opened");

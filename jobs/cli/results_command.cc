@@ -20,7 +20,7 @@ struct ResultsFlags {
 };
 
 // A SQL string literal (Query takes no parameters).
-std::string Literal(const std::string& text) {
+std::string SqlQuote(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
     if (c == '\'') out += '\'';
@@ -41,7 +41,7 @@ int RunResults(const ResultsFlags& flags) {
     return kExitUsage;
   }
   std::vector<std::string> where;
-  if (db->job_name) where.push_back("job = " + Literal(*db->job_name));
+  if (db->job_name) where.push_back("job = " + SqlQuote(*db->job_name));
   bool answers = false;
   if (!flags.items) {
     if (flags.prompt) {
@@ -56,12 +56,12 @@ int RunResults(const ResultsFlags& flags) {
   }
   std::string sql;
   if (answers) {
-    if (flags.prompt) where.push_back("prompt_id = " + Literal(*flags.prompt));
+    if (flags.prompt) where.push_back("prompt_id = " + SqlQuote(*flags.prompt));
     sql =
         "SELECT job, item_id, path, prompt_id, model, finish_reason, completion_tokens, "
         "created_at, content FROM latest_answers";
   } else {
-    if (flags.status) where.push_back("status = " + Literal(*flags.status));
+    if (flags.status) where.push_back("status = " + SqlQuote(*flags.status));
     sql =
         "SELECT job, item_id, path, kind, status, frames, round(duration_seconds, 3) AS "
         "duration_seconds, segments, answers, attempts, error FROM item_summary";

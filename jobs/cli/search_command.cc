@@ -23,7 +23,7 @@ struct SearchFlags {
   size_t width = 80;
 };
 
-std::string Clock(double seconds) {
+std::string MatchTime(double seconds) {
   int ms = static_cast<int>(seconds * 1000 + 0.5);
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%d:%02d:%02d.%03d", ms / 3600000, ms / 60000 % 60,
@@ -40,7 +40,7 @@ storage::Value FramesMeant(const storage::SearchHit& hit) {
   for (const storage::AnswerTimeRecord& t : hit.times) {
     std::string link = t.text + " -> ";
     if (t.frame_index && t.frame_seconds) {
-      link += "frame " + std::to_string(*t.frame_index) + " (" + Clock(*t.frame_seconds) + ")";
+      link += "frame " + std::to_string(*t.frame_index) + " (" + MatchTime(*t.frame_seconds) + ")";
     } else {
       link += "outside the item";
     }
@@ -90,7 +90,8 @@ int RunSearch(const SearchFlags& flags) {
     } else if (hit.origin == "document") {
       where = "chunk " + std::to_string(static_cast<int64_t>(hit.start_seconds.value_or(0)));
     } else if (hit.start_seconds) {
-      where = Clock(*hit.start_seconds) + "-" + Clock(hit.end_seconds.value_or(*hit.start_seconds));
+      where = MatchTime(*hit.start_seconds) + "-" +
+              MatchTime(hit.end_seconds.value_or(*hit.start_seconds));
     }
     auto optional = [](const std::optional<double>& v) {
       return v ? storage::Value(*v) : storage::Value();

@@ -39,7 +39,7 @@ struct SimilarFlags {
   size_t width = 80;
 };
 
-std::string Clock(double seconds) {
+std::string ClockText(double seconds) {
   int ms = static_cast<int>(seconds * 1000 + 0.5);
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%d:%02d:%02d.%03d", ms / 3600000, ms / 60000 % 60,
@@ -53,7 +53,7 @@ bool IsFrameId(const std::string& s) {
   });
 }
 
-bool IsImagePath(const std::string& path) {
+bool IsImageFile(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
@@ -78,7 +78,7 @@ Result<std::vector<float>> EncodeQuery(const SimilarFlags& flags, const std::str
   if (!parsed) return InvalidArgument("features of model '" + model + "' were not made by reel");
   pipeline::Image frame;
   pipeline::ResizeOptions resize;
-  if (IsImagePath(flags.query)) {
+  if (IsImageFile(flags.query)) {
     if (flags.at) return InvalidArgument("--at is for videos; " + flags.query + " is an image");
     REEL_ASSIGN_OR_RETURN(frame, pipeline::ReadImageFile(flags.query));
     resize.smart.max_pixels = pipeline::kImageMaxPixels;
@@ -234,7 +234,8 @@ int RunSimilar(const SimilarFlags& flags) {
     std::snprintf(score, sizeof score, "%.4f", h.score);
     table.rows.push_back(
         {int64_t{++rank}, std::stod(score), h.row.frame_id, Text(h.row.job), h.row.item_id,
-         Text(h.row.path), Text(Clock(h.row.time_seconds)), h.row.time_seconds, h.row.sample_index,
+         Text(h.row.path), Text(ClockText(h.row.time_seconds)), h.row.time_seconds,
+         h.row.sample_index,
          h.row.duplicate_of ? storage::Value(*h.row.duplicate_of) : storage::Value()});
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = flags.width});

@@ -46,7 +46,7 @@ struct TranscribeFlags {
   bool verbose = false;
 };
 
-std::optional<std::string> Env(const char* name) {
+std::optional<std::string> SpeechEnv(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
   return std::string(v);
@@ -110,7 +110,7 @@ int Transcribe(const TranscribeFlags& flags) {
   }
 
   llm::TranscriberOptions options;
-  options.endpoint = flags.endpoint ? *flags.endpoint : Env("REEL_SPEECH_URL").value_or("");
+  options.endpoint = flags.endpoint ? *flags.endpoint : SpeechEnv("REEL_SPEECH_URL").value_or("");
   options.backend = flags.backend != "auto"    ? flags.backend
                     : options.endpoint.empty() ? "pocketsphinx"
                                                : "openai";
@@ -118,12 +118,12 @@ int Transcribe(const TranscribeFlags& flags) {
     options.endpoint.clear();
     options.model = flags.model.value_or("");  // a model folder; $REEL_SPEECH_MODEL is a server's
   } else {
-    options.model = flags.model ? *flags.model : Env("REEL_SPEECH_MODEL").value_or("");
+    options.model = flags.model ? *flags.model : SpeechEnv("REEL_SPEECH_MODEL").value_or("");
   }
   options.language = flags.language;
   const std::string key_env = flags.api_key_env
                                   ? *flags.api_key_env
-                                  : (Env("REEL_SPEECH_API_KEY") ? "REEL_SPEECH_API_KEY" : "");
+                                  : (SpeechEnv("REEL_SPEECH_API_KEY") ? "REEL_SPEECH_API_KEY" : "");
   Result<llm::ApiKey> key = llm::ApiKey::FromEnvironment(key_env);
   if (!key.ok()) {
     std::fprintf(stderr, "reel transcribe: %s\n", key.status().message().c_str());

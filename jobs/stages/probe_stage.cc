@@ -7,7 +7,7 @@
 namespace reel::jobs {
 namespace {
 
-std::string Dump(const nlohmann::json& j) { return DumpJson(j); }
+std::string FactText(const nlohmann::json& j) { return DumpJson(j); }
 
 class ProbeStage final : public ItemStage {
  public:
@@ -29,10 +29,10 @@ class ProbeStage final : public ItemStage {
       streams.push_back(std::move(j));
     }
     // The frames stage replaces duration_seconds with the video's frame timeline when it has one.
-    work.media_facts.emplace_back("duration_seconds", Dump(info.duration_s));
-    work.media_facts.emplace_back("container_duration_seconds", Dump(info.duration_s));
-    work.media_facts.emplace_back("format", Dump(info.format));
-    work.media_facts.emplace_back("streams", Dump(streams));
+    work.media_facts.emplace_back("duration_seconds", FactText(info.duration_s));
+    work.media_facts.emplace_back("container_duration_seconds", FactText(info.duration_s));
+    work.media_facts.emplace_back("format", FactText(info.format));
+    work.media_facts.emplace_back("streams", FactText(streams));
     if (info.best_video) {
       const pipeline::StreamInfo& v = info.streams[*info.best_video];
       nlohmann::json video = {{"index", v.index},
@@ -45,7 +45,7 @@ class ProbeStage final : public ItemStage {
                               {"sample_aspect_ratio", std::to_string(v.sample_aspect.num) + ":" +
                                                           std::to_string(v.sample_aspect.den)},
                               {"pixel_format", v.pixel_format}};
-      work.media_facts.emplace_back("video", Dump(video));
+      work.media_facts.emplace_back("video", FactText(video));
     }
     work.media = std::move(info);
     return Status::Ok();

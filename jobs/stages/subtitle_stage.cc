@@ -10,7 +10,7 @@
 namespace reel::jobs {
 namespace {
 
-std::string Lower(std::string s) {
+std::string LowerAscii(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -123,7 +123,7 @@ std::vector<std::string> FindSidecarSubtitles(const std::string& video_path) {
     std::error_code type_error;
     if (!entry.is_regular_file(type_error)) continue;
     const std::string name = entry.path().filename().string();
-    const std::string ext = Lower(entry.path().extension().string());
+    const std::string ext = LowerAscii(entry.path().extension().string());
     if (ext != ".srt" && ext != ".vtt") continue;
     const std::string base = name.substr(0, name.size() - ext.size());
     if (base == stem || base.starts_with(stem + ".")) {

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Lower(std::string_view s) {
+std::string AsciiLower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -25,7 +25,7 @@ std::string CutUtf8(std::string_view text, size_t max) {
   return std::string(text.substr(0, end)) + "...";
 }
 
-std::string ScalarText(const json& v) {
+std::string ErrorScalarText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   if (v.is_number_float()) return std::to_string(v.get<double>());
@@ -141,8 +141,8 @@ ServerError ParseServerError(int http_status, std::string_view body, size_t max_
     if (auto m = err->find("message"); m != err->end()) {
       out.message = m->is_string() ? m->get<std::string>() : std::string(body);
     }
-    if (auto t = err->find("type"); t != err->end()) out.type = ScalarText(*t);
-    if (auto c = err->find("code"); c != err->end()) out.code = ScalarText(*c);
+    if (auto t = err->find("type"); t != err->end()) out.type = ErrorScalarText(*t);
+    if (auto c = err->find("code"); c != err->end()) out.code = ErrorScalarText(*c);
   }
   if (out.message.empty()) {
     std::string_view text = body;
@@ -159,7 +159,7 @@ ServerError ParseServerError(int http_status, std::string_view body, size_t max_
 
 std::optional<TooLongPrompt> RecognizeTooLongPrompt(int http_status, const ServerError& error) {
   if (http_status >= 200 && http_status < 300) return std::nullopt;
-  const std::string lower = Lower(error.message) + " " + Lower(error.code);
+  const std::string lower = AsciiLower(error.message) + " " + AsciiLower(error.code);
   for (const Wording& w : Wordings()) {
     bool all = true;
     for (std::string_view t : w.triggers) all = all && lower.find(t) != std::string::npos;

@@ -104,9 +104,9 @@ struct CharInfo {
 // Everything here runs once or more per character of the text: kept inline, with ASCII first.
 #define REEL_HOT inline __attribute__((always_inline))
 
-class Scanner {
+class PatternScanner {
  public:
-  explicit Scanner(std::string_view t) : t_(t), classes_(Classes()) {}
+  explicit PatternScanner(std::string_view t) : t_(t), classes_(Classes()) {}
 
   size_t size() const { return t_.size(); }
   std::string_view text() const { return t_; }
@@ -193,7 +193,7 @@ class Scanner {
 };
 
 // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-REEL_HOT size_t MatchGpt2(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchGpt2(const PatternScanner& s, size_t pos) {
   size_t c = s.Contraction(pos, false);
   if (c != pos) return c;
   if (s.IsByte(pos, ' ') && pos + 1 < s.size()) {
@@ -213,7 +213,7 @@ REEL_HOT size_t MatchGpt2(const Scanner& s, size_t pos) {
 // \s*[\r\n]+|\s+(?!\S)|\s+        (D = 3: cl100k, Llama 3; D = 1, written \p{N}: Qwen 2/3)
 // (Each character's classes are looked up once where the alternatives share it.)
 template <int kDigits>
-REEL_HOT size_t MatchCl100k(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchCl100k(const PatternScanner& s, size_t pos) {
   size_t c = s.Contraction(pos, true);
   if (c != pos) return c;
   const CharInfo c0 = s.At(pos);
@@ -240,7 +240,8 @@ REEL_HOT size_t MatchCl100k(const Scanner& s, size_t pos) {
 // X? U* W+ C? at p, whose character is `first` (X handled by the caller): the end, or 0 if it
 // does not match.   U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C =
 // contractions.
-REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
+REEL_HOT size_t O200kLowerWord(const PatternScanner& s, size_t p, CharInfo first,
+                               bool contractions) {
   size_t u_end = p;
   size_t last_w = SIZE_MAX;
   CharInfo c = first;
@@ -265,7 +266,8 @@ REEL_HOT size_t O200kLowerWord(const Scanner& s, size_t p, CharInfo first, bool 
 }
 
 // X? U+ W* C? at p, whose character is `first` (in U): the end.
-REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, CharInfo first, bool contractions) {
+REEL_HOT size_t O200kUpperWord(const PatternScanner& s, size_t p, CharInfo first,
+                               bool contractions) {
   size_t e = s.RunEnd(s.RunEnd(p + first.len, kU), kW);
   return contractions ? s.Contraction(e, true) : e;
 }
@@ -278,7 +280,7 @@ REEL_HOT size_t O200kUpperWord(const Scanner& s, size_t p, CharInfo first, bool 
 // The alternatives in the regex's order: the first with X, then without, then the second
 // with X, then without (a word alternative can only match from a character in U or W).
 template <bool kContractions, int kDigits>
-REEL_HOT size_t MatchO200k(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchO200k(const PatternScanner& s, size_t pos) {
   const CharInfo c0 = s.At(pos);
   const size_t p1 = pos + c0.len;
   const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
@@ -307,7 +309,7 @@ REEL_HOT size_t MatchO200k(const Scanner& s, size_t pos) {
 }
 
 // \p{N}{1,3}   (DeepSeek V3, the first of its three Split pre-tokenizers)
-REEL_HOT size_t MatchDigits3(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchDigits3(const PatternScanner& s, size_t pos) {
   const CharInfo c0 = s.At(pos);
   if (!(c0.flags & kN)) return pos;
   size_t e = pos + c0.len;
@@ -321,7 +323,7 @@ REEL_HOT size_t MatchDigits3(const Scanner& s, size_t pos) {
 
 // [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+   (DeepSeek V3, the second): CJK ideographs,
 // hiragana and katakana. All are three bytes long in UTF-8; ASCII never matches.
-REEL_HOT size_t MatchDeepSeekCjk(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchDeepSeekCjk(const PatternScanner& s, size_t pos) {
   std::string_view t = s.text();
   size_t e = pos;
   while (e < t.size() && static_cast<unsigned char>(t[e]) >= 0x80) {
@@ -335,7 +337,7 @@ REEL_HOT size_t MatchDeepSeekCjk(const Scanner& s, size_t pos) {
 
 // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
 // ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+   (DeepSeek V3, the third)
-REEL_HOT size_t MatchDeepSeek(const Scanner& s, size_t pos) {
+REEL_HOT size_t MatchDeepSeek(const PatternScanner& s, size_t pos) {
   const CharInfo c0 = s.At(pos);
   const size_t p1 = pos + c0.len;
   const CharInfo c1 = p1 < s.size() ? s.At(p1) : CharInfo{0, 0};
@@ -352,7 +354,7 @@ REEL_HOT size_t MatchDeepSeek(const Scanner& s, size_t pos) {
   return pos;
 }
 
-using MatchFn = size_t (*)(const Scanner&, size_t);
+using MatchFn = size_t (*)(const PatternScanner&, size_t);
 
 // A matcher for one pattern (a template argument, so that it is inlined into the loop).
 template <MatchFn kMatch>
@@ -361,7 +363,7 @@ class FastPattern : public SplitPattern {
   explicit FastPattern(const char* name) : name_(name) {}
 
   void FindMatches(std::string_view text, std::vector<PatternMatch>& out) const override {
-    Scanner s(text);
+    PatternScanner s(text);
     size_t pos = 0, gap = 0;
     while (pos < text.size()) {
       size_t e = kMatch(s, pos);

@@ -8,7 +8,7 @@ namespace {
 
 // Field names and file names go into a quoted header parameter: quotes, backslashes and line
 // breaks are percent-encoded (as browsers do), so a name cannot end the header.
-std::string Quoted(std::string_view text) {
+std::string FormQuoted(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '"' || c == '\\' || c == '\r' || c == '\n') {
@@ -52,8 +52,8 @@ MultipartForm::Encoded MultipartForm::Encode(unsigned long long seed) const {
   out.body.reserve(size);
   for (const Part& p : parts_) {
     out.body += "--" + boundary + "\r\n";
-    out.body += "Content-Disposition: form-data; name=\"" + Quoted(p.name) + "\"";
-    if (!p.filename.empty()) out.body += "; filename=\"" + Quoted(p.filename) + "\"";
+    out.body += "Content-Disposition: form-data; name=\"" + FormQuoted(p.name) + "\"";
+    if (!p.filename.empty()) out.body += "; filename=\"" + FormQuoted(p.filename) + "\"";
     out.body += "\r\n";
     if (!p.content_type.empty()) out.body += "Content-Type: " + p.content_type + "\r\n";
     out.body += "\r\n";

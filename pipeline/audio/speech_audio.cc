@@ -7,7 +7,7 @@
 namespace reel::pipeline {
 namespace {
 
-std::string Seconds(double s) {
+std::string AudioSeconds(double s) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f s", s);
   return text;
@@ -64,10 +64,10 @@ Result<SpeechAudio> ReadSpeechChunks(const std::string& path, const SpeechAudioO
     result.notes.push_back(stream + " has no samples" +
                            (options.read.end_s || options.read.start_s > 0 ? " in the range" : ""));
   } else if (result.chunks == 0) {
-    result.notes.push_back("no speech found in " + Seconds(result.audio_s) + " of " + stream);
+    result.notes.push_back("no speech found in " + AudioSeconds(result.audio_s) + " of " + stream);
   }
   if (result.stats.silence_filled_s >= 0.5) {
-    result.notes.push_back(stream + ": " + Seconds(result.stats.silence_filled_s) +
+    result.notes.push_back(stream + ": " + AudioSeconds(result.stats.silence_filled_s) +
                            " of gaps in its timestamps filled with silence");
   }
   if (result.stats.decode_errors > 0) {

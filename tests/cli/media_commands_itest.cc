@@ -17,7 +17,9 @@ using reel::testing::GeneratedMedia;
 using reel::testing::RunCommand;
 using reel::testing::ShellQuote;
 
-std::string Reel(const std::string& args) { return std::string(REEL_BINARY) + " " + args; }
+std::string ReelCommandLine(const std::string& args) {
+  return std::string(REEL_BINARY) + " " + args;
+}
 
 std::string Clip() {
   return GeneratedMedia("cli_clip.mp4",
@@ -25,7 +27,7 @@ std::string Clip() {
 }
 
 TEST(ProbeCommandTest, JsonHasTheDocumentedFields) {
-  auto r = RunCommand(Reel("probe --json " + ShellQuote(Clip())));
+  auto r = RunCommand(ReelCommandLine("probe --json " + ShellQuote(Clip())));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"path", "format", "duration_s", "start_s", "streams"}) {
@@ -51,7 +53,7 @@ std::string DvdClip() {
 }
 
 TEST(ProbeCommandTest, AnamorphicVideoShowsStoredAndShownShapes) {
-  auto r = RunCommand(Reel("probe --json " + ShellQuote(DvdClip())));
+  auto r = RunCommand(ReelCommandLine("probe --json " + ShellQuote(DvdClip())));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto v = nlohmann::json::parse(r.out)["streams"][0];
   EXPECT_EQ(v["width"], 720);
@@ -59,9 +61,9 @@ TEST(ProbeCommandTest, AnamorphicVideoShowsStoredAndShownShapes) {
   EXPECT_EQ(v["sample_aspect_ratio"], "32:27");
   EXPECT_EQ(v["display_width"], 853);
   EXPECT_EQ(v["display_height"], 480);
-  r = RunCommand(Reel("probe " + ShellQuote(DvdClip())));
+  r = RunCommand(ReelCommandLine("probe " + ShellQuote(DvdClip())));
   EXPECT_NE(r.out.find("720x480 (SAR 32:27, shown 853x480)"), std::string::npos) << r.out;
-  r = RunCommand(Reel("probe " + ShellQuote(Clip())));
+  r = RunCommand(ReelCommandLine("probe " + ShellQuote(Clip())));
   EXPECT_NE(r.out.find(" 640x360 30.000 fps"), std::string::npos) << "square pixels: one size\n"
                                                                   << r.out;
 }
@@ -75,8 +77,8 @@ TEST(FramesCommandTest, AnamorphicFramesAtTheShownShapeUnlessStorageShape) {
   for (const Case& c :
        {Case{"", "display", 853, 840}, Case{"--storage-shape", "storage", 720, 728}}) {
     std::string dir = base + "/" + c.shape;
-    auto r = RunCommand(Reel("frames " + ShellQuote(DvdClip()) + " --count 1 " + c.flags + " -o " +
-                             ShellQuote(dir)));
+    auto r = RunCommand(ReelCommandLine("frames " + ShellQuote(DvdClip()) + " --count 1 " +
+                                        c.flags + " -o " + ShellQuote(dir)));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::ifstream in(dir + "/report.json");
     auto report = nlohmann::json::parse(in);
@@ -97,8 +99,8 @@ TEST(FramesCommandTest, AnamorphicFramesAtTheShownShapeUnlessStorageShape) {
 TEST(ProbeCommandTest, OneLinePerBadFileAndTheRestGoOn) {
   std::string dir = reel::testing::ScratchDir("ProbeCommand");
   std::ofstream(dir + "/notes.mp4") << "not a video";
-  auto r = RunCommand(Reel("probe --json " + ShellQuote(dir + "/notes.mp4") + " " +
-                           ShellQuote(Clip()) + " " + ShellQuote(dir + "/missing.mkv")));
+  auto r = RunCommand(ReelCommandLine("probe --json " + ShellQuote(dir + "/notes.mp4") + " " +
+                                      ShellQuote(Clip()) + " " + ShellQuote(dir + "/missing.mkv")));
   EXPECT_EQ(r.exit_code, 1);
   std::istringstream out(r.out);
   std::string line;
@@ -115,7 +117,8 @@ TEST(ProbeCommandTest, OneLinePerBadFileAndTheRestGoOn) {
 
 TEST(FramesCommandTest, WritesFramesAndFramesJson) {
   std::string dir = reel::testing::ScratchDir("FramesCommand") + "/out";
-  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
+  auto r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(dir + "/frames.json");
   auto frames = nlohmann::json::parse(in);
@@ -146,7 +149,8 @@ TEST(FramesCommandTest, PolicyOptionsAndFormats) {
         Case{"--fps 30 --max-frames 4", 4}, Case{"--count 2 --format png --long-side 336", 2},
         Case{"--count 2 --max-pixels 50176", 2}}) {
     std::string dir = base + "/" + std::to_string(std::hash<std::string>()(c.args));
-    auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir));
+    auto r =
+        RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir));
     ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
     std::ifstream in(dir + "/frames.json");
     auto frames = nlohmann::json::parse(in);
@@ -164,15 +168,16 @@ TEST(FramesCommandTest, PolicyOptionsAndFormats) {
 
 TEST(FramesCommandTest, ErrorsAndExitCodes) {
   std::string dir = reel::testing::ScratchDir("FramesErrors");
-  auto r = RunCommand(Reel("frames " + dir + "/missing.mp4 -o " + dir + "/out"));
+  auto r = RunCommand(ReelCommandLine("frames " + dir + "/missing.mp4 -o " + dir + "/out"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "reel frames: " + dir + "/missing.mp4: no such file\n");
 
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --fps 1 --count 3 -o " + dir + "/o2"));
+  r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --fps 1 --count 3 -o " + dir + "/o2"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("choose one of"), std::string::npos);
 
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --fps -1 -o " + dir + "/o3"));
+  r = RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) + " --fps -1 -o " + dir + "/o3"));
   EXPECT_EQ(r.exit_code, 2);
 
   // A truncated file: a partial result, clearly marked, exit 3.
@@ -182,7 +187,7 @@ TEST(FramesCommandTest, ErrorsAndExitCodes) {
                    std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(dir + "/half.mp4", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  r = RunCommand(Reel("frames " + dir + "/half.mp4 --count 4 -o " + dir + "/o4"));
+  r = RunCommand(ReelCommandLine("frames " + dir + "/half.mp4 --count 4 -o " + dir + "/o4"));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("partial result"), std::string::npos);
   std::ifstream report(dir + "/o4/report.json");
@@ -197,7 +202,8 @@ std::string ReadFile(const std::string& path) {
 TEST(FramesCommandTest, OutOfRangeRequestsSayWhatAndFailWhenNothingIsLeft) {
   std::string dir = reel::testing::ScratchDir("FramesOutOfRange");
   // Clip() is 4 s long: 99 s is past its end; the frame at 3 s is still taken.
-  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --timestamps 3,99 -o " + dir + "/a"));
+  auto r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --timestamps 3,99 -o " + dir + "/a"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("timestamp 99 s is past the end of the video (4 s long)"), std::string::npos)
       << r.err;
@@ -207,17 +213,18 @@ TEST(FramesCommandTest, OutOfRangeRequestsSayWhatAndFailWhenNothingIsLeft) {
   EXPECT_NE(report["warnings"][0].get<std::string>().find("99 s"), std::string::npos);
 
   // Nothing left to sample: exit 1, saying why.
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --start 20 -o " + dir + "/b"));
+  r = RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) + " --start 20 -o " + dir + "/b"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("nothing to sample: start 20 s is after the last frame"), std::string::npos)
       << r.err;
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --timestamps 7,8 -o " + dir + "/c"));
+  r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --timestamps 7,8 -o " + dir + "/c"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("nothing to sample: timestamps 7 s, 8 s are past the end"),
             std::string::npos)
       << r.err;
-  r = RunCommand(
-      Reel("frames " + ShellQuote(Clip()) + " --keyframes --start 1 --end 2 -o " + dir + "/d"));
+  r = RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) +
+                                 " --keyframes --start 1 --end 2 -o " + dir + "/d"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("nothing to sample: no keyframe between start 1 s and end 2 s"),
             std::string::npos)
@@ -226,9 +233,11 @@ TEST(FramesCommandTest, OutOfRangeRequestsSayWhatAndFailWhenNothingIsLeft) {
 
 TEST(FramesCommandTest, AFolderWithFilesIsRefusedUnlessOverwriteWhichClearsOnlyReelsFiles) {
   std::string dir = reel::testing::ScratchDir("FramesOverwrite") + "/out";
-  auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
+  auto r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --count 5 -o " + ShellQuote(dir)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 2 -o " + ShellQuote(dir)));
+  r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(Clip()) + " --count 2 -o " + ShellQuote(dir)));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir + " is not empty (5 frames and frames.json/report.json from an earlier "
                              "run): add --overwrite"),
@@ -241,8 +250,8 @@ TEST(FramesCommandTest, AFolderWithFilesIsRefusedUnlessOverwriteWhichClearsOnlyR
   std::ofstream(dir + "/frame_cover.jpg") << "mine";
   std::filesystem::create_directories(dir + "/sub");
   std::ofstream(dir + "/sub/frame_000009.jpg") << "mine";
-  r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " --count 2 --format png --overwrite -o " +
-                      ShellQuote(dir)));
+  r = RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) +
+                                 " --count 2 --format png --overwrite -o " + ShellQuote(dir)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -254,8 +263,8 @@ TEST(FramesCommandTest, AFolderWithFilesIsRefusedUnlessOverwriteWhichClearsOnlyR
   EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/frames.json")).size(), 2u);
 
   // A run that fails before any frame leaves the earlier result alone.
-  r = RunCommand(
-      Reel("frames " + ShellQuote(Clip()) + " --start 30 --overwrite -o " + ShellQuote(dir)));
+  r = RunCommand(ReelCommandLine("frames " + ShellQuote(Clip()) + " --start 30 --overwrite -o " +
+                                 ShellQuote(dir)));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(std::filesystem::exists(dir + "/frame_000001.png"));
   EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/frames.json")).size(), 2u);
@@ -288,26 +297,31 @@ TEST(FramesCommandTest, OptionMessagesNameTheRealProblem) {
       {"--long-side 336 --max-pixels 50176", 2, "choose one way to size frames", ""},
   };
   for (const Case& c : cases) {
-    auto r = RunCommand(Reel("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir + "/o"));
+    auto r = RunCommand(
+        ReelCommandLine("frames " + ShellQuote(Clip()) + " " + c.args + " -o " + dir + "/o"));
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
-    if (!c.absent.empty()) EXPECT_EQ(r.err.find(c.absent), std::string::npos) << r.err;
+    if (!c.absent.empty()) {
+      EXPECT_EQ(r.err.find(c.absent), std::string::npos) << r.err;
+    }
     EXPECT_LT(r.err.size(), 300u) << r.err;
   }
-  auto r = RunCommand(Reel("frames " + ShellQuote(two_streams) + " --stream 5 -o " + dir + "/s"));
+  auto r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(two_streams) + " --stream 5 -o " + dir + "/s"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(two_streams + ": there is no stream 5: the file has 2 streams (0-1); its "
                                      "video streams: 0"),
             std::string::npos)
       << r.err;
-  r = RunCommand(Reel("frames " + ShellQuote(two_streams) + " --stream 1 -o " + dir + "/t"));
+  r = RunCommand(
+      ReelCommandLine("frames " + ShellQuote(two_streams) + " --stream 1 -o " + dir + "/t"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("stream 1 is audio, not video; its video streams: 0"), std::string::npos)
       << r.err;
 }
 
 TEST(FramesCommandTest, HelpListsEveryOption) {
-  auto r = RunCommand(Reel("frames --help"));
+  auto r = RunCommand(ReelCommandLine("frames --help"));
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option :
        {"--fps", "--count", "--keyframes", "--scene", "--timestamps", "--start", "--end",
@@ -315,7 +329,7 @@ TEST(FramesCommandTest, HelpListsEveryOption) {
         "--time-limit", "--max-error-rate", "--storage-shape", "--overwrite", "Exit status"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
-  r = RunCommand(Reel("probe --help"));
+  r = RunCommand(ReelCommandLine("probe --help"));
   EXPECT_NE(r.out.find("--json"), std::string::npos);
 }
 

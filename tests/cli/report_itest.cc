@@ -14,6 +14,7 @@
 #include "pipeline/image_codec.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/support/model_job_db.h"
+#include "tests/support/test_environment.h"
 
 namespace reel::testing {
 namespace {
@@ -462,7 +463,8 @@ int64_t DifferentPixels(const pipeline::Image& a, const pipeline::Image& b) {
 
 TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   const std::string chromium = Chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+  if (chromium.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kProgram) << "chromium is not installed (apt-get install chromium)";
   REEL_OPEN_REPORT_DB(r, "report_browser");
   const std::string site = r.out + "/site";
   ASSERT_EQ(Reel("report --db out.db -o " + ShellQuote(site) + " -q", r.dir).exit_code, 0);

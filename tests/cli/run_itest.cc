@@ -9,6 +9,7 @@
 
 #include "storage/database.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/support/test_environment.h"
 
 namespace reel::testing {
 namespace {
@@ -124,7 +125,9 @@ TEST(PlanCommandTest, ListsEveryInputInOrderWithActionReasonAndEstimate) {
   EXPECT_EQ(action["v03.mp4"], "skip") << "failed items wait for --retry-failed";
   CommandResult retry = Reel("plan job.yaml --format json --retry-failed", dir);
   for (const auto& row : nlohmann::json::parse(retry.out)) {
-    if (row["path"].get<std::string>().ends_with("v03.mp4")) EXPECT_EQ(row["action"], "process");
+    if (row["path"].get<std::string>().ends_with("v03.mp4")) {
+      EXPECT_EQ(row["action"], "process");
+    }
   }
 }
 
@@ -283,7 +286,8 @@ TEST(RunCommandTest, RcloneVideoWithoutStreamsKeepsItsSideCarSubtitles) {
   fs::create_directories(dir + "/media");
   for (const char* name : {"video.mp4", "video.srt", "video.en.srt"}) {
     std::string file = DebianPackageFile(package, files + name, std::string("rclone_") + name);
-    if (file.empty()) GTEST_SKIP() << package << " cannot be fetched";
+    if (file.empty())
+      REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << package << " cannot be fetched";
     fs::copy_file(file, dir + "/media/" + name);
   }
   ASSERT_EQ(fs::file_size(dir + "/media/video.mp4"), 262u);

@@ -190,7 +190,9 @@ TEST(TimelineRunTest, SettingReachesValidatePlanHashAndRunner) {
   for (const auto& row : nlohmann::json::parse(r.out)) {
     EXPECT_EQ(row["action"], "process") << row.dump();
     EXPECT_EQ(row["reason"], "settings changed") << row.dump();
-    if (row["path"].get<std::string>().ends_with("still.mp4")) EXPECT_EQ(row["est_frames"], 11);
+    if (row["path"].get<std::string>().ends_with("still.mp4")) {
+      EXPECT_EQ(row["est_frames"], 11);
+    }
   }
   r = Reel("run job.yaml", dir);
   EXPECT_EQ(QueryInt(dir + "/tl.db",

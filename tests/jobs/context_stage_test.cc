@@ -81,7 +81,7 @@ std::string Seconds1(double t) {
   return buf;
 }
 
-const std::string kHead =
+const std::string kContextHead =
     "]~!b[]~b]system\nCurrent thinking mode: adaptive.[e~[\n]~b]developer\nYou are a helpful "
     "assistant.[e~[\n]~b]user\n";
 const std::string kTail = "[e~[\n]~b]ai\n";
@@ -170,7 +170,7 @@ TEST_F(HourContextTest, VideoTransportLowersTheResolutionToTheLargestThatFitsExa
   std::string stamps;
   for (int p = 0; p < 1800; ++p) stamps += "]<]" + Seconds1(2.0 * p) + " seconds[>[";
   const int64_t video = 1800 * (527 + 2) + Hand(stamps);
-  const std::string prefix = kHead + "Video from 0.0 s to 3599.0 s:\n";
+  const std::string prefix = kContextHead + "Video from 0.0 s to 3599.0 s:\n";
   // The prefix is padded to a multiple of 128 tokens: its text count rounds up.
   const int64_t prefix_tokens = m["prefix"]["tokens"];
   EXPECT_EQ(prefix_tokens % 128, 0);
@@ -205,7 +205,7 @@ TEST_F(HourContextTest, ImagesTransportThinsFramesToTheMostThatFit) {
   // the padding pushed this request 19 tokens over the limit and no context was stored.)
   EXPECT_GE(kept, 1385);
   EXPECT_LE(kept, 1400);
-  std::string text = kHead;
+  std::string text = kContextHead;
   int64_t images = 0;
   double first = -1, last = -1;
   for (const json& part : m["parts"]) {

@@ -517,8 +517,9 @@ TEST(JobSpecTest, DefaultsAreFilledIn) {
 // A stored (resolved) spec names where its relative paths start; reading it back gives that
 // directory, so a job parsed from the database resolves paths as the run did.
 TEST(JobSpecTest, ResolvedSpecNamesItsBaseDirectory) {
-  for (const std::string dir : {std::string("/data/jobs"), std::string("/a \"quoted\" ${HOME} dir"),
-                                std::string("/caf\xc3\xa9/x.")}) {
+  for (const std::string& dir :
+       {std::string("/data/jobs"), std::string("/a \"quoted\" ${HOME} dir"),
+        std::string("/caf\xc3\xa9/x.")}) {
     Result<JobSpec> job = ParseJobText("name: j\ninputs: [a.mp4]\n", "job.yaml", dir);
     ASSERT_TRUE(job.ok()) << job.status().ToString();
     const std::string spec = RenderResolvedJob(*job);

@@ -11,7 +11,7 @@
 namespace reel::jobs {
 namespace {
 
-JobSpec Parse(const std::string& text) {
+JobSpec ParseModelJob(const std::string& text) {
   auto job = ParseJobText(text, "job.yaml", "/jobs");
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? *job : JobSpec{};
@@ -45,7 +45,7 @@ prompts:
 )";
 
 TEST(ModelSettingsTest, JobFileKeysParseAndRenderBack) {
-  JobSpec job = Parse(kJob);
+  JobSpec job = ParseModelJob(kJob);
   const ModelSpec& m = job.model;
   EXPECT_EQ(m.dialect, "sglang");
   EXPECT_TRUE(m.stream);
@@ -66,7 +66,7 @@ TEST(ModelSettingsTest, JobFileKeysParseAndRenderBack) {
   EXPECT_EQ(job.prompts[1].json_schema_file, "schemas/what.json");
   EXPECT_EQ(job.prompts[2].json_schema, R"({"type":"string"})");
   // `reel validate` output parses back to the same settings.
-  JobSpec again = Parse(RenderResolvedJob(job));
+  JobSpec again = ParseModelJob(RenderResolvedJob(job));
   EXPECT_EQ(RenderResolvedJob(again), RenderResolvedJob(job));
   EXPECT_EQ(again.prompts[0].json_schema, job.prompts[0].json_schema);
   EXPECT_EQ(again.prompts[1].json_schema_file, "schemas/what.json");
@@ -88,7 +88,7 @@ TEST(ModelSettingsTest, BadValuesAreNamed) {
 }
 
 TEST(CustomIdTest, StableUniqueAndChangedByWhatChangesTheAnswer) {
-  JobSpec job = Parse(kJob);
+  JobSpec job = ParseModelJob(kJob);
   const PromptSpec& p = job.prompts[0];
   const std::string s = job.prompts[0].json_schema;
   auto id = [&](const JobSpec& j, const std::string& item, const std::string& key,
@@ -124,7 +124,7 @@ TEST(CustomIdTest, StableUniqueAndChangedByWhatChangesTheAnswer) {
 }
 
 TEST(CustomIdTest, ReduceQuestionAndRefitMargin) {
-  JobSpec job = Parse(kJob);
+  JobSpec job = ParseModelJob(kJob);
   EXPECT_EQ(ReduceQuestion(job, job.prompts[0], "How many?", 3), "Add the counts.");
   EXPECT_EQ(ReduceQuestion(job, job.prompts[1], "What?", 3), "Combine the parts.");
   job.model.reduce_question.clear();

@@ -20,7 +20,7 @@ PromptSpec Prompt(const std::string& id, PromptKind kind, const std::string& que
   return p;
 }
 
-Result<JobSpec> Parse(const std::string& prompts) {
+Result<JobSpec> ParsePrompts(const std::string& prompts) {
   ParseOptions options;
   options.lookup_env = [](const std::string&) { return std::nullopt; };
   return ParseJobText("name: demo\ninputs: [a.mp4]\nprompts:\n" + prompts, "job.yaml", "/jobs",
@@ -28,7 +28,7 @@ Result<JobSpec> Parse(const std::string& prompts) {
 }
 
 TEST(PromptKindsTest, ChaptersNeedsNeitherIdNorQuestion) {
-  auto job = Parse("  - kind: chapters\n  - {id: describe, question: \"What happens?\"}\n");
+  auto job = ParsePrompts("  - kind: chapters\n  - {id: describe, question: \"What happens?\"}\n");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   ASSERT_EQ(job->prompts.size(), 2u);
   EXPECT_EQ(job->prompts[0].id, "chapters");
@@ -51,14 +51,15 @@ TEST(PromptKindsTest, ChaptersNeedsNeitherIdNorQuestion) {
 }
 
 TEST(PromptKindsTest, ChaptersWithItsOwnIdAndQuestion) {
-  auto job = Parse("  - {id: parts, kind: chapters, question: Split the lecture by topic.}\n");
+  auto job =
+      ParsePrompts("  - {id: parts, kind: chapters, question: Split the lecture by topic.}\n");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ(job->prompts[0].id, "parts");
   EXPECT_EQ(job->prompts[0].question, "Split the lecture by topic.");
 }
 
 TEST(PromptKindsTest, RefusesAnUnknownKindAndASecondDefaultChapters) {
-  auto bad = Parse("  - {id: q, kind: chapter, question: \"A?\"}\n");
+  auto bad = ParsePrompts("  - {id: q, kind: chapter, question: \"A?\"}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'prompts[0].kind' must be one of question, chapters"),
             std::string::npos)
@@ -66,13 +67,13 @@ TEST(PromptKindsTest, RefusesAnUnknownKindAndASecondDefaultChapters) {
   EXPECT_NE(bad.status().message().find("did you mean 'chapters'"), std::string::npos)
       << bad.status().message();
 
-  auto twice = Parse("  - kind: chapters\n  - kind: chapters\n");
+  auto twice = ParsePrompts("  - kind: chapters\n  - kind: chapters\n");
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("duplicate prompt id 'chapters'"), std::string::npos)
       << twice.status().message();
 
   // A plain question still needs both.
-  auto no_question = Parse("  - id: q\n");
+  auto no_question = ParsePrompts("  - id: q\n");
   ASSERT_FALSE(no_question.ok());
   EXPECT_NE(no_question.status().message().find("missing required key 'question'"),
             std::string::npos);

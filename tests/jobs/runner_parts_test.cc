@@ -6,6 +6,8 @@
 #include <bit>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "jobs/cli/table_output.h"
 #include "jobs/item_plan.h"
@@ -72,7 +74,9 @@ TEST(ShardTest, ParsesFlagsAndEnvironment) {
     SCOPED_TRACE(c.flag.value_or("(no flag)"));
     if (!c.expected) {
       EXPECT_FALSE(shard.ok());
-      if (!shard.ok()) EXPECT_EQ(shard.status().code(), ErrorCode::kInvalidArgument);
+      if (!shard.ok()) {
+        EXPECT_EQ(shard.status().code(), ErrorCode::kInvalidArgument);
+      }
       continue;
     }
     ASSERT_TRUE(shard.ok()) << shard.status().ToString();
@@ -101,6 +105,38 @@ TEST(ShardTest, EveryPathBelongsToExactlyOneShardWhateverTheBaseDirectory) {
   }
   EXPECT_EQ(ShardDatabasePath("out/lectures.db", {2, 8}), "out/lectures.shard-2-of-8.db");
   EXPECT_EQ(ShardDatabasePath("lectures.db", {0, 1}), "lectures.db");
+}
+
+// The documented rule (jobs/shard.h): shard FNV-1a-64(path relative to the base) mod N. A split
+// that ignored the path (every file in one shard, or by position) fails here.
+TEST(ShardTest, ShardIsTheHashOfTheRelativePathAndTheSplitIsEven) {
+  auto fnv1a64 = [](std::string_view text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+  };
+  constexpr int kPaths = 600;
+  for (int count : {2, 3, 7}) {
+    std::vector<int> per_shard(count, 0);
+    for (int i = 0; i < kPaths; ++i) {
+      const std::string relative =
+          "media/day" + std::to_string(i % 9) + "/clip" + std::to_string(i) + ".mp4";
+      const int expected = static_cast<int>(fnv1a64(relative) % static_cast<uint64_t>(count));
+      for (int index = 0; index < count; ++index) {
+        EXPECT_EQ(InShard({index, count}, "/data/a", "/data/a/" + relative), index == expected)
+            << relative << " shard " << index << "/" << count;
+      }
+      ++per_shard[expected];
+    }
+    for (int index = 0; index < count; ++index) {
+      // Within a third of the even share (a hash's spread over 600 paths is far smaller).
+      EXPECT_GT(per_shard[index], kPaths / count * 2 / 3) << "shard " << index << "/" << count;
+      EXPECT_LT(per_shard[index], kPaths / count * 4 / 3) << "shard " << index << "/" << count;
+    }
+  }
+  // A path outside the base directory is hashed whole.
+  const std::string outside = "/elsewhere/x.mp4";
+  EXPECT_TRUE(InShard({static_cast<int>(fnv1a64(outside) % 5), 5}, "/data/a", outside));
 }
 
 TEST(RunLockTest, SecondHolderIsRefusedAndToldWho) {

@@ -34,18 +34,18 @@ TEST(DumpJsonTest, InvalidUtf8IsEscapedNotThrown) {
   EXPECT_EQ(DumpJson(valid, 2), valid.dump(2));
 }
 
-JobSpec Parse(const std::string& text) {
+JobSpec ParseTextJob(const std::string& text) {
   auto job = ParseJobText(text, "job.yaml", "/base");
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? *job : JobSpec{};
 }
 
 TEST(TextSettingsTest, FallbackEncodingDefaultsToWindows1252AndRoundTrips) {
-  JobSpec job = Parse("name: t\ninputs: [a.srt]\n");
+  JobSpec job = ParseTextJob("name: t\ninputs: [a.srt]\n");
   EXPECT_EQ(job.text.fallback_encoding, "windows-1252");
-  job = Parse("name: t\ninputs: [a.srt]\ntext:\n  fallback_encoding: windows-1251\n");
+  job = ParseTextJob("name: t\ninputs: [a.srt]\ntext:\n  fallback_encoding: windows-1251\n");
   EXPECT_EQ(job.text.fallback_encoding, "windows-1251");
-  JobSpec again = Parse(RenderResolvedJob(job));
+  JobSpec again = ParseTextJob(RenderResolvedJob(job));
   EXPECT_EQ(again.text.fallback_encoding, "windows-1251");
 
   auto bad = ParseJobText("name: t\ninputs: [a.srt]\ntext:\n  fallback_encoding: nope\n  x: 1\n",
@@ -61,7 +61,7 @@ TEST(TextSettingsTest, FallbackEncodingDefaultsToWindows1252AndRoundTrips) {
 TEST(TextSettingsTest, FallbackEncodingIsPartOfTheSettingsOfTextItems) {
   const std::string dir = reel::testing::ScratchDir("TextSettingsTest");
   std::ofstream(dir + "/clip.mp4") << "x";
-  JobSpec a = Parse("name: t\ninputs: [a]\n");
+  JobSpec a = ParseTextJob("name: t\ninputs: [a]\n");
   JobSpec b = a;
   b.text.fallback_encoding = "windows-1251";
   for (InputKind kind : {InputKind::kDocument, InputKind::kSubtitle}) {

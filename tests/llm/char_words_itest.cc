@@ -11,6 +11,7 @@
 #include <random>
 
 #include "llm/tokenizer.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 
 namespace reel::llm {
@@ -79,7 +80,8 @@ std::vector<std::string> HardTexts() {
 
 TEST(CharWordsGemmaTest, FastPathMatchesTheGeneralPathAndTheLibrary) {
   const std::string file = testing::ReferenceTokenizerFile("gemma3");
-  if (file.empty()) GTEST_SKIP() << "the reference tokenizer library is not available";
+  if (file.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "the reference tokenizer library is not available";
   Result<Tokenizer> fast = Tokenizer::Load(file);
   ASSERT_TRUE(fast.ok()) << fast.status().ToString();
   ASSERT_NE(fast->Description().find("fast path: SentencePiece words"), std::string::npos)

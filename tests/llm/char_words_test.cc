@@ -22,7 +22,7 @@ using internal::PieceSpan;
 using internal::StringIdMap;
 using nlohmann::json;
 
-Tokenizer Make(const json& j) {
+Tokenizer MakeTokenizer(const json& j) {
   Result<Tokenizer> t = Tokenizer::FromJson(j.dump(), "test.json");
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   if (!t.ok()) std::abort();
@@ -37,7 +37,7 @@ TEST(CharWordsTest, FastPathGivesTheIdsOfTheGeneralPath) {
   int fast_count = 0;
   for (uint32_t seed = 0; seed < 150; ++seed) {
     testing::SentencePieceTokenizer spec = testing::RandomSentencePieceTokenizer(seed);
-    Tokenizer fast = Make(spec.fast), general = Make(spec.general);
+    Tokenizer fast = MakeTokenizer(spec.fast), general = MakeTokenizer(spec.general);
     ASSERT_EQ(HasFastPath(fast), spec.expect_fast) << "seed " << seed << "\n" << fast.Description();
     ASSERT_FALSE(HasFastPath(general)) << general.Description();
     fast_count += HasFastPath(fast);
@@ -128,24 +128,24 @@ TEST(CharWordsTest, OtherSetupsTakeTheGeneralPath) {
   uint32_t seed = 0;
   testing::SentencePieceTokenizer spec = testing::RandomSentencePieceTokenizer(seed);
   while (!spec.expect_fast) spec = testing::RandomSentencePieceTokenizer(++seed);
-  ASSERT_TRUE(HasFastPath(Make(spec.fast)));
+  ASSERT_TRUE(HasFastPath(MakeTokenizer(spec.fast)));
   json j = spec.fast;
   j["pre_tokenizer"] = {{"type", "WhitespaceSplit"}};
-  EXPECT_FALSE(HasFastPath(Make(j)));
+  EXPECT_FALSE(HasFastPath(MakeTokenizer(j)));
   j = spec.fast;
   j["pre_tokenizer"] = {
       {"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Removed"}, {"invert", true}};
-  EXPECT_FALSE(HasFastPath(Make(j)));
+  EXPECT_FALSE(HasFastPath(MakeTokenizer(j)));
   j = spec.fast;
   j["normalizer"] = {{"type", "Sequence"},
                      {"normalizers", {j["normalizer"], {{"type", "Lowercase"}}}}};
-  EXPECT_FALSE(HasFastPath(Make(j)));
+  EXPECT_FALSE(HasFastPath(MakeTokenizer(j)));
   j = spec.fast;
   j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", " "}}}, {"content", "\u2581"}};
-  EXPECT_FALSE(HasFastPath(Make(j)));
+  EXPECT_FALSE(HasFastPath(MakeTokenizer(j)));
   j = spec.fast;
   j["added_tokens"][1]["normalized"] = true;
-  EXPECT_FALSE(HasFastPath(Make(j)));
+  EXPECT_FALSE(HasFastPath(MakeTokenizer(j)));
 }
 
 }  // namespace

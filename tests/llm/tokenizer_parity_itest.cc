@@ -12,6 +12,7 @@
 #include <random>
 
 #include "llm/tokenizer.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 
 namespace reel::llm {
@@ -146,7 +147,8 @@ class TokenizerParityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     file_ = testing::ReferenceTokenizerFile(GetParam());
-    if (file_.empty()) GTEST_SKIP() << "the reference tokenizer library is not available";
+    if (file_.empty())
+      REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "the reference tokenizer library is not available";
     corpus_ = testing::TokenizerCorpusDir();
   }
   std::string file_, corpus_;
@@ -188,7 +190,7 @@ void ExpectDecodeParity(const std::string& file, const Docs& docs) {
 // One test per file (the file is loaded once): the generated hard cases, a sample of the real
 // text, every added token in context, special tokens added, and decoding.
 TEST_P(TokenizerParityTest, IdsAndDecoding) {
-  if (corpus_.empty()) GTEST_SKIP() << "corpus unavailable";
+  if (corpus_.empty()) REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "corpus unavailable";
   Docs synthetic = testing::ReadDocs(corpus_ + "/synthetic.docs");
   ASSERT_GT(synthetic.size(), 1000u);
   ExpectParity(file_, synthetic, false, GetParam() + " generated");
@@ -208,9 +210,10 @@ TEST_P(TokenizerParityTest, IdsAndDecoding) {
 }
 
 TEST_P(TokenizerParitySlowTest, AllRealText) {
-  if (corpus_.empty()) GTEST_SKIP() << "corpus unavailable";
+  if (corpus_.empty()) REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "corpus unavailable";
   Docs docs = testing::ReadDocs(corpus_ + "/real.docs");
-  if (docs.empty()) GTEST_SKIP() << "no Debian package could be fetched";
+  if (docs.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "no Debian package could be fetched";
   Docs synthetic = testing::ReadDocs(corpus_ + "/synthetic.docs");
   docs.insert(docs.end(), synthetic.begin(), synthetic.end());
   Agreement a = ExpectParity(file_, docs, false, GetParam() + " all text");
@@ -345,9 +348,10 @@ class TokenizerVariantParityTest : public ::testing::TestWithParam<Variant> {};
 TEST_P(TokenizerVariantParityTest, IdsAndDecoding) {
   const Variant& v = GetParam();
   std::string base = testing::ReferenceTokenizerFile(v.base);
-  if (base.empty()) GTEST_SKIP() << "the reference tokenizer library is not available";
+  if (base.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "the reference tokenizer library is not available";
   std::string corpus = testing::TokenizerCorpusDir();
-  if (corpus.empty()) GTEST_SKIP() << "corpus unavailable";
+  if (corpus.empty()) REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "corpus unavailable";
   json root = json::parse(testing::ReadFile(base));
   v.edit(root);
   std::string file = testing::TokenizerScratchDir() + "/variant-" + v.name + ".json";

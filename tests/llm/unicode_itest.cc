@@ -12,6 +12,7 @@
 #include "llm/internal/unicode.h"
 #include "llm/internal/utf8.h"
 #include "llm/tokenizer.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 
 namespace reel::llm::internal {
@@ -38,17 +39,6 @@ Docs AllCodePoints(const std::string& before = "", const std::string& after = ""
   }
   if (!doc.empty()) docs.push_back(doc);
   return docs;
-}
-
-std::string Hex(const std::string& s) {
-  std::string out;
-  size_t i = 0;
-  while (i < s.size() && out.size() < 200) {
-    char buf[12];
-    std::snprintf(buf, sizeof buf, "%04X ", NextCodePoint(s, i));
-    out += buf;
-  }
-  return out;
 }
 
 // Compares the pieces a pre-tokenizer makes of every code point with the library's.
@@ -102,7 +92,7 @@ class UnicodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (testing::TokenizerReferenceDir().empty()) {
-      GTEST_SKIP() << "the reference tokenizer library is not available";
+      REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "the reference tokenizer library is not available";
     }
   }
 };
@@ -197,7 +187,9 @@ TEST_F(UnicodeTest, NormalizationFormsOnEveryCodePoint) {
         ADD_FAILURE() << name << " differs in document " << d;
       }
       // The quick check may only say "unchanged" when the text is indeed unchanged.
-      if (IsNormalizedQuick(docs[d], form)) EXPECT_EQ(ours, docs[d]) << name << " " << d;
+      if (IsNormalizedQuick(docs[d], form)) {
+        EXPECT_EQ(ours, docs[d]) << name << " " << d;
+      }
     }
   }
 }
@@ -235,7 +227,7 @@ TEST_F(UnicodeTest, RegexCrateWordForSingleWordTokensOnEveryCodePoint) {
   // An added single_word token next to every code point: it is a token only when neither
   // neighbour is a word character of the regex crate (\w).
   std::string base = testing::ReferenceTokenizerFile("gpt2");
-  if (base.empty()) GTEST_SKIP() << "gpt2 tokenizer unavailable";
+  if (base.empty()) REEL_SKIP_WITHOUT_REFERENCE(kNpm) << "gpt2 tokenizer unavailable";
   json root = json::parse(testing::ReadFile(base));
   root["added_tokens"].push_back({{"id", 0},
                                   {"content", "\xe2\x81\x82"},  // U+2042

@@ -10,6 +10,7 @@
 #include "pipeline/frame_sampler.h"
 #include "pipeline/probe.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -177,7 +178,9 @@ TEST(AnamorphicTest, RealPhoneClipAt12To11) {
   std::string clip = DebianPackageFile(
       "golang-github-gabriel-vasile-mimetype-dev",
       "usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/3gp.3gp", "mimetype.3gp");
-  if (clip.empty()) GTEST_SKIP() << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
+  if (clip.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage)
+        << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
   auto info = Probe(clip);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   ASSERT_TRUE(info->best_video.has_value());

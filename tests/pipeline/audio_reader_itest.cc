@@ -20,15 +20,15 @@ using reel::testing::DecodeWithFfmpeg;
 using reel::testing::GeneratedMedia;
 using reel::testing::ScratchDir;
 
-struct ReadAll {
+struct AudioRead {
   Status status;
   AudioTrack track;
   AudioReadStats stats;
   std::vector<int16_t> samples;
 };
 
-ReadAll Read(const std::string& path, AudioReadOptions options = {}) {
-  ReadAll out;
+AudioRead ReadAudio(const std::string& path, AudioReadOptions options = {}) {
+  AudioRead out;
   Result<std::unique_ptr<AudioReader>> reader = AudioReader::Open(path, options);
   if (!reader.ok()) {
     out.status = reader.status();
@@ -86,7 +86,7 @@ TEST(AudioReaderTest, SamplesAreWhatFfmpegGivesForMonoSixteenKilohertz) {
     ASSERT_FALSE(path.empty());
     const std::vector<int16_t> want = DecodeWithFfmpeg(path);
     ASSERT_FALSE(want.empty()) << path;
-    const ReadAll got = Read(path);
+    const AudioRead got = ReadAudio(path);
     ASSERT_TRUE(got.status.ok()) << got.status.message();
     EXPECT_TRUE(got.track.has_audio);
     // The same length (within one source frame at the end) and the same samples.
@@ -118,18 +118,18 @@ TEST(AudioReaderTest, TheStreamInTheLanguageElseTheDefaultElseTheFirst) {
                         Case{"ja", 1, 800}, Case{"", 1, 800}}) {
     AudioReadOptions options;
     options.language = c.language;
-    const ReadAll got = Read(path, options);
+    const AudioRead got = ReadAudio(path, options);
     ASSERT_TRUE(got.status.ok()) << got.status.message();
     EXPECT_EQ(got.track.stream.index, c.stream) << c.language << ": " << got.track.stream.reason;
     EXPECT_NEAR(Frequency(got.samples, 0.5, 1.5), c.hz, 5) << c.language;
   }
   AudioReadOptions explicit_stream;
   explicit_stream.stream_index = 2;
-  EXPECT_NEAR(Frequency(Read(path, explicit_stream).samples, 0.5, 1.5), 1600, 5);
+  EXPECT_NEAR(Frequency(ReadAudio(path, explicit_stream).samples, 0.5, 1.5), 1600, 5);
   const std::string video =
       GeneratedMedia("video_only.mp4", "-f lavfi -i testsrc2=s=160x120:r=10:d=2 -c:v mpeg4");
   explicit_stream.stream_index = 0;
-  ReadAll bad = Read(video, explicit_stream);
+  AudioRead bad = ReadAudio(video, explicit_stream);
   EXPECT_EQ(bad.status.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.status.message().find("video_only"), std::string::npos);
 }
@@ -142,7 +142,7 @@ TEST(AudioReaderTest, ARangeStartsAndEndsAtItsSamples) {
   AudioReadOptions options;
   options.start_s = 7.25;
   options.end_s = 12.5;
-  const ReadAll got = Read(path, options);
+  const AudioRead got = ReadAudio(path, options);
   ASSERT_TRUE(got.status.ok()) << got.status.message();
   EXPECT_DOUBLE_EQ(got.track.origin_s, 7.25);
   EXPECT_EQ(got.samples.size(), static_cast<size_t>(5.25 * 16000));
@@ -156,7 +156,7 @@ TEST(AudioReaderTest, ARangeStartsAndEndsAtItsSamples) {
   // A range past the end: no samples, not an error.
   options.start_s = 30;
   options.end_s = 40;
-  const ReadAll past = Read(path, options);
+  const AudioRead past = ReadAudio(path, options);
   EXPECT_TRUE(past.status.ok());
   EXPECT_TRUE(past.samples.empty());
 }
@@ -167,7 +167,7 @@ TEST(AudioReaderTest, GapsInTheTimestampsKeepLaterAudioAtItsTime) {
       "gap.mkv",
       "-f lavfi -i sine=frequency=500:duration=6 -af asetpts='if(gte(T\\,3)\\,PTS+2/TB\\,PTS)' "
       "-c:a flac");
-  const ReadAll got = Read(gap);
+  const AudioRead got = ReadAudio(gap);
   ASSERT_TRUE(got.status.ok()) << got.status.message();
   EXPECT_NEAR(got.samples.size() / 16000.0, 8.0, 0.1);
   EXPECT_NEAR(got.stats.silence_filled_s, 2.0, 0.1);
@@ -181,7 +181,7 @@ TEST(AudioReaderTest, GapsInTheTimestampsKeepLaterAudioAtItsTime) {
       GeneratedMedia("late_audio.mkv",
                      "-f lavfi -i testsrc2=s=160x120:r=10:d=6 -itsoffset 2.5 -f lavfi -i "
                      "sine=frequency=500:duration=3 -c:v mpeg4 -c:a flac");
-  const ReadAll l = Read(late);
+  const AudioRead l = ReadAudio(late);
   ASSERT_TRUE(l.status.ok()) << l.status.message();
   EXPECT_NEAR(l.track.origin_s, 2.5, 0.03);
 }
@@ -229,23 +229,23 @@ TEST(AudioReaderTest, DamagedFilesGiveWhatCanBeReadOrANamedError) {
     return path;
   };
   // Cut in half: the first half, no error.
-  ReadAll cut = Read(write("cut.mp3", bytes.substr(0, bytes.size() / 2)));
+  AudioRead cut = ReadAudio(write("cut.mp3", bytes.substr(0, bytes.size() / 2)));
   ASSERT_TRUE(cut.status.ok()) << cut.status.message();
   EXPECT_NEAR(cut.samples.size() / 16000.0, 4.0, 0.3);
   // Garbage in the middle: skipped (counted), the rest kept.
   std::string spoiled = bytes;
   for (size_t i = spoiled.size() / 3; i < spoiled.size() / 3 + 3000; ++i) spoiled[i] = '\xff';
-  ReadAll hurt = Read(write("spoiled.mp3", spoiled));
+  AudioRead hurt = ReadAudio(write("spoiled.mp3", spoiled));
   ASSERT_TRUE(hurt.status.ok()) << hurt.status.message();
   EXPECT_GT(hurt.samples.size() / 16000.0, 6.0);
   EXPECT_GT(Rms(hurt.samples, 6.5, 7.5), 1000) << "audio after the damage is lost";
   // Not media at all, and no file.
   std::string noise(20000, '\0');
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>(i * 7919 % 251);
-  ReadAll junk = Read(write("junk.mp3", noise));
+  AudioRead junk = ReadAudio(write("junk.mp3", noise));
   EXPECT_EQ(junk.status.code(), ErrorCode::kCorruptData);
   EXPECT_NE(junk.status.message().find("junk.mp3"), std::string::npos);
-  ReadAll missing = Read(dir + "/missing.wav");
+  AudioRead missing = ReadAudio(dir + "/missing.wav");
   EXPECT_EQ(missing.status.code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.status.message().find("missing.wav"), std::string::npos);
 }

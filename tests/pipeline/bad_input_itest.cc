@@ -192,9 +192,13 @@ TEST(BadInputTest, RandomMutationsNeverCrash) {
     MediaLimits limits;
     limits.time_limit_s = 10;
     auto info = Probe(path, limits);
-    if (!info.ok()) EXPECT_EQ(info.status().message().rfind(path, 0), 0u);
+    if (!info.ok()) {
+      EXPECT_EQ(info.status().message().rfind(path, 0), 0u);
+    }
     auto r = SampleCount(path, 5, nullptr, limits);
-    if (!r.ok()) EXPECT_EQ(r.status().message().rfind(path, 0), 0u) << r.status().message();
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().message().rfind(path, 0), 0u) << r.status().message();
+    }
   }
 }
 

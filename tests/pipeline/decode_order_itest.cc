@@ -22,6 +22,7 @@
 #include "pipeline/frame_index.h"
 #include "pipeline/frame_sampler.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -363,7 +364,8 @@ TEST(RealFileDecodeOrderTest, X264VersionFromTheFirstPacketReachesEveryDecoder) 
   const std::string path = reel::testing::DebianPackageFile(
       "python3-imageio", "usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4",
       "cockatoo.mp4");
-  if (path.empty()) GTEST_SKIP() << "cannot fetch python3-imageio (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "cannot fetch python3-imageio (offline?)";
   ExpectMatchesFfmpeg(path);
 }
 
@@ -371,7 +373,8 @@ TEST(RealFileDecodeOrderTest, X264VersionFromTheFirstPacketReachesEveryDecoder) 
 TEST(RealFileDecodeOrderTest, PackedBFramesAreUnpacked) {
   const std::string path = reel::testing::DebianPackageFile(
       "opencv-doc", "usr/share/doc/opencv-doc/examples/data/Megamind.avi", "Megamind.avi");
-  if (path.empty()) GTEST_SKIP() << "cannot fetch opencv-doc (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "cannot fetch opencv-doc (offline?)";
   ExpectMatchesFfmpeg(path);
 }
 
@@ -379,7 +382,8 @@ TEST(RealFileDecodeOrderTest, PackedBFramesAreUnpacked) {
 TEST(RealFileDecodeOrderTest, DecodeTimesStoredAsPresentationTimes) {
   const std::string path = reel::testing::DebianPackageFile(
       "opencv-doc", "usr/share/doc/opencv-doc/opencv4/html/box.mp4.gz", "box.mp4");
-  if (path.empty()) GTEST_SKIP() << "cannot fetch opencv-doc (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "cannot fetch opencv-doc (offline?)";
   ExpectMatchesFfmpeg(path);
 }
 

@@ -24,14 +24,14 @@ using testing::NormalizeSpace;
 using testing::RunCommand;
 using testing::ShellQuote;
 
-struct Read {
+struct DocumentRead {
   Status status;
   DocumentReport report;
   std::vector<DocumentPage> pages;
 };
 
-Read ReadAll(const std::string& path, const DocumentOptions& options) {
-  Read read;
+DocumentRead ReadDocument(const std::string& path, const DocumentOptions& options) {
+  DocumentRead read;
   Result<DocumentReport> report = ReadDocument(path, options, [&](DocumentPage&& page) {
     read.pages.push_back(std::move(page));
     return Status::Ok();
@@ -93,7 +93,7 @@ class DocumentsTest : public ::testing::Test {
 TEST_F(DocumentsTest, PdfTextEqualsKnownTextAndPdftotext) {
   for (const std::string name : {"text.pdf", "ps.pdf"}) {
     SCOPED_TRACE(name);
-    Read read = ReadAll(Doc(name), TextOnly());
+    DocumentRead read = ReadDocument(Doc(name), TextOnly());
     ASSERT_TRUE(read.status.ok()) << read.status.ToString();
     const std::vector<std::string> expected = Expected(name);
     const std::vector<std::string> reference = PdftotextPages(Doc(name));
@@ -111,7 +111,7 @@ TEST_F(DocumentsTest, PdfTextEqualsKnownTextAndPdftotext) {
 }
 
 TEST_F(DocumentsTest, PdfKeepsLinesParagraphsLabelsAndSize) {
-  Read read = ReadAll(Doc("text.pdf"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("text.pdf"), TextOnly());
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 3u);
   EXPECT_EQ(read.pages[0].label, "i");
@@ -124,7 +124,7 @@ TEST_F(DocumentsTest, PdfKeepsLinesParagraphsLabelsAndSize) {
   EXPECT_DOUBLE_EQ(read.pages[0].width_pt, 612);
   EXPECT_DOUBLE_EQ(read.pages[0].height_pt, 792);
   // A file without labels has none.
-  Read ps = ReadAll(Doc("ps.pdf"), TextOnly());
+  DocumentRead ps = ReadDocument(Doc("ps.pdf"), TextOnly());
   ASSERT_EQ(ps.pages.size(), 1u);
   EXPECT_EQ(ps.pages[0].label, "");
 }
@@ -173,7 +173,7 @@ void ExpectPicturesMatchPdftoppm(const std::string& pdf, const std::vector<Docum
 TEST_F(DocumentsTest, PagePicturesAreTheStillImageSizeAndMatchPdftoppm) {
   DocumentOptions options;
   options.ocr.enabled = false;
-  Read read = ReadAll(Doc("text.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("text.pdf"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 3u);
   // 612 x 792 pt at 144 dpi is 1224 x 1584; the still-image rule makes it at most 451584 pixels.
@@ -186,7 +186,7 @@ TEST_F(DocumentsTest, PagePicturesAreTheStillImageSizeAndMatchPdftoppm) {
 
   // A smaller limit gives a smaller picture by the same rule.
   options.resize.smart.max_pixels = 100000;
-  Read small = ReadAll(Doc("text.pdf"), options);
+  DocumentRead small = ReadDocument(Doc("text.pdf"), options);
   ASSERT_EQ(small.pages.size(), 3u);
   Result<Size> want_small = SmartResize({1224, 1584}, options.resize.smart);
   EXPECT_EQ(small.pages[0].image.width, want_small->width);
@@ -196,7 +196,7 @@ TEST_F(DocumentsTest, PagePicturesAreTheStillImageSizeAndMatchPdftoppm) {
 TEST_F(DocumentsTest, PagePicturesKeepTheirColours) {
   DocumentOptions options;
   options.ocr.enabled = false;
-  Read read = ReadAll(Doc("colour.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("colour.pdf"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 1u);
   const Image& image = read.pages[0].image;
@@ -210,14 +210,14 @@ TEST_F(DocumentsTest, PagePicturesKeepTheirColours) {
 TEST_F(DocumentsTest, PageRangeAndItsErrors) {
   DocumentOptions options = TextOnly();
   options.pages = {2, 3};
-  Read read = ReadAll(Doc("text.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("text.pdf"), options);
   ASSERT_TRUE(read.status.ok());
   ASSERT_EQ(read.pages.size(), 2u);
   EXPECT_EQ(read.pages[0].number, 2);
   EXPECT_EQ(read.pages[1].number, 3);
   EXPECT_FALSE(read.report.partial());
   options.pages = {5, 0};
-  Read past = ReadAll(Doc("text.pdf"), options);
+  DocumentRead past = ReadDocument(Doc("text.pdf"), options);
   EXPECT_EQ(past.status.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(past.status.message().find("has 3 pages"), std::string::npos) << past.status.message();
 }
@@ -225,9 +225,9 @@ TEST_F(DocumentsTest, PageRangeAndItsErrors) {
 TEST_F(DocumentsTest, InProcessReadingGivesWhatTheChildGives) {
   DocumentOptions options;
   options.ocr.enabled = false;
-  Read isolated = ReadAll(Doc("text.pdf"), options);
+  DocumentRead isolated = ReadDocument(Doc("text.pdf"), options);
   options.isolate = false;
-  Read direct = ReadAll(Doc("text.pdf"), options);
+  DocumentRead direct = ReadDocument(Doc("text.pdf"), options);
   ASSERT_EQ(isolated.pages.size(), direct.pages.size());
   for (size_t i = 0; i < direct.pages.size(); ++i) {
     EXPECT_EQ(isolated.pages[i].text, direct.pages[i].text);
@@ -237,7 +237,7 @@ TEST_F(DocumentsTest, InProcessReadingGivesWhatTheChildGives) {
 }
 
 TEST_F(DocumentsTest, ScannedPageIsReadByOcrWithASmallErrorRate) {
-  Read read = ReadAll(Doc("scanned.pdf"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("scanned.pdf"), TextOnly());
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 1u);
   EXPECT_EQ(read.pages[0].source, TextSource::kOcr);
@@ -249,34 +249,34 @@ TEST_F(DocumentsTest, ScannedPageIsReadByOcrWithASmallErrorRate) {
 
   DocumentOptions off = TextOnly();
   off.ocr.enabled = false;
-  Read no_ocr = ReadAll(Doc("scanned.pdf"), off);
+  DocumentRead no_ocr = ReadDocument(Doc("scanned.pdf"), off);
   ASSERT_EQ(no_ocr.pages.size(), 1u);
   EXPECT_EQ(no_ocr.pages[0].source, TextSource::kNone);
   EXPECT_EQ(no_ocr.pages[0].text, "");
 
   DocumentOptions missing = TextOnly();
   missing.ocr.languages = {"xyz"};
-  Read bad = ReadAll(Doc("scanned.pdf"), missing);
+  DocumentRead bad = ReadDocument(Doc("scanned.pdf"), missing);
   EXPECT_EQ(bad.status.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.status.message().find("tesseract-ocr-xyz"), std::string::npos)
       << bad.status.message();
 }
 
 TEST_F(DocumentsTest, EncryptedDamagedAndTruncatedPdfsFailClearly) {
-  Read encrypted = ReadAll(Doc("encrypted.pdf"), TextOnly());
+  DocumentRead encrypted = ReadDocument(Doc("encrypted.pdf"), TextOnly());
   EXPECT_EQ(encrypted.status.code(), ErrorCode::kUnsupported);
   EXPECT_NE(encrypted.status.message().find("encrypted.pdf"), std::string::npos);
   EXPECT_NE(encrypted.status.message().find("encrypted and needs a password"), std::string::npos)
       << encrypted.status.message();
 
-  Read garbage = ReadAll(Doc("not-a.pdf"), TextOnly());
+  DocumentRead garbage = ReadDocument(Doc("not-a.pdf"), TextOnly());
   EXPECT_EQ(garbage.status.code(), ErrorCode::kCorruptData);
   EXPECT_NE(garbage.status.message().find("not-a.pdf: not a readable PDF"), std::string::npos)
       << garbage.status.message();
 
   // Cut to a third: Poppler rebuilds what it can; whatever it finds, the result says the file
   // is cut short, either as the error or as a partial result.
-  Read truncated = ReadAll(Doc("truncated.pdf"), TextOnly());
+  DocumentRead truncated = ReadDocument(Doc("truncated.pdf"), TextOnly());
   if (truncated.status.ok()) {
     EXPECT_TRUE(truncated.report.truncated);
     EXPECT_TRUE(truncated.report.partial());
@@ -288,7 +288,7 @@ TEST_F(DocumentsTest, EncryptedDamagedAndTruncatedPdfsFailClearly) {
 }
 
 TEST_F(DocumentsTest, PageTreeLoopEnds) {
-  Read read = ReadAll(Doc("loop.pdf"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("loop.pdf"), TextOnly());
   // Poppler drops the looping kid: one page, or an error naming the file; never a hang.
   if (read.status.ok()) {
     ASSERT_GE(read.pages.size(), 1u);
@@ -303,7 +303,7 @@ TEST_F(DocumentsTest, FontBombFailsItsPageWithinTheMemoryLimit) {
   DocumentOptions options;
   options.ocr.enabled = false;
   options.limits.memory_bytes = 256LL << 20;
-  Read read = ReadAll(Doc("font-bomb.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("font-bomb.pdf"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 2u);
   EXPECT_FALSE(read.pages[0].error.ok());
@@ -321,7 +321,7 @@ TEST_F(DocumentsTest, TenThousandPagesStopAtMaxPages) {
   DocumentOptions options = TextOnly();
   options.ocr.enabled = false;  // "Hello page" is short enough to count as a scan
   options.limits.max_pages = 500;
-  Read read = ReadAll(Doc("pages-10000.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("pages-10000.pdf"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   EXPECT_EQ(read.report.page_count, 10000);
   EXPECT_EQ(read.pages.size(), 500u);
@@ -332,7 +332,7 @@ TEST_F(DocumentsTest, TenThousandPagesStopAtMaxPages) {
   EXPECT_NE(read.report.notes.back().find("10000 pages"), std::string::npos);
 
   options.limits.time_limit_s = 0.001;
-  Read slow = ReadAll(Doc("pages-10000.pdf"), options);
+  DocumentRead slow = ReadDocument(Doc("pages-10000.pdf"), options);
   EXPECT_EQ(slow.status.code(), ErrorCode::kLimitExceeded);
   EXPECT_NE(slow.status.message().find("time limit"), std::string::npos);
 }
@@ -340,7 +340,7 @@ TEST_F(DocumentsTest, TenThousandPagesStopAtMaxPages) {
 TEST_F(DocumentsTest, HundredMegapixelPageIsRenderedAtTheModelSizeInBoundedMemory) {
   DocumentOptions options;
   options.ocr.enabled = false;
-  Read read = ReadAll(Doc("big-picture.pdf"), options);
+  DocumentRead read = ReadDocument(Doc("big-picture.pdf"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 1u);
   ASSERT_TRUE(read.pages[0].error.ok()) << read.pages[0].error.message();
@@ -354,7 +354,7 @@ TEST_F(DocumentsTest, HundredMegapixelPageIsRenderedAtTheModelSizeInBoundedMemor
 }
 
 TEST_F(DocumentsTest, HtmlKeepsStructureAndDropsBoilerplate) {
-  Read read = ReadAll(Doc("page.html"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("page.html"), TextOnly());
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   EXPECT_EQ(read.report.format, DocumentFormat::kHtml);
   EXPECT_EQ(read.report.title, "Sample page");
@@ -376,7 +376,7 @@ TEST_F(DocumentsTest, HtmlImagesAreDecodedWhenAsked) {
   ASSERT_TRUE(WriteImageFile(scratch + "/pic.png", red).ok());
   DocumentOptions options = TextOnly();
   options.keep_images = true;
-  Read read = ReadAll(scratch + "/page.html", options);
+  DocumentRead read = ReadDocument(scratch + "/page.html", options);
   ASSERT_EQ(read.pages.size(), 1u);
   ASSERT_EQ(read.pages[0].images.size(), 1u);
   EXPECT_EQ(read.pages[0].images[0].image.width, 8);
@@ -384,7 +384,7 @@ TEST_F(DocumentsTest, HtmlImagesAreDecodedWhenAsked) {
 }
 
 TEST_F(DocumentsTest, EpubChaptersInSpineOrderWithTitles) {
-  Read read = ReadAll(Doc("book.epub"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("book.epub"), TextOnly());
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   EXPECT_EQ(read.report.format, DocumentFormat::kEpub);
   EXPECT_EQ(read.report.title, "Test Book");
@@ -397,7 +397,7 @@ TEST_F(DocumentsTest, EpubChaptersInSpineOrderWithTitles) {
 }
 
 TEST_F(DocumentsTest, EncryptedEpubFailsClearly) {
-  Read read = ReadAll(Doc("drm.epub"), TextOnly());
+  DocumentRead read = ReadDocument(Doc("drm.epub"), TextOnly());
   EXPECT_EQ(read.status.code(), ErrorCode::kUnsupported);
   EXPECT_NE(read.status.message().find("drm.epub: the EPUB is encrypted (DRM)"), std::string::npos)
       << read.status.message();
@@ -418,7 +418,7 @@ TEST_F(DocumentsTest, OfficeFilesInDocumentOrder) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    Read read = ReadAll(Doc(c.name), TextOnly());
+    DocumentRead read = ReadDocument(Doc(c.name), TextOnly());
     ASSERT_TRUE(read.status.ok()) << read.status.ToString();
     EXPECT_EQ(read.report.format, c.format);
     EXPECT_EQ(read.report.title, c.title);
@@ -435,7 +435,7 @@ TEST_F(DocumentsTest, OfficeRenderWithoutLibreOfficeSaysTextOnly) {
   DocumentOptions options = TextOnly();
   options.office_render = true;
   options.soffice = "reel-no-such-soffice";
-  Read read = ReadAll(Doc("doc.docx"), options);
+  DocumentRead read = ReadDocument(Doc("doc.docx"), options);
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   ASSERT_EQ(read.pages.size(), 2u);
   ASSERT_FALSE(read.report.notes.empty());
@@ -443,14 +443,14 @@ TEST_F(DocumentsTest, OfficeRenderWithoutLibreOfficeSaysTextOnly) {
 }
 
 TEST_F(DocumentsTest, ZipAndXmlBombsAreLimited) {
-  Read bomb = ReadAll(Doc("bomb.docx"), TextOnly());
+  DocumentRead bomb = ReadDocument(Doc("bomb.docx"), TextOnly());
   EXPECT_EQ(bomb.status.code(), ErrorCode::kLimitExceeded);
   EXPECT_NE(
       bomb.status.message().find("bomb.docx: word/document.xml: decompresses to more than 64 MiB"),
       std::string::npos)
       << bomb.status.message();
 
-  Read laughs = ReadAll(Doc("laughs.odt"), TextOnly());
+  DocumentRead laughs = ReadDocument(Doc("laughs.odt"), TextOnly());
   ASSERT_TRUE(laughs.status.ok()) << laughs.status.ToString();
   ASSERT_EQ(laughs.pages.size(), 1u);
   EXPECT_LT(laughs.pages[0].text.size(), 100u);  // the entities stay unexpanded
@@ -458,13 +458,13 @@ TEST_F(DocumentsTest, ZipAndXmlBombsAreLimited) {
 }
 
 TEST_F(DocumentsTest, UnknownAndMissingFilesNameTheFile) {
-  Read missing = ReadAll(Doc("nothing-here.pdf"), TextOnly());
+  DocumentRead missing = ReadDocument(Doc("nothing-here.pdf"), TextOnly());
   EXPECT_EQ(missing.status.code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.status.message().find("nothing-here.pdf"), std::string::npos);
-  Read unknown = ReadAll(Doc("ps.ps"), TextOnly());
+  DocumentRead unknown = ReadDocument(Doc("ps.ps"), TextOnly());
   EXPECT_EQ(unknown.status.code(), ErrorCode::kUnsupported);
   EXPECT_NE(unknown.status.message().find("ps.ps: not a document Reel reads"), std::string::npos);
-  Read not_zip = ReadAll(Doc("text.pdf.expected.txt"), TextOnly());
+  DocumentRead not_zip = ReadDocument(Doc("text.pdf.expected.txt"), TextOnly());
   EXPECT_EQ(not_zip.status.code(), ErrorCode::kUnsupported);
 }
 
@@ -493,7 +493,7 @@ TEST(RealDocumentsTest, DebianPdfsMatchPdfinfoPdftotextAndPdftoppm) {
     const std::string pdf = testing::DebianPackageFile(real.package, real.path, real.name);
     if (pdf.empty()) continue;
     ++checked;
-    Read read = ReadAll(pdf, TextOnly());
+    DocumentRead read = ReadDocument(pdf, TextOnly());
     ASSERT_TRUE(read.status.ok()) << read.status.ToString();
     ASSERT_EQ(read.report.page_count, PdfinfoPages(pdf));
     ASSERT_EQ(static_cast<int>(read.pages.size()), read.report.page_count);
@@ -514,7 +514,7 @@ TEST(RealDocumentsTest, DebianPdfsMatchPdfinfoPdftotextAndPdftoppm) {
     DocumentOptions pictures;
     pictures.text = false;
     pictures.pages = {1, 3};
-    Read drawn = ReadAll(pdf, pictures);
+    DocumentRead drawn = ReadDocument(pdf, pictures);
     ASSERT_TRUE(drawn.status.ok()) << drawn.status.ToString();
     ExpectPicturesMatchPdftoppm(pdf, drawn.pages, testing::ScratchDir("doc_real_pictures"));
   }
@@ -531,12 +531,12 @@ TEST(RealDocumentsTest, RenderedRealPagesReadBackByOcr) {
                       ShellQuote(scratch + "/p") + " && img2pdf -o " +
                       ShellQuote(scratch + "/scan.pdf") + " " + ShellQuote(scratch) + "/p-*.png");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  Read scan = ReadAll(scratch + "/scan.pdf", TextOnly());
+  DocumentRead scan = ReadDocument(scratch + "/scan.pdf", TextOnly());
   ASSERT_TRUE(scan.status.ok()) << scan.status.ToString();
   ASSERT_EQ(scan.pages.size(), 2u);
   DocumentOptions original = TextOnly();
   original.pages = {7, 8};
-  Read text = ReadAll(pdf, original);
+  DocumentRead text = ReadDocument(pdf, original);
   ASSERT_EQ(text.pages.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(scan.pages[i].source, TextSource::kOcr);
@@ -551,7 +551,7 @@ TEST(RealDocumentsTest, DebianEpubChapters) {
   const std::string epub = testing::DebianPackageFile(
       "debian-policy", "usr/share/doc/debian-policy/policy.epub", "policy.epub");
   if (epub.empty()) GTEST_SKIP() << "debian-policy could not be fetched";
-  Read read = ReadAll(epub, TextOnly());
+  DocumentRead read = ReadDocument(epub, TextOnly());
   ASSERT_TRUE(read.status.ok()) << read.status.ToString();
   EXPECT_EQ(read.report.format, DocumentFormat::kEpub);
   EXPECT_GT(read.pages.size(), 10u);

@@ -21,7 +21,7 @@ using reel::testing::CounterClipArgs;
 using reel::testing::DecodeCounter;
 using reel::testing::GeneratedMedia;
 
-struct Clip {
+struct SamplerClip {
   std::string name;    // file name in the test-media cache (extension picks the container)
   int frames;          // frames generated
   std::string fps;     // frame rate given to the generator
@@ -31,20 +31,20 @@ struct Clip {
 };
 
 // Names the parameter in test listings instead of dumping its bytes.
-void PrintTo(const Clip& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const SamplerClip& c, std::ostream* os) { *os << c.name; }
 
-std::string MakeClip(const Clip& c) {
+std::string MakeClip(const SamplerClip& c) {
   return GeneratedMedia(c.name,
                         CounterClipArgs(c.frames, c.width, c.height, c.fps) + " " + c.encode);
 }
 
-struct Sampled {
+struct SamplerRun {
   std::vector<SampledFrame> frames;
   SampleReport report;
 };
 
-Sampled Sample(const std::string& path, const SampleOptions& options) {
-  Sampled out;
+SamplerRun Sample(const std::string& path, const SampleOptions& options) {
+  SamplerRun out;
   auto report = SampleVideo(path, options, [&](SampledFrame&& f) {
     out.frames.push_back(std::move(f));
     return Status::Ok();
@@ -56,7 +56,7 @@ Sampled Sample(const std::string& path, const SampleOptions& options) {
   return out;
 }
 
-std::vector<int> SourceFrames(const Sampled& s) {
+std::vector<int> SourceFrames(const SamplerRun& s) {
   std::vector<int> out;
   for (const SampledFrame& f : s.frames) out.push_back(f.source_frame);
   return out;
@@ -64,7 +64,7 @@ std::vector<int> SourceFrames(const Sampled& s) {
 
 // Every delivered frame shows its own source frame number (plus `offset` for clips cut from a
 // longer one).
-void ExpectPixelsMatch(const Sampled& s, int offset = 0) {
+void ExpectPixelsMatch(const SamplerRun& s, int offset = 0) {
   for (const SampledFrame& f : s.frames) {
     int shown = DecodeCounter(f.image.pixels.data(), f.image.width, f.image.height,
                               static_cast<int>(f.image.stride()));
@@ -79,14 +79,14 @@ SampleOptions Options(SamplingPolicy policy) {
   return o;
 }
 
-const Clip kH264B{"counter_h264_b3_g60.mp4", 300, "30",
-                  "-c:v libx264 -bf 3 -g 60 -keyint_min 60 -sc_threshold 0 -x264-params "
-                  "b-adapt=0 -pix_fmt yuv420p"};
-const Clip kH264Long{"counter_h264_g250.mp4", 600, "30",
-                     "-c:v libx264 -g 250 -keyint_min 250 -sc_threshold 0 -pix_fmt yuv420p"};
+const SamplerClip kH264B{"counter_h264_b3_g60.mp4", 300, "30",
+                         "-c:v libx264 -bf 3 -g 60 -keyint_min 60 -sc_threshold 0 -x264-params "
+                         "b-adapt=0 -pix_fmt yuv420p"};
+const SamplerClip kH264Long{"counter_h264_g250.mp4", 600, "30",
+                            "-c:v libx264 -g 250 -keyint_min 250 -sc_threshold 0 -pix_fmt yuv420p"};
 
 // The codec and container table: each decodes through the same planner.
-const Clip kCodecClips[] = {
+const SamplerClip kCodecClips[] = {
     kH264B,
     kH264Long,
     {"counter_hevc.mp4", 120, "25",
@@ -108,10 +108,10 @@ const Clip kCodecClips[] = {
     {"counter_raw.h264", 75, "25", "-c:v libx264 -bf 2 -g 25 -pix_fmt yuv420p -f h264"},
 };
 
-class CodecTest : public ::testing::TestWithParam<Clip> {};
+class CodecTest : public ::testing::TestWithParam<SamplerClip> {};
 
 TEST_P(CodecTest, EveryPolicyReturnsTheRightFrames) {
-  const Clip& clip = GetParam();
+  const SamplerClip& clip = GetParam();
   std::string path = MakeClip(clip);
   ASSERT_FALSE(path.empty());
   auto index = BuildFrameIndex(path);
@@ -123,7 +123,7 @@ TEST_P(CodecTest, EveryPolicyReturnsTheRightFrames) {
   SampleOptions o = Options(SamplingPolicy::kTimestamps);
   std::vector<double> times = {0.0, 0.5, 1.01, (clip.frames - 0.5) / fps, 0.77};
   o.sampling.timestamps = times;
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   std::vector<int> want;
   for (double t : times) want.push_back(static_cast<int>(std::floor(t * fps + 1e-9)));
   std::sort(want.begin(), want.end());
@@ -178,7 +178,7 @@ TEST_P(CodecTest, EveryPolicyReturnsTheRightFrames) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, CodecTest, ::testing::ValuesIn(kCodecClips),
-                         [](const ::testing::TestParamInfo<Clip>& info) {
+                         [](const ::testing::TestParamInfo<SamplerClip>& info) {
                            std::string n = info.param.name;
                            for (char& c : n) {
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -190,7 +190,7 @@ TEST(FrameSamplerTest, SparseSamplingSeeksAndSkipsWork) {
   std::string path = MakeClip(kH264Long);
   SampleOptions o = Options(SamplingPolicy::kCount);
   o.sampling.count = 4;  // 0, 599/3, 2*599/3, 599 frame times: frames 0, 199, 399, 599
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   EXPECT_EQ(SourceFrames(s), (std::vector<int>{0, 199, 399, 599}));
   ExpectPixelsMatch(s);
   EXPECT_GT(s.report.seeks, 0);
@@ -203,7 +203,7 @@ TEST(FrameSamplerTest, SparseSamplingSeeksAndSkipsWork) {
 TEST(FrameSamplerTest, DenseSamplingSkipsNonReferencePictures) {
   std::string path = MakeClip(kH264B);  // I/P every 4th frame, three B-frames between
   SampleOptions o = Options(SamplingPolicy::kFps);
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   ExpectPixelsMatch(s);
   EXPECT_EQ(s.frames.size(), 11u);
   // Without skipping, all 300 packets would be decoded.
@@ -215,7 +215,7 @@ TEST(FrameSamplerTest, MaxFramesThinsEvenlyKeepingFirstAndLast) {
   SampleOptions o = Options(SamplingPolicy::kFps);
   o.sampling.fps = 10;
   o.sampling.max_frames = 5;
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   ASSERT_EQ(s.frames.size(), 5u);
   EXPECT_EQ(s.frames.front().source_frame, 0);
   EXPECT_EQ(s.frames.back().source_frame, 299);
@@ -223,12 +223,13 @@ TEST(FrameSamplerTest, MaxFramesThinsEvenlyKeepingFirstAndLast) {
 }
 
 TEST(FrameSamplerTest, ResizesToTheModelSize) {
-  Clip big{"counter_h264_1280x720.mp4", 10, "10", "-c:v libx264 -pix_fmt yuv420p", 1280, 720};
+  SamplerClip big{"counter_h264_1280x720.mp4",     10,   "10",
+                  "-c:v libx264 -pix_fmt yuv420p", 1280, 720};
   std::string path = MakeClip(big);
   SampleOptions o = Options(SamplingPolicy::kCount);
   o.sampling.count = 2;
   o.resize.smart.max_pixels = 200704;  // 448x448
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   ASSERT_EQ(s.frames.size(), 2u);
   // smart_resize(720, 1280, max 200704): beta = sqrt(921600/200704) = 2.1428; 336 x 588.
   EXPECT_EQ(s.frames[0].image.width, 588);
@@ -256,7 +257,7 @@ TEST(FrameSamplerTest, VariableFrameRateUsesPresentationTimes) {
 
   SampleOptions o = Options(SamplingPolicy::kTimestamps);
   o.sampling.timestamps = {0.039, 0.041, 0.099, 0.1, 1.234, 4.0};
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   std::vector<int> want;
   for (double t : o.sampling.timestamps) {
     int n = 0;
@@ -305,7 +306,7 @@ TEST(FrameSamplerTest, RotatedVideosComeOutUpright) {
     SampleOptions o = Options(SamplingPolicy::kCount);
     o.sampling.count = 3;
     o.resize.mode = ResizeMode::kNone;
-    Sampled s = Sample(path, o);
+    SamplerRun s = Sample(path, o);
     ASSERT_EQ(s.frames.size(), 3u);
     EXPECT_EQ(s.frames[0].image.width, 160) << c.tag;
     EXPECT_EQ(s.frames[0].image.height, 96) << c.tag;
@@ -325,7 +326,7 @@ TEST(FrameSamplerTest, EditListsAndNonZeroStarts) {
   EXPECT_GT(index->discarded_packets, 0);
   SampleOptions o = Options(SamplingPolicy::kCount);
   o.sampling.count = 5;
-  Sampled s = Sample(cut, o);
+  SamplerRun s = Sample(cut, o);
   ASSERT_EQ(s.frames.size(), 5u);
   int offset =
       DecodeCounter(s.frames[0].image.pixels.data(), s.frames[0].image.width,
@@ -359,7 +360,7 @@ TEST(FrameSamplerTest, TimestampsThatRestartMidFileContinueTheTimeline) {
   EXPECT_NEAR(index->time_s(60), 60 / 25.0, 0.05);
   SampleOptions o = Options(SamplingPolicy::kFps);
   o.sampling.fps = 5;
-  Sampled s = Sample(joined, o);
+  SamplerRun s = Sample(joined, o);
   ASSERT_GT(s.frames.size(), 20u);
   for (const SampledFrame& f : s.frames) {
     EXPECT_EQ(DecodeCounter(f.image.pixels.data(), f.image.width, f.image.height,
@@ -382,7 +383,7 @@ TEST(FrameSamplerTest, SceneChangesAreFoundAtTheCuts) {
   SampleOptions o = Options(SamplingPolicy::kScene);
   o.sampling.scene_threshold = 0.3;
   o.sampling.scene_min_shot_s = 0.5;
-  Sampled s = Sample(path, o);
+  SamplerRun s = Sample(path, o);
   EXPECT_EQ(SourceFrames(s), (std::vector<int>{0, 50, 100, 150}));
   EXPECT_EQ(s.report.scene_frames_scored, 200);
   // With a cap the cuts are thinned: first and last kept.

@@ -9,6 +9,7 @@
 
 #include "base/file_util.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -307,7 +308,7 @@ TEST(ImageCodecTest, PaletteWithTransparencyIsCompositedOnBlack) {
 
 TEST(ImageCodecTest, GradientJpegMatchesFfmpeg) {
   std::string path = SharedMedia("gradient.jpg");
-  if (path.empty()) GTEST_SKIP() << "no shared media";
+  if (path.empty()) REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "no shared media";
   Result<Image> decoded = ReadImageFile(path);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->width, 1280);
@@ -320,7 +321,7 @@ TEST(ImageCodecTest, GradientJpegMatchesFfmpeg) {
 
 TEST(ImageCodecTest, GrayscaleJpegMatchesFfmpeg) {
   std::string path = SharedMedia("grayscale.jpg");
-  if (path.empty()) GTEST_SKIP() << "no shared media";
+  if (path.empty()) REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "no shared media";
   Result<Image> decoded = ReadImageFile(path);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   Bytes gray = FfmpegDecode(path, "gray");
@@ -338,7 +339,7 @@ TEST(ImageCodecTest, GrayscaleJpegMatchesFfmpeg) {
 
 TEST(ImageCodecTest, CmykJpegMatchesFfmpeg) {
   std::string path = SharedMedia("cmyk.jpg");
-  if (path.empty()) GTEST_SKIP() << "no shared media";
+  if (path.empty()) REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "no shared media";
   Result<Image> decoded = ReadImageFile(path);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->width, 1280);
@@ -445,7 +446,8 @@ TEST(ImageCodecTest, PngWithoutEndChunkDecodes) {
 }
 
 TEST(ImageCodecTest, DamagedSampleJpegsAreCorruptData) {
-  if (testing::SharedMediaDir().empty()) GTEST_SKIP() << "no shared media";
+  if (testing::SharedMediaDir().empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "no shared media";
   for (const char* name : {"corrupt.jpg", "bad_huffman.jpg"}) {
     SCOPED_TRACE(name);
     std::string path = SharedMedia(name);

@@ -9,6 +9,7 @@
 
 #include "pipeline/frame_sampler.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -70,7 +71,9 @@ void ExpectScoresMatchFfmpeg(const std::string& path, bool check_labels = true) 
   ASSERT_EQ(run.report.scene_scores.size(), expected.size()) << path;
   ASSERT_FALSE(expected.empty());
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (check_labels) EXPECT_EQ(run.report.scene_scores[i].first, static_cast<int>(i)) << path;
+    if (check_labels) {
+      EXPECT_EQ(run.report.scene_scores[i].first, static_cast<int>(i)) << path;
+    }
     EXPECT_NEAR(run.report.scene_scores[i].second, expected[i], 1.5e-6) << path << " frame " << i;
   }
 }
@@ -83,7 +86,8 @@ TEST(SceneScoreTest, AJumpCutFfmpegScoresAt038IsFoundWithThreshold03) {
   // Real footage cut within itself (the cockatoo at 0 s, then at 13 s): a hard cut that FFmpeg
   // scores between 0.3 and 0.4, the kind `--scene 0.3` used to miss.
   std::string cockatoo = Cockatoo();
-  if (cockatoo.empty()) GTEST_SKIP() << "python3-imageio cannot be fetched";
+  if (cockatoo.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "python3-imageio cannot be fetched";
   std::string clip = GeneratedMedia(
       "cockatoo_jump.mp4",
       "-i " + ShellQuote(cockatoo) +
@@ -108,7 +112,8 @@ TEST(SceneScoreTest, AJumpCutFfmpegScoresAt038IsFoundWithThreshold03) {
 TEST(SceneScoreTest, EveryFrameMatchesFfmpegOnARealClip) {
   std::string realshort =
       DebianPackageFile(kImageio, std::string(kImageioDir) + "realshort.mp4", "realshort.mp4");
-  if (realshort.empty()) GTEST_SKIP() << "python3-imageio cannot be fetched";
+  if (realshort.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "python3-imageio cannot be fetched";
   ExpectScoresMatchFfmpeg(realshort);
 }
 
@@ -163,7 +168,8 @@ TEST(SceneScoreTest, MatchesFfmpegOnRgbAndPacked422Sources) {
 TEST(SceneScoreTest, PlanetBlupiMsVideo1MatchesFfmpeg) {
   std::string movie = DebianPackageFile("planetblupi-common",
                                         "usr/share/planetblupi/movie/play108.mkv", "play108.mkv");
-  if (movie.empty()) GTEST_SKIP() << "planetblupi-common cannot be fetched";
+  if (movie.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "planetblupi-common cannot be fetched";
   std::vector<double> ffmpeg = FfmpegScores(movie);
   ASSERT_GT(ffmpeg.size(), 55u);
   EXPECT_NEAR(ffmpeg[55], 0.364842, 1e-6);
@@ -177,7 +183,8 @@ TEST(SceneScoreTest, PlanetBlupiMsVideo1MatchesFfmpeg) {
 TEST(SceneScoreSlowTest, MegamindCutsAreFoundAtThreshold03) {
   std::string megamind = DebianPackageFile(
       "opencv-doc", "usr/share/doc/opencv-doc/examples/data/Megamind.avi", "Megamind.avi");
-  if (megamind.empty()) GTEST_SKIP() << "opencv-doc cannot be fetched";
+  if (megamind.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "opencv-doc cannot be fetched";
   ExpectScoresMatchFfmpeg(megamind, /*check_labels=*/false);
   std::string cockatoo = Cockatoo();  // 1280x720 4:4:4: converted as FFmpeg's filter graph does
   if (!cockatoo.empty()) ExpectScoresMatchFfmpeg(cockatoo);

@@ -9,6 +9,7 @@
 #include "pipeline/frame_sampler.h"
 #include "pipeline/probe.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -29,7 +30,7 @@ void ExpectMatchesFfmpeg(const std::string& path, const CorpusFile& c);
 
 TEST_P(SharedMediaTest, MatchesTheFfmpegCommandLine) {
   std::string dir = reel::testing::SharedMediaDir();
-  if (dir.empty()) GTEST_SKIP() << "../shared/media is not present";
+  if (dir.empty()) REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "../shared/media is not present";
   ExpectMatchesFfmpeg(dir + "/" + GetParam().name, GetParam());
 }
 
@@ -38,7 +39,8 @@ TEST(RealMediaTest, MatchesTheFfmpegCommandLine) {
   for (const CorpusFile& c :
        {CorpusFile{"real-small.mp4", 166}, CorpusFile{"real-small.mkv", 147}}) {
     std::string path = reel::testing::RealMedia(c.name);
-    if (path.empty()) GTEST_SKIP() << "cannot fetch the real clips (offline?)";
+    if (path.empty())
+      REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "cannot fetch the real clips (offline?)";
     SCOPED_TRACE(c.name);
     ExpectMatchesFfmpeg(path, c);
   }

@@ -11,6 +11,7 @@
 
 #include "base/file_util.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -442,9 +443,10 @@ TEST(ExtractSubtitleStreamsErrorsTest, NotMediaOrMissingFails) {
 
 TEST(ExtractSubtitleStreamsRealMediaTest, NasaClipHasTwoMovTextStreams) {
   const std::string dir = testing::SharedMediaDir();
-  if (dir.empty()) GTEST_SKIP() << "shared media corpus not present";
+  if (dir.empty()) REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << "shared media corpus not present";
   const std::string path = dir + "/nasa_13013.mp4";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  if (!std::filesystem::exists(path))
+    REEL_SKIP_WITHOUT_REFERENCE(kSharedMedia) << path << " not present";
   auto result = ExtractSubtitleStreams(path);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
 

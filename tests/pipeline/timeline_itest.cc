@@ -14,6 +14,7 @@
 #include "pipeline/internal/truncation.h"
 #include "pipeline/probe.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 #include "tests/support/test_media.h"
 
 namespace reel::pipeline {
@@ -25,7 +26,7 @@ using reel::testing::DecodeCounter;
 using reel::testing::GeneratedMedia;
 using reel::testing::ScratchDir;
 
-std::string ReadAll(const std::string& path) {
+std::string ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -33,21 +34,21 @@ std::string ReadAll(const std::string& path) {
 // The first `bytes` bytes of `source` in a scratch file (what `head -c` makes).
 std::string Head(const std::string& source, size_t bytes, const std::string& name) {
   std::string path = ScratchDir("Head_" + name) + "/" + name;
-  std::ofstream(path, std::ios::binary) << ReadAll(source).substr(0, bytes);
+  std::ofstream(path, std::ios::binary) << ReadFileBytes(source).substr(0, bytes);
   return path;
 }
 
-struct Sampled {
+struct TimelineRun {
   SampleReport report;
   std::vector<int> painted;  // the frame number painted in each delivered frame (counter clips)
   std::vector<double> times;
 };
 
-Sampled Sample(const std::string& path, SamplingOptions sampling) {
+TimelineRun Sample(const std::string& path, SamplingOptions sampling) {
   SampleOptions o;
   o.sampling = sampling;
   o.resize.mode = ResizeMode::kNone;
-  Sampled s;
+  TimelineRun s;
   auto r = SampleVideo(path, o, [&](SampledFrame&& f) {
     s.painted.push_back(DecodeCounter(f.image.pixels.data(), f.image.width, f.image.height,
                                       static_cast<int>(f.image.stride())));
@@ -103,7 +104,7 @@ TEST(DroppedFrameAviTest, IsWholeAndEveryFrameThereIsFound) {
     SamplingOptions all;
     all.policy = SamplingPolicy::kCount;
     all.count = 100;
-    Sampled s = Sample(path, all);
+    TimelineRun s = Sample(path, all);
     EXPECT_FALSE(s.report.partial()) << s.report.PartialReason();
     EXPECT_EQ(s.report.PartialReason(), "");
     EXPECT_EQ(s.painted, kKeptFrames);
@@ -135,7 +136,7 @@ TEST(DroppedFrameAviTest, ACutAviIsTruncatedWithHowMuchIsMissing) {
   EXPECT_NEAR(index->truncation.missing_s, 6.0 - index->duration_s(), 1e-6)
       << index->truncation.reason;
   EXPECT_GT(index->truncation.missing_s, 1.0);
-  Sampled s = Sample(cut, Fps(1));
+  TimelineRun s = Sample(cut, Fps(1));
   EXPECT_TRUE(s.report.partial());
   EXPECT_NE(s.report.PartialReason().find("file truncated: "), std::string::npos);
 }
@@ -144,7 +145,8 @@ TEST(DroppedFrameAviTest, ACutAviIsTruncatedWithHowMuchIsMissing) {
 TEST(DroppedFrameAviTest, OpencvTreeAvi) {
   std::string path = DebianPackageFile(
       "opencv-doc", "usr/share/doc/opencv-doc/examples/data/tree.avi", "tree.avi");
-  if (path.empty()) GTEST_SKIP() << "opencv-doc cannot be fetched (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "opencv-doc cannot be fetched (offline?)";
   auto index = BuildFrameIndex(path);
   ASSERT_TRUE(index.ok());
   EXPECT_EQ(index->size(), 68);  // ffprobe -count_frames: nb_read_frames=68
@@ -190,14 +192,14 @@ TEST(FpsTimelineTest, VariableRateStillStretchUsesPresentationTimes) {
   ASSERT_TRUE(probe.ok());
   EXPECT_FALSE(probe->streams[0].constant_rate);
 
-  Sampled automatic = Sample(path, Fps(1));
+  TimelineRun automatic = Sample(path, Fps(1));
   EXPECT_EQ(automatic.report.fps_timeline, "time");
   // 0, 1 s, then the first frame after the still (8 s), 9 s and the last frame (9.9 s).
   EXPECT_EQ(automatic.painted, (std::vector<int>{0, 10, 80, 90, 99}));
-  Sampled by_time = Sample(path, Fps(1, FpsTimeline::kTime));
+  TimelineRun by_time = Sample(path, Fps(1, FpsTimeline::kTime));
   EXPECT_EQ(by_time.painted, automatic.painted);
   // What the servers do: every 4th frame (the average rate), 0.4 s apart.
-  Sampled by_index = Sample(path, Fps(1, FpsTimeline::kIndex));
+  TimelineRun by_index = Sample(path, Fps(1, FpsTimeline::kIndex));
   EXPECT_EQ(by_index.report.fps_timeline, "index");
   EXPECT_EQ(by_index.painted, (std::vector<int>{0, 4, 8, 12, 16, 80, 84, 88, 92, 96, 99}));
 }
@@ -220,7 +222,7 @@ TEST(CountPolicyTest, TwoStepsInOneHeldFrameStillGiveTheCountAskedFor) {
   SamplingOptions count;
   count.policy = SamplingPolicy::kCount;
   count.count = 16;
-  Sampled s = Sample(path, count);
+  TimelineRun s = Sample(path, count);
   EXPECT_EQ(s.painted,
             (std::vector<int>{0, 7, 14, 21, 28, 36, 43, 49, 50, 54, 62, 69, 76, 83, 90, 98}));
   EXPECT_TRUE(s.report.warnings.empty());
@@ -229,7 +231,7 @@ TEST(CountPolicyTest, TwoStepsInOneHeldFrameStillGiveTheCountAskedFor) {
   count.count = 19;
   count.start_s = 4.0;
   count.end_s = 6.95;
-  Sampled range = Sample(path, count);
+  TimelineRun range = Sample(path, count);
   ASSERT_EQ(range.painted.size(), 19u);
   EXPECT_EQ(range.painted.front(), 40);
   EXPECT_EQ(range.painted.back(), 59);
@@ -242,7 +244,7 @@ TEST(FpsTimelineTest, ConstantRateStreamsKeepTheServersIndexRule) {
   auto index = BuildFrameIndex(path);
   ASSERT_TRUE(index.ok());
   EXPECT_TRUE(index->constant_rate());
-  Sampled s = Sample(path, Fps(2));
+  TimelineRun s = Sample(path, Fps(2));
   EXPECT_EQ(s.report.fps_timeline, "index");
   EXPECT_EQ(s.painted, (std::vector<int>{0, 5, 10, 15, 20, 25, 29}));
 }
@@ -276,7 +278,7 @@ TEST(TruncatedMatroskaTest, AWebmCutShortIsTruncatedWithHowMuchIsMissing) {
     EXPECT_GT(index->truncation.missing_s, 0.5);
     EXPECT_NE(index->truncation.reason.find("Matroska segment"), std::string::npos);
 
-    Sampled s = Sample(cut, Fps(1));
+    TimelineRun s = Sample(cut, Fps(1));
     EXPECT_TRUE(s.report.truncated);
     EXPECT_TRUE(s.report.partial());
     EXPECT_EQ(s.report.missing_bytes, size - kept);
@@ -326,7 +328,7 @@ double FfprobeDuration(const std::string& path) {
 // the file lacks), and the same cut moved back to the page boundary before it (whole pages, but
 // the streams' last pages, flagged end-of-stream, are missing).
 void ExpectOggCutsTruncated(const std::string& whole, const std::string& name) {
-  const std::string bytes = ReadAll(whole);
+  const std::string bytes = ReadFileBytes(whole);
   const int64_t size = static_cast<int64_t>(bytes.size());
   ASSERT_GT(size, 1000);
   auto full = Probe(whole);
@@ -359,7 +361,7 @@ void ExpectOggCutsTruncated(const std::string& whole, const std::string& name) {
     auto index = BuildFrameIndex(cut);
     ASSERT_TRUE(index.ok()) << index.status().ToString();
     EXPECT_TRUE(index->truncated());
-    Sampled sampled = Sample(cut, Fps(1));
+    TimelineRun sampled = Sample(cut, Fps(1));
     EXPECT_TRUE(sampled.report.truncated);
     EXPECT_TRUE(sampled.report.partial());
   }
@@ -379,7 +381,9 @@ TEST(TruncatedOggTest, ARealOgvCutShortIsTruncated) {
   std::string whole = DebianPackageFile(
       "golang-github-gabriel-vasile-mimetype-dev",
       "usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/ogg.ogv", "mimetype.ogv");
-  if (whole.empty()) GTEST_SKIP() << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
+  if (whole.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage)
+        << "golang-github-gabriel-vasile-mimetype-dev cannot be fetched";
   ExpectOggCutsTruncated(whole, "mimetype");
 }
 
@@ -505,7 +509,8 @@ TEST(ProbeDurationTest, MpegElementaryAndProgramStreams) {
 TEST(ProbeDurationTest, GemAleaMpg) {
   std::string path =
       DebianPackageFile("gem-doc", "usr/share/gem/examples/data/alea.mpg", "alea.mpg");
-  if (path.empty()) GTEST_SKIP() << "gem-doc cannot be fetched (offline?)";
+  if (path.empty())
+    REEL_SKIP_WITHOUT_REFERENCE(kDebianPackage) << "gem-doc cannot be fetched (offline?)";
   auto info = Probe(path);
   ASSERT_TRUE(info.ok());
   const StreamInfo& v = info->streams[*info->best_video];

@@ -9,7 +9,7 @@
 namespace reel::storage {
 namespace {
 
-FrameRecord Frame(int64_t index, double time, const std::string& jpeg) {
+FrameRecord MergeFrame(int64_t index, double time, const std::string& jpeg) {
   FrameRecord frame;
   frame.sample_index = index;
   frame.time_seconds = time;
@@ -34,10 +34,10 @@ void WriteShard(const std::string& path, const std::vector<std::string>& paths,
         {.job_id = *job, .path = p, .content_hash = "content-" + p, .settings_hash = "s1"});
     ASSERT_TRUE(id.ok());
     ASSERT_TRUE(store->MarkItemRunning(*id, run->id).ok());
-    FrameRecord second = Frame(1, 1, "thumb-b");
+    FrameRecord second = MergeFrame(1, 1, "thumb-b");
     second.duplicate_of = 0;  // the vision stage's near-duplicate mark travels with the frame
     ASSERT_TRUE(store
-                    ->MarkItemDone(*id, {.frames = {Frame(0, 0, "thumb-a"), second},
+                    ->MarkItemDone(*id, {.frames = {MergeFrame(0, 0, "thumb-a"), second},
                                          .segments = {{.source = "subtitle:0",
                                                        .start_seconds = 1,
                                                        .end_seconds = 2,
@@ -146,8 +146,10 @@ TEST(MergeTest, TheDoneItemWinsAndBringsItsOwnOutputs) {
     ASSERT_TRUE(store.ok());
     auto job = store->UpsertJob({.name = "clips", .spec_text = "spec"});
     auto id = store->UpsertItem({.job_id = *job, .path = "x.mp4", .settings_hash = "old"});
-    ASSERT_TRUE(
-        store->ReplaceItemFrames(*id, {Frame(0, 0, ""), Frame(1, 1, ""), Frame(2, 2, "")}).ok());
+    ASSERT_TRUE(store
+                    ->ReplaceItemFrames(
+                        *id, {MergeFrame(0, 0, ""), MergeFrame(1, 1, ""), MergeFrame(2, 2, "")})
+                    .ok());
     ASSERT_TRUE(store->MarkItemRunning(*id, std::nullopt).ok());
     ASSERT_TRUE(store->MarkItemFailed(*id, "x.mp4: decode error").ok());
   }

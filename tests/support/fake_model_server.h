@@ -18,8 +18,8 @@ struct FakeServerOptions {
   std::string mode = "vllm";  // vllm | sglang | openai
   std::string model = "MiniMax-M3";
   long long max_model_len = 1048576;
-  std::string api_key;                  // required in Authorization when set
-  std::vector<std::string> extra_args;  // more command-line options of the script
+  std::string api_key{};                  // required in Authorization when set
+  std::vector<std::string> extra_args{};  // more command-line options of the script
 };
 
 class FakeModelServer {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/test_environment.h"
 
 namespace fs = std::filesystem;
 
@@ -125,9 +126,12 @@ std::string ReadFile(const std::string& path) {
 std::string TokenizerReferenceDir() {
   static const std::string dir = [] {
     fs::path root = ReferenceRoot();
-    auto r = RunCommand(
-        "bash " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-tokenizer-reference") +
-        " " + ShellQuote(root.string()));
+    // npm runs with the user's HOME: its registry settings (~/.npmrc) and cache live there.
+    const std::string home = UserHome();
+    auto r =
+        RunCommand((home.empty() ? "" : "HOME=" + ShellQuote(home) + " ") + "bash " +
+                   ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-tokenizer-reference") +
+                   " " + ShellQuote(root.string()));
     if (r.exit_code != 0) return std::string();
     return root.string();
   }();

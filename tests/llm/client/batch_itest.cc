@@ -16,7 +16,7 @@ using nlohmann::json;
 using reel::testing::FakeModelServer;
 using reel::testing::FakeServerOptions;
 
-ChatRequest Request(const std::string& text, const std::string& schema = "") {
+ChatRequest BatchRequest(const std::string& text, const std::string& schema = "") {
   ChatRequest r;
   r.messages = std::make_shared<StringBody>(
       json::array(
@@ -37,9 +37,9 @@ TEST(BatchRoundTripTest, ImportedResultsMatchTheOnlineOnes) {
   const std::string schema = R"({"type":"object","properties":{"n":{"type":"integer"}},
                                 "required":["n"]})";
   const std::vector<std::pair<std::string, ChatRequest>> requests = {
-      {"item1/summary", Request("Summarise the clip.")},
-      {"item1/count", Request("How many people?", schema)},
-      {"item2/summary", Request(long_text)},  // too long for the 500-token window
+      {"item1/summary", BatchRequest("Summarise the clip.")},
+      {"item1/count", BatchRequest("How many people?", schema)},
+      {"item2/summary", BatchRequest(long_text)},  // too long for the 500-token window
   };
 
   ModelClientOptions o;

@@ -184,9 +184,22 @@ TEST(ChatStreamParserTest, StreamCutBeforeTheEndIsIncomplete) {
 }
 
 TEST(ChatStreamParserTest, FinishReasonWithoutDoneIsAccepted) {
-  ChatStreamParser parser(VllmDialect());
-  parser.Feed(VllmStream(/*with_done=*/false));
-  EXPECT_TRUE(parser.Finish().ok());
+  // Some servers close the stream after the finish reason and usage without "data: [DONE]": the
+  // answer is whole, with everything the stream carried.
+  Recorder rec;
+  ChatStreamParser parser(VllmDialect(), &rec);
+  ASSERT_TRUE(parser.Feed(VllmStream(/*with_done=*/false)));
+  ParsedAnswer p = parser.Finish();
+  ASSERT_TRUE(p.ok()) << p.problem_message;
+  EXPECT_EQ(p.answer.content, "A cat. \xE7\x8C\xAB");
+  EXPECT_EQ(p.answer.reasoning, "Looking.");
+  EXPECT_EQ(p.answer.finish_reason, "stop");
+  EXPECT_EQ(p.answer.prompt_tokens, 1200);
+  EXPECT_EQ(p.answer.completion_tokens, 34);
+  EXPECT_EQ(p.answer.cached_tokens, 1024);
+  EXPECT_EQ(p.answer.response_id, "chatcmpl-1");
+  EXPECT_EQ(rec.content, "A cat. \xE7\x8C\xAB");
+  EXPECT_EQ(rec.reasoning, "Looking.");
 }
 
 TEST(ChatStreamParserTest, ErrorEventAndMalformedChunk) {
