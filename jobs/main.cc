@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = reel::cli::kExitOk;
   reel::cli::AddProbeCommand(app, exit_code);
   reel::cli::AddFramesCommand(app, exit_code);
+  reel::cli::AddInitCommand(app, exit_code);
   reel::cli::AddValidateCommand(app, exit_code);
   reel::cli::AddPlanCommand(app, exit_code);
   reel::cli::AddRunCommand(app, exit_code);

@@ -250,14 +250,15 @@ struct ModelRun::Impl {
           ++counters.prompts_answered;
           break;
         case PromptOutcome::State::kFailed:
-          ++counters.prompts_failed;
+          ++(outcome.answered_before ? counters.prompts_failed_before : counters.prompts_failed);
           break;
         case PromptOutcome::State::kWaiting:
           ++counters.prompts_waiting;
           break;
       }
     }
-    if (outcome.state == PromptOutcome::State::kFailed) {
+    // An old failure is listed by `reel status`, not repeated by every run.
+    if (outcome.state == PromptOutcome::State::kFailed && !outcome.answered_before) {
       Warn(outcome.item_path + ": prompt '" + outcome.prompt_id + "': " + outcome.message);
     }
     if (outcome.state != PromptOutcome::State::kWaiting) ShowQuestions();
@@ -539,7 +540,8 @@ struct ModelRun::Impl {
              "); no more questions are sent: set the right key (model.api_key_env) and run "
              "again");
       } else if (result.outcome == llm::ChatOutcome::kServerDown) {
-        Halt("the model server stayed unreachable: " + result.error);
+        Halt("the model server at " + job.model.endpoint.value_or("?") +
+             " stayed unreachable: " + result.error);
       }
     } else {
       stored = tasks.FailSend(*request_id, outcome,

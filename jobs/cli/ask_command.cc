@@ -372,6 +372,7 @@ int RunAsk(const AskFlags& flags) {
       return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
     case jobs::RunResult::kSucceeded:
     case jobs::RunResult::kSomeFailed:
+    case jobs::RunResult::kQuestionsFailed:
       break;
   }
   if (outcome.counters.items_failed > 0) {

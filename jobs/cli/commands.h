@@ -48,5 +48,6 @@ void AddReportCommand(CLI::App& app, int& exit_code);
 void AddTextCommand(CLI::App& app, int& exit_code);
 void AddPagesCommand(CLI::App& app, int& exit_code);
 void AddTranscribeCommand(CLI::App& app, int& exit_code);
+void AddInitCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

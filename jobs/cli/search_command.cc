@@ -1,6 +1,7 @@
 // reel search [--db FILE] [--job JOB.yaml|NAME] "words" [--limit N] [--fts] [--format F]
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
@@ -34,14 +35,17 @@ std::string MatchTime(double seconds) {
 // "01:15 -> frame 75 (0:01:15.000); ..."; null when there are none.
 storage::Value FramesMeant(const storage::SearchHit& hit) {
   std::string text;
+  // An answer that names the same time more than once links it once.
+  std::set<std::string> shown;
   for (const storage::AnswerTimeRecord& t : hit.times) {
-    if (!text.empty()) text += "; ";
-    text += t.text + " -> ";
+    std::string link = t.text + " -> ";
     if (t.frame_index && t.frame_seconds) {
-      text += "frame " + std::to_string(*t.frame_index) + " (" + MatchTime(*t.frame_seconds) + ")";
+      link += "frame " + std::to_string(*t.frame_index) + " (" + MatchTime(*t.frame_seconds) + ")";
     } else {
-      text += "outside the item";
+      link += "outside the item";
     }
+    if (!shown.insert(link).second) continue;
+    text += (text.empty() ? "" : "; ") + link;
   }
   return text.empty() ? storage::Value() : storage::Value(text);
 }

@@ -543,7 +543,7 @@ TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
     {"kind": "status", "status": 500, "match": "image_url", "times": 2}
   ])");
   CommandResult faulty = ReelEnv(WithEndpoint(server), "run job.yaml", dir2);
-  EXPECT_EQ(faulty.exit_code, 1) << faulty.err;
+  EXPECT_EQ(faulty.exit_code, 3) << faulty.err;  // the items are fine
   EXPECT_NE(faulty.err.find("questions failed"), std::string::npos) << faulty.err;
   json outcomes = QueryJson(db2,
                             "SELECT outcome, count(*) AS n FROM requests WHERE status = 'failed' "
@@ -552,9 +552,10 @@ TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
       {"outcome": "malformed response", "n": 1}, {"outcome": "server error", "n": 1}])")
                                  .dump());
   EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 3);
-  // A plain rerun does not ask failed questions again; --retry-failed does.
+  // A plain rerun does not ask failed questions again (it has nothing to do: 0); --retry-failed
+  // does.
   const size_t before = server.ChatLog().size();
-  EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 1);
+  EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 0);
   EXPECT_EQ(server.ChatLog().size(), before);
   CommandResult retried = ReelEnv(WithEndpoint(server), "run job.yaml --retry-failed", dir2);
   EXPECT_EQ(retried.exit_code, 0) << retried.err;
@@ -615,7 +616,7 @@ TEST(ModelKeyTest, TheKeyIsNeverWritten) {
   server.Script(R"([{"kind": "echo_key", "match": "test patterns", "times": 1}])");
   CommandResult run =
       ReelEnv("REEL_TEST_KEY=" + key + " " + WithEndpoint(server), "run job.yaml -v", dir);
-  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 stops the model stage
+  EXPECT_EQ(run.exit_code, 3) << run.err;  // the echoed 401 stops the model stage
   EXPECT_EQ(QueryInt(dir + "/e2e.db",
                      "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
                      "AND error LIKE '%[redacted]%'"),

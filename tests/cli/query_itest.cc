@@ -2,8 +2,10 @@
 // and how they pick the database.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
 #include <sys/file.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <filesystem>
 
@@ -274,6 +276,34 @@ TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
 // Readers refuse what the writer refuses and name the file: a newer schema (was read as if
 // known), a file with no tables (was "prepare: no such table: runs"), and a file a run is
 // creating right now.
+// `reel query --help` names every table and view of a database (generated from the schema), and
+// `reel --help` gives every command's whole line.
+TEST_F(QueryCommandTest, HelpNamesEveryTableAndView) {
+  CommandResult help = Q("query --help");
+  ASSERT_EQ(help.exit_code, 0);
+  nlohmann::json names = QueryJson(Db(),
+                                   "SELECT name FROM sqlite_schema WHERE type IN ('table', "
+                                   "'view') AND name NOT LIKE 'sqlite%' AND name NOT LIKE "
+                                   "'%fts%'");
+  ASSERT_GT(names.size(), 15u);
+  std::string flat = help.out;
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  for (const auto& row : names) {
+    const std::string name = row["name"];
+    EXPECT_TRUE(flat.find(" " + name + ",") != std::string::npos ||
+                flat.find(" " + name + " ") != std::string::npos ||
+                flat.find(" " + name + ".") != std::string::npos)
+        << name << " is not in:\n"
+        << help.out;
+  }
+  EXPECT_NE(flat.find("responses_fts"), std::string::npos) << help.out;  // searchable, listed
+  EXPECT_EQ(flat.find("responses_fts_data"), std::string::npos) << help.out;
+  CommandResult top = Reel("--help");
+  EXPECT_NE(top.out.find("an index, and a page on the runs (batch.html)\n"), std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("  init "), std::string::npos) << top.out;
+}
+
 TEST(ReaderCommandsTest, RefuseNewerAndEmptyDatabasesNamingThem) {
   std::string dir = ScratchDir("reader_refusals");
   WriteText(dir + "/a.txt", "some text\n");

@@ -53,7 +53,7 @@ ReportDb Open(const std::string& test) {
 #define REEL_OPEN_REPORT_DB(r, name)                       \
   ReportDb r = Open(name);                                 \
   ASSERT_EQ(r.m->error, "") << "the model job's database"; \
-  ASSERT_EQ(r.m->run_exit_code, 1) << r.m->run_err
+  ASSERT_EQ(r.m->run_exit_code, 3) << r.m->run_err
 
 std::string Page(int64_t item) { return "items/" + std::to_string(item) + ".html"; }
 
