@@ -274,6 +274,7 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
       if (job != nullptr) outcome.cost = AnswerCost(job->model, answer);
       REEL_RETURN_IF_ERROR(tasks.FinishSend(request_id, outcome, answer));
       ++result.answered;
+      if (task->step == storage::TaskStep::kMap) ++result.segment_answers;
     } else if (chat.ok()) {
       // Refused by its check, but answered (and billed): its usage and cost are the request's.
       AddUsage(chat, &outcome);
@@ -290,6 +291,7 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
     } else {
       // The server's failure (storage::IsServerFailure) leaves the question waiting: the next
       // export writes it again.
+      if (chat.outcome == llm::ChatOutcome::kTooLong) ++result.refit;
       const bool servers = storage::IsServerFailure(outcome.outcome, outcome.http_status);
       REEL_RETURN_IF_ERROR(tasks.FailSend(request_id, outcome, /*requeue=*/servers));
       ++result.failed;

@@ -68,14 +68,16 @@ struct ImportOptions {
 
 struct ImportResult {
   int64_t lines = 0;
-  int64_t answered = 0;     // answers stored
-  int64_t failed = 0;       // failures stored (errors in the file)
-  int64_t already = 0;      // answered before, or this line imported before
-  int64_t unknown = 0;      // custom_id of no task in this database
-  int64_t bad = 0;          // not a Batch output line
-  int64_t too_long = 0;     // longer than max_line_bytes: not read
-  int64_t duplicates = 0;   // a custom_id an earlier line of the file has
-  int64_t interrupted = 0;  // requests left 'sent' by a process that ended, marked interrupted
+  int64_t answered = 0;         // answers stored
+  int64_t failed = 0;           // failures stored (errors in the file)
+  int64_t already = 0;          // answered before, or this line imported before
+  int64_t unknown = 0;          // custom_id of no task in this database
+  int64_t bad = 0;              // not a Batch output line
+  int64_t too_long = 0;         // longer than max_line_bytes: not read
+  int64_t duplicates = 0;       // a custom_id an earlier line of the file has
+  int64_t interrupted = 0;      // requests left 'sent' by a process that ended, marked interrupted
+  int64_t segment_answers = 0;  // answers about one segment of a split video (a reduce follows)
+  int64_t refit = 0;            // prompts the server found too long (they are re-fitted)
   // The first few unknown, bad, too long and repeated lines ("FILE:LINE: why").
   std::vector<std::string> problems;
 };

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/file_util.h"
+#include "base/text_encoding.h"
 #include "base/utf8.h"
 #include "jobs/prompt_kinds.h"
 #include "llm/request_body.h"
@@ -56,7 +57,35 @@ Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job)
   } else {
     setup->counter = std::make_unique<llm::TokenCounter>(setup->chat_template.special_tokens);
   }
+  std::string hashes;
+  for (const std::string& file : job.context.attach) {
+    const std::string path = ResolveJobPath(job.base_dir, file);
+    Result<std::string> bytes =
+        ReadFileToString(path, static_cast<uint64_t>(job.limits.max_file_bytes));
+    if (!bytes.ok()) return bytes.status().WithPrefix("context.attach");
+    Result<DecodedText> decoded =
+        DecodeText(*bytes, {.fallback_encoding = job.text.fallback_encoding});
+    if (!decoded.ok()) return decoded.status().WithPrefix("context.attach: " + path);
+    if (decoded->text.find('\0') != std::string::npos) {
+      return CorruptData("context.attach: " + path +
+                         ": not a text file (it contains NUL bytes); attach documents or subtitle "
+                         "files, give videos and images as inputs");
+    }
+    hashes += storage::Sha256Hex(*bytes) + " " + path + "\n";
+    llm::ContextText text;
+    text.source = "attached:" + std::filesystem::path(path).filename().string();
+    text.text = std::move(decoded->text);
+    while (!text.text.empty() && (text.text.back() == '\n' || text.text.back() == '\r')) {
+      text.text.pop_back();
+    }
+    setup->attached.push_back(std::move(text));
+  }
+  if (!hashes.empty()) setup->attached_sha256 = storage::Sha256Hex(hashes);
   return std::shared_ptr<const ContextSetup>(std::move(setup));
+}
+
+void AddAttachedTexts(const ContextSetup& setup, llm::ContextInput* input) {
+  for (const llm::ContextText& text : setup.attached) input->texts.push_back(text);
 }
 
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id) {
@@ -195,6 +224,8 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   nlohmann::json steps = nlohmann::json::array();
   for (llm::FitStep s : FitStepsOf(c)) steps.push_back(llm::FitStepName(s));
   key["context"]["fit_steps"] = steps;
+  // Only when there are some: the keys of jobs without attachments stay as they were.
+  if (!setup.attached_sha256.empty()) key["context"]["attached"] = setup.attached_sha256;
   return storage::Sha256Hex(key.dump());
 }
 
@@ -270,6 +301,7 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
   ItemContext c;
   c.item = std::move(*item);
   REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id));
+  AddAttachedTexts(setup, &c.input);
   REEL_ASSIGN_OR_RETURN(c.context,
                         llm::BuildContext(c.input, ContextOptionsFor(job, prompt, c.input),
                                           setup.chat_template, *setup.counter));

@@ -33,14 +33,22 @@ struct ContextSetup {
   std::string tokenizer_path;
   std::string tokenizer_sha256;
   std::unique_ptr<llm::TokenCounter> counter;
+  // context.attach: each file's text (decoded to UTF-8) as a document named "attached:<file
+  // name>", and the SHA-256 of them all ("" when there are none).
+  std::vector<llm::ContextText> attached;
+  std::string attached_sha256;
 };
 
 // Errors: the tokenizer file cannot be read or is refused (the message names it), or lacks one of
-// the template's special tokens (a tokenizer of another model: kInvalidArgument naming them).
+// the template's special tokens (a tokenizer of another model: kInvalidArgument naming them); an
+// attached file (context.attach) cannot be read or is not text (the message names it).
 Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job);
 
 // The stored item as builder input. Errors: the item is missing.
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id);
+
+// Adds the job's attached texts (ContextSetup::attached) to `input`, after its own texts.
+void AddAttachedTexts(const ContextSetup& setup, llm::ContextInput* input);
 
 // The builder's options: the job's context settings, and the system text and question the prompt
 // sends (jobs/prompt_kinds.h: a chapters prompt's built-in question names the item's duration).

@@ -117,6 +117,10 @@ std::string RenderResolvedJob(const JobSpec& job) {
     out << "  min_fps: " << Num(c.min_fps) << "\n";
     out << "  min_pixels: " << c.min_pixels << "\n";
     out << "  prefix_block: " << c.prefix_block << "\n";
+    if (!c.attach.empty()) {
+      out << "  attach:\n";
+      for (const std::string& file : c.attach) out << "    - " << Str(file) << "\n";
+    }
   }
 
   const ModelSpec& m = job.model;

@@ -131,7 +131,8 @@ const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_t
                                                "transport",    "server_num_frames",
                                                "server_fps",   "server_timestamps",
                                                "documents",    "min_fps",
-                                               "min_pixels",   "prefix_block"};
+                                               "min_pixels",   "prefix_block",
+                                               "attach"};
 
 const EnumNames<llm::Transport>& TransportNames() {
   static const EnumNames<llm::Transport> names{{{"images", llm::Transport::kImages},
@@ -244,6 +245,7 @@ class Parser {
         text = decoded;
       }
     }
+    text_ = text;
     YAML::Node root;
     std::optional<YAML::Mark> second_document;
     try {
@@ -397,6 +399,7 @@ class Parser {
       return false;
     }
     if (node.IsScalar()) {
+      if (!CheckQuoteClosed(node)) return false;
       shape->bytes += node.Scalar().size();
       if (shape->bytes > options_.max_expanded_bytes) {
         Error(node.Mark(), "the job file's text is more than " +
@@ -424,6 +427,35 @@ class Parser {
       }
     }
     return true;
+  }
+
+  // yaml-cpp 0.7 reads a quoted scalar that is never closed (`question: "hi` at the end of the
+  // file) as if it were closed there ("hi "), where YAML (and PyYAML) refuse it: a quoted scalar
+  // must find its closing quote in the text after its opening one.
+  bool CheckQuoteClosed(const YAML::Node& node) {
+    const YAML::Mark mark = node.Mark();
+    if (node.Tag() != "!" || mark.is_null() || mark.pos < 0 ||
+        static_cast<size_t>(mark.pos) >= text_.size()) {
+      return true;
+    }
+    const char quote = text_[static_cast<size_t>(mark.pos)];
+    if (quote != '"' && quote != '\'') return true;
+    for (size_t i = static_cast<size_t>(mark.pos) + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' is a quote inside a single-quoted scalar
+        } else {
+          return true;
+        }
+      }
+    }
+    Error(mark, std::string("YAML syntax error: the ") + (quote == '"' ? "double" : "single") +
+                    "-quoted text starting here is never closed (it runs to the end of the file); "
+                    "add the closing " +
+                    quote);
+    return false;
   }
 
   YAML::Mark MarkOf(const Field& f) const {
@@ -1189,6 +1221,16 @@ class Parser {
       ReadNumber(*fields, "min_fps", path, &c.min_fps, 0, true, 1000);
       ReadInteger(*fields, "min_pixels", path, &c.min_pixels, 784, INT32_MAX);
       ReadInt(*fields, "prefix_block", path, &c.prefix_block, 0, 65536);
+      if (std::optional<YAML::Node> files = ReadList(*fields, "attach", 1024)) {
+        for (const YAML::Node& file : *files) {
+          if (!file.IsScalar() || file.Scalar().empty()) {
+            Error(file.Mark().is_null() ? MarkOf(*fields->Find("attach")) : file.Mark(),
+                  "'context.attach' lists file paths; got " + Describe(file));
+          } else {
+            c.attach.push_back(file.Scalar());
+          }
+        }
+      }
     }
     const int64_t max_output = job_.model.max_output_tokens;
     if (!reserve_set) {
@@ -1234,15 +1276,21 @@ class Parser {
       if (!fields) continue;
       PromptSpec prompt;
       bool ok = true;
+      // A kind that is not one (`kind: chapter`) gets its did-you-mean alone: which keys are
+      // required depends on the kind, so their absence is not reported beside it.
+      bool unknown_kind = false;
       if (fields->Has("kind") &&
           !ReadEnum(*fields, "kind", path, PromptKindNames(), &prompt.kind)) {
         ok = false;
+        unknown_kind = true;
       }
       const bool chapters = prompt.kind == PromptKind::kChapters;
       if (chapters && !fields->Has("id")) {
         prompt.id = "chapters";  // the built-in kind names itself
       } else if (!ReadString(*fields, "id", path, &prompt.id)) {
-        if (!fields->Has("id")) Error(mark, Quoted(path) + ": missing required key 'id'");
+        if (!fields->Has("id") && !unknown_kind) {
+          Error(mark, Quoted(path) + ": missing required key 'id'");
+        }
         ok = false;
       } else if (!ValidPromptId(prompt.id)) {
         Error(MarkOf(*fields->Find("id")),
@@ -1261,7 +1309,7 @@ class Parser {
       if (chapters && !fields->Has("question")) {
         // The built-in question (llm/chapters.h), with the item's duration.
       } else if (!ReadString(*fields, "question", path, &prompt.question)) {
-        if (!fields->Has("question")) {
+        if (!fields->Has("question") && !unknown_kind) {
           Error(mark, Quoted(path) + ": missing required key 'question'");
         }
         ok = false;
@@ -1338,6 +1386,7 @@ class Parser {
   JobSpec job_;
   std::vector<Diagnostic> errors_;
   std::vector<Diagnostic> warnings_;
+  std::string_view text_;    // the job file's text (decoded), while Run() reads it
   uint64_t text_bytes_ = 0;  // text after expanding aliases and variables, so far
 };
 

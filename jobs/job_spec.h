@@ -94,6 +94,11 @@ struct ContextSpec {
   double min_fps = 0.25;          // thin_frames keeps at least this many frames a second
   int64_t min_pixels = 100352;    // lower_resolution stops at this frame area
   int prefix_block = 128;         // the shared prefix ends on a multiple of this (0: off)
+  // Text files (documents, subtitle files) whose text every context holds beside the item's own,
+  // as documents named by their file name (see ResolveJobPath); how `reel ask FILE... QUESTION`
+  // asks one question over a video and notes together. Their content is part of each context's
+  // settings key: an edited file rebuilds the contexts.
+  std::vector<std::string> attach;
 };
 
 // The fit steps a context uses: context.fit_steps, or those fit_strategy stands for.

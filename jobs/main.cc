@@ -14,12 +14,14 @@ int main(int argc, char** argv) {
   int exit_code = reel::cli::kExitOk;
   reel::cli::AddProbeCommand(app, exit_code);
   reel::cli::AddFramesCommand(app, exit_code);
+  reel::cli::AddInitCommand(app, exit_code);
   reel::cli::AddValidateCommand(app, exit_code);
   reel::cli::AddPlanCommand(app, exit_code);
   reel::cli::AddRunCommand(app, exit_code);
   reel::cli::AddQueryCommand(app, exit_code);
   reel::cli::AddStatusCommand(app, exit_code);
   reel::cli::AddResultsCommand(app, exit_code);
+  reel::cli::AddShowCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
   reel::cli::AddTokenizeCommand(app, exit_code);

@@ -101,6 +101,7 @@ Status ItemPlanner::Load(storage::Store& store) {
   if (!item) return NotFound("item " + std::to_string(item_id_) + " is not in the database");
   item_ = std::move(*item);
   REEL_ASSIGN_OR_RETURN(llm::ContextInput input, LoadContextInput(store, item_id_));
+  AddAttachedTexts(*setup_.context, &input);
   input_ = std::move(input);
   return Status::Ok();
 }
@@ -344,6 +345,11 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
   // an older run stored a context for it.
   if (!PromptAppliesTo(prompt, *input_)) return plan;  // kNoContext
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
+  // What is asked, stored with each task (a reduce keeps the question its answer answers).
+  const std::string question =
+      PromptRequestFor(
+          prompt, input_->duration_s > 0 ? std::optional<double>(input_->duration_s) : std::nullopt)
+          .question;
   storage::TaskStore tasks(store.database());
 
   const std::string base_key = ContextSettingsKey(job_, prompt, *setup_.context, *item_);
@@ -433,6 +439,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
     t.end_seconds = rows[s].end_seconds;
     t.local_prompt_tokens = rows[s].total_tokens;
     if (!schema.empty()) t.json_schema = schema;
+    t.question = question;
     REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
     units.push_back(std::move(ensured));
   }
@@ -683,6 +690,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
           t.end_seconds = pieces[groups[g].last].end_seconds;
           t.local_prompt_tokens = reduce_rows.front().total_tokens;
           if (!schema.empty()) t.json_schema = schema;
+          t.question = question;
           REEL_ASSIGN_OR_RETURN(TaskRecord ensured, tasks.EnsureTask(t));
           lt.task = std::move(ensured);
           if (!sendable(*lt.task)) continue;

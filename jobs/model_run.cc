@@ -166,6 +166,8 @@ struct ModelRun::Impl {
   int active_items = 0;
   bool shutting_down = false;
   ModelRunCounters counters;
+  int64_t in_flight = 0;      // sends out to the server now
+  int64_t output_tokens = 0;  // completion tokens of the answers received in this run
   std::set<std::string> shapes_checked;
   std::string stop_reason;  // why the stage stopped early ("" when it did not)
   Status fatal;             // a database write failed
@@ -225,6 +227,21 @@ struct ModelRun::Impl {
     if (options.progress != nullptr) options.progress->Warning(SafeUtf8(message));
   }
 
+  // Tells the progress line where the questions stand (mutex not held).
+  void ShowQuestions() {
+    if (options.progress == nullptr) return;
+    ProgressReporter::Questions q;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      q.answered = counters.prompts_answered;
+      q.failed = counters.prompts_failed;
+      q.waiting = static_cast<int64_t>(queue.size());
+      q.in_flight = in_flight;
+      q.output_tokens = output_tokens;
+    }
+    options.progress->QuestionsChanged(q);
+  }
+
   void Report(const PromptOutcome& outcome) {
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -233,16 +250,18 @@ struct ModelRun::Impl {
           ++counters.prompts_answered;
           break;
         case PromptOutcome::State::kFailed:
-          ++counters.prompts_failed;
+          ++(outcome.answered_before ? counters.prompts_failed_before : counters.prompts_failed);
           break;
         case PromptOutcome::State::kWaiting:
           ++counters.prompts_waiting;
           break;
       }
     }
-    if (outcome.state == PromptOutcome::State::kFailed) {
+    // An old failure is listed by `reel status`, not repeated by every run.
+    if (outcome.state == PromptOutcome::State::kFailed && !outcome.answered_before) {
       Warn(outcome.item_path + ": prompt '" + outcome.prompt_id + "': " + outcome.message);
     }
+    if (outcome.state != PromptOutcome::State::kWaiting) ShowQuestions();
     if (options.on_prompt) options.on_prompt(outcome);
   }
 
@@ -521,7 +540,8 @@ struct ModelRun::Impl {
              "); no more questions are sent: set the right key (model.api_key_env) and run "
              "again");
       } else if (result.outcome == llm::ChatOutcome::kServerDown) {
-        Halt("the model server stayed unreachable: " + result.error);
+        Halt("the model server at " + job.model.endpoint.value_or("?") +
+             " stayed unreachable: " + result.error);
       }
     } else {
       stored = tasks.FailSend(*request_id, outcome,
@@ -610,7 +630,9 @@ struct ModelRun::Impl {
         auto first = queue.begin();
         q = std::move(first->second);
         queue.erase(first);
+        ++in_flight;
       }
+      ShowQuestions();
       if (!store) {
         Result<storage::Store> opened = storage::Store::Open(options.database);
         if (!opened.ok()) {
@@ -627,6 +649,11 @@ struct ModelRun::Impl {
           return q.job->planner->Timeline();
         });
         sent = result.outcome != llm::ChatOutcome::kCancelled;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        --in_flight;
+        if (sent) output_tokens += result.answer.completion_tokens.value_or(0);
       }
       if (store) {
         After(*store, q, result, sent);

@@ -54,8 +54,8 @@ struct PromptOutcome {
   enum class State { kAnswered, kFailed, kWaiting } state = State::kWaiting;
   std::string message;                          // kFailed: why
   std::optional<storage::AnswerRecord> answer;  // kAnswered
-  bool answered_before = false;                 // the answer was stored by an earlier run
-  bool streamed = false;                        // the observer saw it arrive
+  bool answered_before = false;  // the answer (or the failure) was stored by an earlier run
+  bool streamed = false;         // the observer saw it arrive
 };
 
 struct ModelRunOptions {
@@ -76,8 +76,9 @@ struct ModelRunOptions {
 struct ModelRunCounters {
   int64_t items = 0;
   int64_t prompts_answered = 0;
-  int64_t prompts_failed = 0;
-  int64_t prompts_waiting = 0;  // no endpoint, or the run stopped
+  int64_t prompts_failed = 0;         // failed in this run (asked, or re-asked with --retry-failed)
+  int64_t prompts_failed_before = 0;  // failed in an earlier run and not asked again
+  int64_t prompts_waiting = 0;        // no endpoint, or the run stopped
   int64_t sends = 0;
   // Sends the server failed (storage::IsServerFailure): their questions wait for the next run.
   int64_t server_failures = 0;

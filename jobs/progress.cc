@@ -69,10 +69,19 @@ void ProgressReporter::DrawLocked() {
   int64_t remaining = total_ - finished_;
   std::string eta = rate > 0 ? ClockText(remaining / rate) : "?";
   int percent = total_ > 0 ? static_cast<int>(100 * finished_ / total_) : 100;
-  char line[512];
-  std::snprintf(line, sizeof(line), "\r\033[K[%lld/%lld] %3d%%  %.2f items/s  ETA %s  %s",
+  char line[640];
+  char model[160] = "";
+  if (questions_) {
+    const double asked_for = std::chrono::duration<double>(now - questions_started_).count();
+    std::snprintf(
+        model, sizeof(model), "  questions %lld answered, %lld waiting, %lld in flight, %.0f tok/s",
+        static_cast<long long>(questions_->answered + questions_->failed),
+        static_cast<long long>(questions_->waiting), static_cast<long long>(questions_->in_flight),
+        asked_for > 0 ? questions_->output_tokens / asked_for : 0.0);
+  }
+  std::snprintf(line, sizeof(line), "\r\033[K[%lld/%lld] %3d%%  %.2f items/s  ETA %s%s  %s",
                 static_cast<long long>(finished_), static_cast<long long>(total_), percent, rate,
-                eta.c_str(), Tail(current_, 60).c_str());
+                eta.c_str(), model, Tail(current_, 40).c_str());
   std::fputs(line, out_);
   std::fflush(out_);
   line_drawn_ = true;
@@ -172,6 +181,27 @@ void ProgressReporter::ItemFailed(const std::string& raw_path, const std::string
     std::fprintf(out_, "failed: %s: %s\n", path.c_str(), error.c_str());
   }
   DrawLocked();
+}
+
+void ProgressReporter::QuestionsChanged(const Questions& questions) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (!questions_) questions_started_ = now;
+  questions_ = questions;
+  if (style_ == ProgressStyle::kJson) {
+    const double asked_for = std::chrono::duration<double>(now - questions_started_).count();
+    EmitJsonLocked(
+        Dump({{"time", NowIso()},
+              {"event", "questions"},
+              {"answered", questions.answered},
+              {"failed", questions.failed},
+              {"waiting", questions.waiting},
+              {"in_flight", questions.in_flight},
+              {"output_tokens", questions.output_tokens},
+              {"tokens_per_second", asked_for > 0 ? questions.output_tokens / asked_for : 0.0}}));
+  } else if (style_ == ProgressStyle::kTerminal) {
+    DrawLocked();
+  }
 }
 
 void ProgressReporter::Warning(const std::string& raw_message) {

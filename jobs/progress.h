@@ -2,11 +2,14 @@
 //
 // Three styles:
 //   - kTerminal (stderr is a terminal, text format): one status line redrawn in place (items
-//     done/total, percent, rate, ETA, current file); failures and warnings printed above it.
+//     done/total, percent, rate, ETA, current file; once the model is asked, its questions:
+//     answered, waiting, in flight, output tokens per second); failures and warnings printed
+//     above it.
 //   - kQuiet (text format, stderr is not a terminal: cron, CI): only failures, warnings with
 //     --verbose, and the final summary line.
 //   - kJson (--log-format json): one JSON object per line for every event (run_started,
-//     item_started, item_done, item_skipped, item_failed, warning, run_finished), each with
+//     item_started, item_done, item_skipped, item_failed, questions, warning, run_finished),
+//     each with
 //     "time" (ISO-8601 UTC) and "event"; the last line is the summary.
 //
 // Paths are shown as DisplayPath(path) and messages as SafeUtf8(message) (base/utf8.h), so a
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "storage/records.h"
@@ -54,6 +58,17 @@ class ProgressReporter {
   void ItemFailed(const std::string& path, const std::string& error, int attempts);
   void Warning(const std::string& message);
   void Info(const std::string& message);  // shown in every style (e.g. "waiting for the lock")
+  // The model's questions in this run: answered (or failed), queued to be sent, sent and not
+  // answered yet, and the output tokens the answers streamed so far (the line shows them per
+  // second since the first question was sent). kJson: a "questions" event.
+  struct Questions {
+    int64_t answered = 0;
+    int64_t failed = 0;
+    int64_t waiting = 0;
+    int64_t in_flight = 0;
+    int64_t output_tokens = 0;
+  };
+  void QuestionsChanged(const Questions& questions);
   // Redraws the terminal line (rate and ETA move even when no item finishes).
   void Tick();
   void RunFinished(const RunSummary& summary);
@@ -71,6 +86,8 @@ class ProgressReporter {
   int64_t finished_ = 0;   // done + failed + skipped
   int64_t processed_ = 0;  // done + failed (skips are instant and would inflate the rate)
   std::string current_;
+  std::optional<Questions> questions_;
+  std::chrono::steady_clock::time_point questions_started_{};
   bool line_drawn_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};

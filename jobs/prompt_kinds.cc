@@ -24,7 +24,7 @@ PromptRequest PromptRequestFor(const PromptSpec& prompt, std::optional<double> d
   PromptRequest request{.system = prompt.system, .question = prompt.question};
   if (prompt.kind == PromptKind::kChapters) {
     if (request.question.empty()) request.question = llm::ChaptersQuestion(duration_seconds);
-    request.json_schema = llm::ChaptersJsonSchema();
+    request.json_schema = llm::ChaptersJsonSchema(duration_seconds);
     request.schema_name = "chapters";
   }
   return request;

@@ -228,7 +228,7 @@ std::vector<std::string> RunReport::Lines() const {
     }
     lines.push_back(s);
   }
-  if (cost_tokens || cost_gpu) {
+  if (requests > 0 && (cost_tokens || cost_gpu)) {  // a run that sent nothing cost nothing
     std::string s = "cost:";
     if (cost_tokens) s += " " + Fixed(*cost_tokens, 4) + " by tokens";
     if (cost_gpu)

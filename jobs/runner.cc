@@ -612,8 +612,8 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       if (started.ok()) {
         model = std::move(started).value();
       } else if (started.status().code() == ErrorCode::kUnavailable) {
+        // Said at the end when questions wait for it (a run with nothing to ask is not failed).
         model_problem = started.status().message();
-        progress.Warning(model_problem + "; the questions wait for a later run (or `reel export`)");
         model = ModelRun::PrepareOnly(job, model_setup, model_options);
       } else {
         return fail_run(started.status().message());
@@ -646,6 +646,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     batch.Supervise(*store, workers);
   }  // joined
   Status fatal = batch.fatal_error();
+  int64_t questions_waiting = 0;  // the job's questions not answered yet (all items)
   if (model) {
     model->Finish([&] { return stop_requested() || batch.cancelled(); }, [&] { progress.Tick(); });
     outcome.model = model->counters();
@@ -670,20 +671,31 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
       report.frame_passes = outcome.model.frame_passes;
       report.frames_decoded = outcome.model.frames_decoded;
       if (fatal.ok()) {
-        Status kept = RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson()); });
+        // Priced by GPU time only: the run's cost is shared out over its requests (requests.cost),
+        // so the report, batch.html and sum(requests.cost) show the figure `reel run` prints.
+        const std::optional<double> gpu_cost = report.cost_tokens ? std::nullopt : report.cost_gpu;
+        Status kept =
+            RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson(), gpu_cost); });
         if (kept.code() == ErrorCode::kDiskFull) fatal = kept;
       }
       for (const std::string& line : report.Lines()) progress.Info(line);
-      if (!model->sending() && counts->waiting + counts->sent > 0) {
-        progress.Info(
-            !model_problem.empty()
-                ? "waiting for a model: the server at " + *job.model.endpoint +
-                      " could not be reached (above); run again when it answers"
-                : "waiting for a model: write them as an OpenAI Batch file with `reel export "
-                  "--db " +
-                      options.database +
-                      " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
-                      "REEL_MODEL_URL) and run again");
+      questions_waiting = counts->waiting + counts->sent;
+      if (questions_waiting > 0) {
+        // With an endpoint set, the server is what failed: say so, never how to set it.
+        if (!model_problem.empty()) {
+          progress.Info("waiting for a model: the server at " + *job.model.endpoint +
+                        " could not be reached (" + model_problem + "); run again when it answers");
+        } else if (!model->stop_reason().empty()) {
+          progress.Info("waiting for a model: the server at " + *job.model.endpoint +
+                        " stopped the model stage (above); run again when it answers");
+        } else if (!model->sending()) {
+          progress.Info(
+              "waiting for a model: write them as an OpenAI Batch file with `reel export "
+              "--db " +
+              options.database +
+              " --format openai-batch OUT.jsonl`, or set model.endpoint (or "
+              "REEL_MODEL_URL) and run again");
+        }
       }
       outcome.model_report = report;
     }
@@ -720,19 +732,14 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
               "are done then";
     outcome.result = RunResult::kInterrupted;
     outcome.message = *message;
-  } else if (outcome.counters.items_failed > 0 || batch.still_failed() > 0 ||
-             outcome.model.prompts_failed > 0 || !model_problem.empty() ||
-             outcome.model.server_failures > 0 || (model && !model->stop_reason().empty())) {
-    // Failures skipped as "failed before" still leave the job incomplete: exit 1 until they
-    // are fixed or retried, so cron keeps reporting them.
-    status = storage::RunStatus::kFailed;
+  } else {
+    // What this run did decides: failures of earlier runs that were not retried are listed by
+    // `reel status`, not reported again by every run (cron mails only what changed).
+    const bool server_problem = !model_problem.empty() && questions_waiting > 0;
+    const bool stopped = model && !model->stop_reason().empty();
     std::string text;
     if (outcome.counters.items_failed > 0) {
       text = std::to_string(outcome.counters.items_failed) + " items failed";
-    }
-    if (batch.still_failed() > 0) {
-      text += (text.empty() ? "" : ", ") + std::to_string(batch.still_failed()) +
-              " items failed before and were not retried (--retry-failed)";
     }
     if (outcome.model.prompts_failed > 0) {
       text += (text.empty() ? "" : ", ") + std::to_string(outcome.model.prompts_failed) +
@@ -741,12 +748,16 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
                    : std::string(" questions failed (`reel status`; --retry-failed asks them "
                                  "again)"));
     }
-    if (!model_problem.empty()) {
+    if (server_problem) {
       text += (text.empty() ? "" : ", ") + std::string(kModelUnreachable) + model_problem;
     }
-    if (model && !model->stop_reason().empty()) {
-      text += (text.empty() ? "" : ", ") + std::string("the model stage stopped: ") +
-              model->stop_reason() + " (the questions not answered wait for the next run)";
+    if (stopped) {
+      const std::string reason = model->stop_reason();
+      text += (text.empty() ? "" : ", ") +
+              (reason.find("unreachable") != std::string::npos ? std::string(kModelUnreachable)
+                                                               : std::string()) +
+              "the model stage stopped: " + reason +
+              " (the questions not answered wait for the next run)";
     } else if (const int64_t n = outcome.model.server_failures; n > 0) {
       text += (text.empty() ? "" : ", ") + std::to_string(n) +
               (n == 1 ? " question the model server failed (unreachable, timed out or "
@@ -754,10 +765,14 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
                       : " questions the model server failed (unreachable, timed out or "
                         "overloaded) wait for the next run");
     }
-    message = text;
-    outcome.result = RunResult::kSomeFailed;
-  } else {
-    outcome.result = RunResult::kSucceeded;
+    if (text.empty()) {
+      outcome.result = RunResult::kSucceeded;
+    } else {
+      status = storage::RunStatus::kFailed;
+      message = text;
+      outcome.result =
+          outcome.counters.items_failed > 0 ? RunResult::kSomeFailed : RunResult::kQuestionsFailed;
+    }
   }
   const storage::RunStatus meant = status;
   Status finished = EndRun(*store, run->id, outcome.counters, &status, &message, reserve);

@@ -56,16 +56,19 @@ struct RunOptions {
 };
 
 enum class RunResult {
-  kSucceeded,    // every item is done or skipped
-  kSomeFailed,   // finished; some items failed
-  kInterrupted,  // stopped by *stop_signal
-  kLockHeld,     // another run holds the database (lock_owner says who)
-  kInvalidJob,   // the inputs cannot be listed (a named file does not exist, ...)
-  kError,        // the database could not be opened or written
+  kSucceeded,        // this run did its work: every item done or skipped, every question asked
+                     // (old failures not retried do not count: `reel status` lists them)
+  kSomeFailed,       // finished; some items failed in this run
+  kQuestionsFailed,  // finished; the items are fine but questions failed in this run, or could
+                     // not be asked (the model server unreachable, the API key refused)
+  kInterrupted,      // stopped by *stop_signal
+  kLockHeld,         // another run holds the database (lock_owner says who)
+  kInvalidJob,       // the inputs cannot be listed (a named file does not exist, ...)
+  kError,            // the database could not be opened or written
 };
 
 // How a run's message (runs.message) begins the part saying the model server could not be
-// reached (`reel status` reads it).
+// reached, at the start or during the run (`reel status` reads it).
 inline constexpr char kModelUnreachable[] = "model server unreachable: ";
 
 struct RunOutcome {

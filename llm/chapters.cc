@@ -78,8 +78,12 @@ std::string Quoted(const json& j) {
 
 std::string Nth(size_t index) { return "chapter " + std::to_string(index + 1); }
 
+bool IsShort(std::optional<double> duration_seconds) {
+  return duration_seconds && *duration_seconds > 0 && *duration_seconds < kSubSecondBelowSeconds;
+}
+
 std::string Range(double start, double end) {
-  return FormatClockTime(start) + "-" + FormatClockTime(end);
+  return FormatChapterTime(start) + "-" + FormatChapterTime(end);
 }
 
 // A chapter's time field as seconds, or the reason it is not one.
@@ -120,14 +124,30 @@ Result<std::string> TextField(const json& chapter, const char* key, size_t index
 
 }  // namespace
 
-std::string ChaptersJsonSchema() {
-  // Times: MM:SS, or H:MM:SS; minutes may pass 59 in the MM:SS form.
+std::string FormatChapterTime(double seconds) {
+  const double rounded = std::round(std::max(0.0, seconds) * 10) / 10;
+  if (rounded == std::floor(rounded)) return FormatClockTime(rounded);
+  const double whole = std::floor(rounded);
+  const std::string clock = FormatClockTime(whole);
+  return clock + "." + std::to_string(static_cast<int>(std::lround((rounded - whole) * 10)));
+}
+
+std::string ChaptersJsonSchema(std::optional<double> duration_seconds) {
+  // Times: MM:SS, or H:MM:SS; minutes may pass 59 in the MM:SS form. A short item's times take
+  // tenths of a second (MM:SS.s): whole seconds cannot divide a 3-second clip.
+  const bool tenths = IsShort(duration_seconds);
+  const std::string pattern = tenths ? R"json("^[0-9]{1,2}(:[0-5][0-9]){1,2}(\\.[0-9]{1,3})?$")json"
+                                     : R"json("^[0-9]{1,2}(:[0-5][0-9]){1,2}$")json";
+  const std::string form =
+      tenths ? "MM:SS.s (tenths of a second)" : "MM:SS (H:MM:SS from an hour on)";
   return R"json({"type":"object","properties":{"chapters":{"type":"array","minItems":1,"items":{)json"
          R"json("type":"object","properties":{)json"
-         R"json("start":{"type":"string","pattern":"^[0-9]{1,2}(:[0-5][0-9]){1,2}$",)json"
-         R"json("description":"where the chapter starts, MM:SS (H:MM:SS from an hour on)"},)json"
-         R"json("end":{"type":"string","pattern":"^[0-9]{1,2}(:[0-5][0-9]){1,2}$",)json"
-         R"json("description":"where the chapter ends, MM:SS (H:MM:SS from an hour on)"},)json"
+         R"json("start":{"type":"string","pattern":)json" +
+         pattern + R"json(,"description":"where the chapter starts, )json" + form +
+         R"json("},)json"
+         R"json("end":{"type":"string","pattern":)json" +
+         pattern + R"json(,"description":"where the chapter ends, )json" + form +
+         R"json("},)json"
          R"json("title":{"type":"string","minLength":1},)json"
          R"json("summary":{"type":"string"}},)json"
          R"json("required":["start","end","title","summary"],"additionalProperties":false}}},)json"
@@ -136,6 +156,19 @@ std::string ChaptersJsonSchema() {
 
 std::string ChaptersQuestion(std::optional<double> duration_seconds) {
   std::string length;
+  if (IsShort(duration_seconds)) {
+    // A short clip: its chapters are seconds long, so the times need tenths of a second.
+    return "Divide this video into chapters: consecutive parts that each show one scene, topic "
+           "or activity. Every frame you were shown comes after its time in seconds from the "
+           "start of the video; use those times. The video is " +
+           FormatChapterTime(*duration_seconds) +
+           " long, so give times to a tenth of a second. For each chapter give its start and "
+           "end as MM:SS.s (minutes, seconds and tenths, e.g. 00:01.5), a short title, and a "
+           "summary of one or two sentences. Chapters must be in order, must not overlap, and "
+           "must lie within the video. Answer with JSON only, in this form: {\"chapters\": "
+           "[{\"start\": \"00:00.0\", \"end\": \"00:01.5\", \"title\": \"...\", "
+           "\"summary\": \"...\"}]}";
+  }
   if (duration_seconds && *duration_seconds > 0) {
     length = " The video is " + FormatClockTime(*duration_seconds) + " long.";
   }
@@ -211,20 +244,20 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
     REEL_ASSIGN_OR_RETURN(c.title, TextField(item, "title", i, /*non_empty=*/true));
     REEL_ASSIGN_OR_RETURN(c.summary, TextField(item, "summary", i, /*non_empty=*/false));
     if (!IsInsideItem(c.start_seconds, timeline.duration_seconds, frames)) {
-      return InvalidArgument(Nth(i) + " starts at " + FormatClockTime(c.start_seconds) +
-                             ", after the end of the video (" + FormatClockTime(limit) + ")");
+      return InvalidArgument(Nth(i) + " starts at " + FormatChapterTime(c.start_seconds) +
+                             ", after the end of the video (" + FormatChapterTime(limit) + ")");
     }
     if (!IsInsideItem(c.end_seconds, timeline.duration_seconds, frames)) {
-      return InvalidArgument(Nth(i) + " ends at " + FormatClockTime(c.end_seconds) +
-                             ", after the end of the video (" + FormatClockTime(limit) + ")");
+      return InvalidArgument(Nth(i) + " ends at " + FormatChapterTime(c.end_seconds) +
+                             ", after the end of the video (" + FormatChapterTime(limit) + ")");
     }
     if (c.end_seconds <= c.start_seconds) {
       if (c.end_seconds == c.start_seconds) {
         return InvalidArgument(Nth(i) + " is empty: it starts and ends at " +
-                               FormatClockTime(c.start_seconds));
+                               FormatChapterTime(c.start_seconds));
       }
-      return InvalidArgument(Nth(i) + " ends (" + FormatClockTime(c.end_seconds) +
-                             ") before it starts (" + FormatClockTime(c.start_seconds) + ")");
+      return InvalidArgument(Nth(i) + " ends (" + FormatChapterTime(c.end_seconds) +
+                             ") before it starts (" + FormatChapterTime(c.start_seconds) + ")");
     }
     c.end_seconds = std::min(c.end_seconds, limit);
     c.start_seconds = std::min(c.start_seconds, c.end_seconds);
@@ -232,8 +265,8 @@ Result<std::vector<Chapter>> ValidateChapters(std::string_view answer,
       const Chapter& prev = chapters.back();
       if (c.start_seconds < prev.start_seconds) {
         return InvalidArgument(
-            Nth(i) + " starts (" + FormatClockTime(c.start_seconds) + ") before " + Nth(i - 1) +
-            " (" + FormatClockTime(prev.start_seconds) + "): chapters must be in order");
+            Nth(i) + " starts (" + FormatChapterTime(c.start_seconds) + ") before " + Nth(i - 1) +
+            " (" + FormatChapterTime(prev.start_seconds) + "): chapters must be in order");
       }
       if (c.start_seconds < prev.end_seconds) {
         return InvalidArgument(Nth(i) + " (" + Range(c.start_seconds, c.end_seconds) +
@@ -254,8 +287,8 @@ std::string ChaptersToJson(const std::vector<Chapter>& chapters) {
   json out = json::array();
   for (const Chapter& c : chapters) {
     json j = json::object();
-    j["start"] = FormatClockTime(c.start_seconds);
-    j["end"] = FormatClockTime(c.end_seconds);
+    j["start"] = FormatChapterTime(c.start_seconds);
+    j["end"] = FormatChapterTime(c.end_seconds);
     j["start_seconds"] = c.start_seconds;
     j["end_seconds"] = c.end_seconds;
     if (c.start_frame) j["start_frame"] = *c.start_frame;

@@ -7,11 +7,12 @@
 //             the request's failure and to send back once with ChaptersRetryQuestion(reason).
 //
 // The answer is JSON: {"chapters": [{"start": "MM:SS", "end": "MM:SS", "title": "...",
-// "summary": "..."}]}. The schema's root is an object rather than the bare array, because hosted
-// OpenAI-compatible services accept only an object at the root of a strict schema; a bare array
-// of chapters is accepted by the check too. Times are MM:SS (H:MM:SS from an hour on); the check
-// also takes any one time of llm/time_references.h ("75s", "1m15s") or a number of seconds. A code
-// fence around the JSON and reasoning ended by `</mm:think>` before it are ignored.
+// "summary": "..."}]} (MM:SS.s for items shorter than kSubSecondBelowSeconds). The schema's root is
+// an object rather than the bare array, because hosted OpenAI-compatible services accept only an
+// object at the root of a strict schema; a bare array of chapters is accepted by the check too.
+// Times are MM:SS (H:MM:SS from an hour on); the check also takes any one time of
+// llm/time_references.h ("75s", "1m15s") or a number of seconds. A code fence around the JSON and
+// reasoning ended by `</mm:think>` before it are ignored.
 //
 // A valid answer has at least one chapter; every chapter an object with start, end (a time,
 // end > start), a non-empty title and a summary (a string); every time inside the item (0 to its
@@ -34,11 +35,23 @@ namespace reel::llm {
 // The prompt id a job uses for the built-in kind, and `reel ask --chapters`.
 inline constexpr std::string_view kChaptersPromptId = "chapters";
 
-// The JSON schema of the answer (JSON text, stable key order).
-std::string ChaptersJsonSchema();
+// Items shorter than this are chaptered in tenths of a second: the question asks for MM:SS.s,
+// the schema's pattern allows the fraction, and times print as "00:01.5" (whole seconds cannot
+// divide a 3-second clip; "chapter 1 is empty: it starts and ends at 00:00" was all a model
+// could say).
+inline constexpr double kSubSecondBelowSeconds = 60;
 
-// The default question. With the item's duration it says how long the item is (in MM:SS).
+// The JSON schema of the answer (JSON text, stable key order); with the item's duration, the
+// times of a short item may have tenths.
+std::string ChaptersJsonSchema(std::optional<double> duration_seconds = std::nullopt);
+
+// The default question. With the item's duration it says how long the item is (in MM:SS, or
+// MM:SS.s for a short item, whose times it then asks in tenths of a second).
 std::string ChaptersQuestion(std::optional<double> duration_seconds = std::nullopt);
+
+// A chapter time as messages and ChaptersToJson write it: FormatClockTime, with tenths when the
+// time has them ("00:01.5"; "00:42" for a whole second).
+std::string FormatChapterTime(double seconds);
 
 // The follow-up question after an answer failed the check: the reason, and the request to answer
 // again in the same form.

@@ -187,4 +187,25 @@ std::string FormatValue(const Value& value) {
   return "<blob " + std::to_string(std::get<Blob>(value).bytes.size()) + " bytes>";
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> SchemaTablesAndViews() {
+  REEL_ASSIGN_OR_RETURN(Database db, Database::Open(":memory:"));
+  // Shadow tables of an FTS5 table are named after it (responses_fts_data, ...).
+  REEL_ASSIGN_OR_RETURN(
+      internal::Statement stmt,
+      internal::Statement::Prepare(
+          db.handle(),
+          "SELECT type, name FROM sqlite_schema s WHERE type IN ('table', 'view') "
+          "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND NOT EXISTS (SELECT 1 FROM "
+          "sqlite_schema v WHERE v.type = 'table' AND v.sql LIKE 'CREATE VIRTUAL TABLE%' "
+          "AND s.name LIKE v.name || '\\_%' ESCAPE '\\') "
+          "ORDER BY type = 'view', rowid"));
+  std::vector<std::pair<std::string, std::string>> names;
+  while (true) {
+    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    names.emplace_back(stmt.ColumnText(0), stmt.ColumnText(1));
+  }
+  return names;
+}
+
 }  // namespace reel::storage

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct QueryOptions {
 
 Result<Table> Query(const std::string& db_path, const std::string& sql,
                     const QueryOptions& options = {});
+
+// The tables and views a results database of this build has (the latest schema, made in memory),
+// each as {"table" or "view", name}, tables first, in the order the schema creates them; SQLite's
+// own and the full-text indexes' shadow tables left out. For `reel query --help`.
+Result<std::vector<std::pair<std::string, std::string>>> SchemaTablesAndViews();
 
 // A value as text for display: "NULL", integers and reals in shortest form, text as is, and
 // blobs as "<blob N bytes>".

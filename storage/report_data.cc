@@ -95,6 +95,7 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(columns.request_retry_reasons,
                         HasColumn(db.handle(), "requests", "retry_reasons"));
   REEL_ASSIGN_OR_RETURN(columns.request_cost, HasColumn(db.handle(), "requests", "cost"));
+  REEL_ASSIGN_OR_RETURN(columns.task_question, HasColumn(db.handle(), "tasks", "question"));
   REEL_ASSIGN_OR_RETURN(columns.context_superseded,
                         HasColumn(db.handle(), "contexts", "superseded_at"));
   REEL_ASSIGN_OR_RETURN(columns.request_usage, HasColumn(db.handle(), "requests", "prompt_tokens"));
@@ -251,8 +252,10 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
         ", p.created_at, "
         "(SELECT count(*) FROM requests r2 JOIN responses p2 ON p2.request_id = r2.id "
         " WHERE r2.item_id = r.item_id AND r2.prompt_id = r.prompt_id AND p2.id != p.id "
-        " AND r2.status = 'succeeded') "
-        "FROM requests r JOIN responses p ON p.request_id = r.id "
+        " AND r2.status = 'succeeded'), " +
+        Optional(columns_.task_question,
+                 "(SELECT t.question FROM tasks t WHERE t.id = r.task_id)") +
+        " FROM requests r JOIN responses p ON p.request_id = r.id "
         "WHERE r.item_id = ?1 AND p.id = (SELECT p3.id FROM requests r3 JOIN responses p3 "
         " ON p3.request_id = r3.id WHERE r3.item_id = r.item_id AND r3.prompt_id = r.prompt_id "
         " AND r3.status = 'succeeded' ORDER BY p3.created_at DESC, p3.id DESC LIMIT 1) "
@@ -279,6 +282,7 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
       a.cost = stmt.ColumnOptionalDouble(13);
       a.created_at = stmt.ColumnText(14);
       a.earlier_answers = stmt.ColumnInt(15);
+      a.question = stmt.ColumnOptionalText(16);
       item.answers.push_back(std::move(a));
     }
   }

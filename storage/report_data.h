@@ -37,6 +37,7 @@ struct ReportColumns {
   bool request_retry_reasons = false;  // requests.retry_reasons
   bool context_superseded = false;     // contexts.superseded_at
   bool request_usage = false;          // requests.prompt_tokens ... (every answer, schema 7)
+  bool task_question = false;          // tasks.question (schema 10)
 };
 
 // One line of the index.
@@ -74,6 +75,7 @@ struct ReportAnswer {
   int64_t response_id = 0;
   int64_t request_id = 0;
   std::string prompt_id;
+  std::optional<std::string> question;  // tasks.question: what was asked (schema 10)
   std::optional<std::string> model;
   std::string content;
   std::optional<std::string> reasoning;

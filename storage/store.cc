@@ -428,10 +428,16 @@ Result<std::vector<RunRecord>> Store::InterruptAbandonedRuns(const std::string& 
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,
       Statement::Prepare(db,
+                         // It ended at its last recorded activity (an event, an item, a
+                         // request), not when this run noticed: its wall time is its own.
                          "UPDATE runs SET status = 'interrupted', finished_at = "
-                         "coalesce(finished_at, " +
-                             std::string(internal::kNowSql) +
-                             "), message = coalesce(message, ?1) WHERE status = 'running'"));
+                         "coalesce(finished_at, (SELECT max(t) FROM (SELECT runs.started_at AS t "
+                         "UNION ALL SELECT max(time) FROM events WHERE run_id = runs.id "
+                         "UNION ALL SELECT max(coalesce(finished_at, updated_at)) FROM items "
+                         "WHERE last_run_id = runs.id "
+                         "UNION ALL SELECT max(coalesce(finished_at, sent_at)) FROM requests "
+                         "WHERE run_id = runs.id))), message = coalesce(message, ?1) "
+                         "WHERE status = 'running'"));
   REEL_RETURN_IF_ERROR(stmt.Bind(1, message).Run());
   REEL_RETURN_IF_ERROR(txn.Commit());
   return runs;

@@ -189,8 +189,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         Statement::Prepare(db,
                            "INSERT INTO tasks(custom_id, item_id, prompt_id, context_id, step, "
                            "segment_index, segment_count, start_seconds, end_seconds, "
-                           "local_prompt_tokens, json_schema) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+                           "local_prompt_tokens, json_schema, question) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
                            "ON CONFLICT(custom_id) DO NOTHING"));
     insert.Bind(1, task.custom_id)
         .Bind(2, task.item_id)
@@ -202,7 +202,8 @@ Result<TaskRecord> TaskStore::EnsureTask(const TaskRecord& task) {
         .Bind(8, task.start_seconds)
         .Bind(9, task.end_seconds)
         .Bind(10, task.local_prompt_tokens)
-        .Bind(11, task.json_schema);
+        .Bind(11, task.json_schema)
+        .Bind(12, task.question);
     REEL_RETURN_IF_ERROR(insert.Run());
     REEL_RETURN_IF_ERROR(txn.Commit());
   }
@@ -598,12 +599,25 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
   return t;
 }
 
-Status TaskStore::SetRunReport(int64_t run_id, const std::string& report_json) {
+Status TaskStore::SetRunReport(int64_t run_id, const std::string& report_json,
+                               std::optional<double> gpu_cost) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
   REEL_ASSIGN_OR_RETURN(Statement update,
                         Statement::Prepare(db, "UPDATE runs SET report_json = ?2 WHERE id = ?1"));
   REEL_RETURN_IF_ERROR(update.Bind(1, run_id).Bind(2, report_json).Run());
+  if (gpu_cost && *gpu_cost > 0) {
+    REEL_ASSIGN_OR_RETURN(
+        Statement share,
+        Statement::Prepare(
+            db,
+            "WITH total AS (SELECT sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, "
+            "0)) AS tokens FROM requests WHERE run_id = ?1 AND cost IS NULL) "
+            "UPDATE requests SET cost = ?2 * (coalesce(prompt_tokens, 0) + "
+            "coalesce(completion_tokens, 0)) / (SELECT tokens FROM total) "
+            "WHERE run_id = ?1 AND cost IS NULL AND (SELECT tokens FROM total) > 0"));
+    REEL_RETURN_IF_ERROR(share.Bind(1, run_id).Bind(2, *gpu_cost).Run());
+  }
   return txn.Commit();
 }
 

@@ -52,6 +52,7 @@ struct TaskRecord {
   std::optional<double> end_seconds;
   std::optional<int64_t> local_prompt_tokens;
   std::optional<std::string> json_schema;       // the schema the answer must follow (compact JSON)
+  std::optional<std::string> question;          // the prompt's question as asked
   TaskStatus status = TaskStatus::kWaiting;     // output
   std::optional<int64_t> server_count_tokens;   // output (SetServerCount)
   std::optional<int64_t> request_id;            // output: the latest send
@@ -230,8 +231,12 @@ class TaskStore {
   // Totals over sends of run `run_id` (or, with nullopt, every send of `job_id`).
   Result<SendTotals> Totals(std::optional<int64_t> run_id, std::optional<int64_t> job_id);
 
-  // runs.report_json.
-  Status SetRunReport(int64_t run_id, const std::string& report_json);
+  // runs.report_json; with `gpu_cost` (the run's cost by GPU time, when the job prices GPU time
+  // but not tokens), that cost is also shared out over the run's requests without a cost, by
+  // their tokens (prompt + completion), in the same transaction: requests.cost is the one
+  // figure every report sums.
+  Status SetRunReport(int64_t run_id, const std::string& report_json,
+                      std::optional<double> gpu_cost = std::nullopt);
   // The newest run (of the job, if given) with a report: (run id, report JSON).
   Result<std::optional<std::pair<int64_t, std::string>>> LatestRunReport(
       std::optional<int64_t> job_id);

@@ -1,12 +1,19 @@
-// reel ask FILE... "QUESTION" [--endpoint URL] [--model NAME] [--fps R] [--json-schema FILE]
-//          [--db FILE] [--tokenizer FILE] [--dialect D] [--thinking MODE] [--max-output-tokens N]
-//          [--reasoning] [--no-stream] [--again] [--verbose]
+// reel ask FILE... "QUESTION" [--system TEXT] [--endpoint URL] [--model NAME] [--fps R]
+//          [--json-schema FILE] [--db FILE] [--tokenizer FILE] [--dialect D] [--thinking MODE]
+//          [--max-output-tokens N] [--reasoning] [--no-stream] [--again] [--verbose]
 //
 // The one-liner: an ad-hoc job ("ask") with the defaults over the given files, asked with
 // streaming, the answer printed to stdout as it arrives, everything recorded in a database
-// (default $XDG_DATA_HOME/reel/reel.db) so `reel results`, `reel search` and `reel status` work
-// on it too. Asking the same again replays a stored answer, asks a failed question again, and
-// with --again asks an answered one anew.
+// (default $XDG_DATA_HOME/reel/reel.db) so `reel results --ask-db`, `reel show` and `reel status`
+// work on it too. Asking the same again replays a stored answer, asks a failed question again,
+// and with --again asks an answered one anew.
+//
+// One question over the files given: the videos and images are the job's inputs (the items
+// asked about); the text files (documents, subtitle files) are attached to them
+// (context.attach), so each video's context holds the notes too. Without a video or image the
+// first text file is the item and the others are attached to it. Several videos or images are
+// still asked about one by one (one answer each, every one with the text files attached): one
+// context over several videos is not built yet.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -39,6 +46,7 @@ struct AskFlags {
   std::optional<std::string> json_schema;
   std::optional<std::string> db;
   std::optional<std::string> tokenizer;
+  std::optional<std::string> system;
   std::string dialect = "auto";
   std::string thinking = "adaptive";
   int64_t max_output_tokens = 16384;
@@ -303,9 +311,26 @@ int RunAsk(const AskFlags& flags) {
   } else if (std::optional<std::string> t = Env("REEL_TOKENIZER")) {
     job->context.tokenizer = *t;
   }
+  if (flags.system) job->prompts[0].system = *flags.system;
   job->storage.database = database;
   job->inputs.clear();
-  for (const std::string& f : files) job->inputs.push_back({f, jobs::InputKind::kAuto, ""});
+  // The videos and images (and folders) are the items; text files are attached to them.
+  std::vector<std::string> attached;
+  for (const std::string& f : files) {
+    const jobs::InputKind kind =
+        fs::is_directory(f) ? jobs::InputKind::kAuto : jobs::GuessInputKind(f);
+    const bool text = kind == jobs::InputKind::kDocument || kind == jobs::InputKind::kSubtitle;
+    if (text && !flags.chapters) {
+      attached.push_back(f);
+    } else {
+      job->inputs.push_back({f, jobs::InputKind::kAuto, ""});
+    }
+  }
+  if (job->inputs.empty()) {
+    job->inputs.push_back({attached.front(), jobs::InputKind::kAuto, ""});
+    attached.erase(attached.begin());
+  }
+  job->context.attach = attached;
 
   std::FILE* log = stderr;
   std::FILE* null_log = nullptr;
@@ -314,7 +339,8 @@ int RunAsk(const AskFlags& flags) {
     if (null_log != nullptr) log = null_log;
   }
   jobs::ProgressReporter progress(jobs::ProgressStyle::kQuiet, log, flags.verbose);
-  AnswerPrinter printer(flags.reasoning, files.size() > 1 || fs::is_directory(files[0]));
+  AnswerPrinter printer(flags.reasoning,
+                        job->inputs.size() > 1 || fs::is_directory(job->inputs[0].path));
 
   StopSignalHandlers handlers;
   g_stop_signal.store(0);
@@ -346,6 +372,7 @@ int RunAsk(const AskFlags& flags) {
       return outcome.result == jobs::RunResult::kInvalidJob ? kExitUsage : kExitFailed;
     case jobs::RunResult::kSucceeded:
     case jobs::RunResult::kSomeFailed:
+    case jobs::RunResult::kQuestionsFailed:
       break;
   }
   if (outcome.counters.items_failed > 0) {
@@ -362,7 +389,7 @@ int RunAsk(const AskFlags& flags) {
     if (why.empty()) {
       why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
                              "or a still image has no timeline)"
-                           : "nothing could be asked (see `reel status`)";
+                           : "nothing could be asked (see `reel status --ask-db`)";
     }
     std::fprintf(stderr, "reel ask: no answer: %s\n", why.c_str());
     return kExitFailed;
@@ -380,11 +407,15 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  REEL_MODEL_URL=http://localhost:8000/v1 reel ask talk.mp4 \"What is the speaker's "
       "main point?\"\n"
-      "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Which clip shows a dog?\"\n"
+      "  reel ask talk.mp4 slides.md \"Which slide is the speaker on at 12:30?\"\n"
+      "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Does this clip show a dog?\"\n"
+      "One question over the files: text files (documents, subtitle files) go into the context of\n"
+      "each video or image given (one answer for talk.mp4 with slides.md in its context); with no\n"
+      "video or image, the first text file is asked about with the others beside it. Several\n"
+      "videos or images are asked about one by one (an answer each).\n"
       "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
-      "job 'ask', prompt 'ask' (or 'chapters'): `reel results`, `reel search` and `reel status` "
-      "read it. The "
-      "model\n"
+      "job 'ask', prompt 'ask' (or 'chapters') with the question stored as asked: `reel results\n"
+      "--ask-db`, `reel show --ask-db ITEM` and `reel status --ask-db` read it. The model\n"
       "name comes from --model, else $REEL_MODEL, else MiniMax-M3; an API key from $REEL_API_KEY.\n"
       "Asking the same again shows the stored answer (--again asks anew); a failed question is\n"
       "asked again.\n"
@@ -396,6 +427,8 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--chapters", flags->chapters,
                 "Divide each file into chapters (the built-in chapters prompt: a JSON list with "
                 "times, checked against the sampled frames; prompt id 'chapters')");
+  cmd->add_option("--system", flags->system,
+                  "A system prompt sent before the files and the question (default: none)");
   cmd->add_option("--endpoint", flags->endpoint,
                   "The server's OpenAI-compatible base URL (default $REEL_MODEL_URL)");
   cmd->add_option("--model", flags->model, "The model name the server serves");

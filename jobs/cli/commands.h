@@ -33,6 +33,7 @@ void AddRunCommand(CLI::App& app, int& exit_code);
 void AddQueryCommand(CLI::App& app, int& exit_code);
 void AddStatusCommand(CLI::App& app, int& exit_code);
 void AddResultsCommand(CLI::App& app, int& exit_code);
+void AddShowCommand(CLI::App& app, int& exit_code);
 void AddSearchCommand(CLI::App& app, int& exit_code);
 void AddMergeCommand(CLI::App& app, int& exit_code);
 void AddTokenizeCommand(CLI::App& app, int& exit_code);
@@ -47,5 +48,6 @@ void AddReportCommand(CLI::App& app, int& exit_code);
 void AddTextCommand(CLI::App& app, int& exit_code);
 void AddPagesCommand(CLI::App& app, int& exit_code);
 void AddTranscribeCommand(CLI::App& app, int& exit_code);
+void AddInitCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 
 #include "jobs/job_spec.h"
 #include "jobs/runner.h"
@@ -12,8 +14,14 @@
 namespace reel::cli {
 
 void AddDatabaseOptions(CLI::App* cmd, DatabaseChoice* choice) {
+  // After the command's own footer (every caller sets it first).
+  cmd->footer(cmd->get_footer() + (cmd->get_footer().empty() ? "" : "\n") + kDatabaseRule);
   cmd->add_option("--db", choice->db,
-                  "Results database (default: --job's database, else $REEL_DB, else ./reel.db)");
+                  "Results database (default: --job's database, else $REEL_DB, else ./reel.db, "
+                  "else the database of the job file here)");
+  cmd->add_flag("--ask-db", choice->ask,
+                "Read reel ask's database ($XDG_DATA_HOME/reel/reel.db, or "
+                "~/.local/share/reel/reel.db)");
   cmd->add_option("--job", choice->job,
                   "A job file (JOB.yaml: read its database, report on its job) or a job name");
 }
@@ -37,6 +45,9 @@ Result<ResolvedDatabase> ResolveDatabase(const DatabaseChoice& choice) {
   if (choice.db) {
     path = *choice.db;
     why = "--db";
+  } else if (choice.ask) {
+    path = DefaultAskDatabase();
+    why = "--ask-db: reel ask's database";
   } else if (job) {
     path = jobs::DatabasePathFor(*job, std::nullopt, jobs::ShardSpec{});
     why = "the database of " + *choice.job;
@@ -47,17 +58,38 @@ Result<ResolvedDatabase> ResolveDatabase(const DatabaseChoice& choice) {
     path = "reel.db";
     why = "the default";
     struct stat here {};
-    struct stat asked {};
-    const std::string ask_db = DefaultAskDatabase();
-    if (stat(path.c_str(), &here) != 0 && stat(ask_db.c_str(), &asked) == 0) {
-      path = ask_db;
-      why = "reel ask's database";
+    if (stat(path.c_str(), &here) != 0) {
+      // The job file of this folder: its database.
+      std::set<std::string> databases;
+      std::string files;
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(".", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!(name.ends_with(".yaml") || name.ends_with(".yml")) || !entry.is_regular_file(ec)) {
+          continue;
+        }
+        Result<jobs::JobSpec> found = jobs::LoadJobFile(name);
+        if (!found.ok()) continue;  // not a job file (or a broken one: `reel validate` says)
+        databases.insert(jobs::DatabasePathFor(*found, std::nullopt, jobs::ShardSpec{}));
+        files += (files.empty() ? "" : ", ") + name;
+      }
+      if (databases.size() == 1) {
+        path = *databases.begin();
+        why = "the database of the job file here, " + files;
+      } else if (databases.size() > 1) {
+        return InvalidArgument("no ./reel.db, and the job files here (" + files +
+                               ") name different databases: pass --job JOB.yaml or --db FILE");
+      }
     }
   }
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
-    return NotFound("no database at " + path + " (" + why +
-                    "); pass --db FILE or --job JOB.yaml, or run a job first");
+    std::string hint = "pass --db FILE or --job JOB.yaml, or run a job first";
+    struct stat asked {};
+    if (!choice.ask && !choice.db && stat(DefaultAskDatabase().c_str(), &asked) == 0) {
+      hint += "; --ask-db reads reel ask's answers (" + DefaultAskDatabase() + ")";
+    }
+    return NotFound("no database at " + path + " (" + why + "); " + hint);
   }
   return resolved;
 }

@@ -13,9 +13,16 @@ namespace reel::cli {
 struct DatabaseChoice {
   std::optional<std::string> db;   // --db FILE
   std::optional<std::string> job;  // --job JOB.yaml, or --job NAME
+  bool ask = false;                // --ask-db: `reel ask`'s database (DefaultAskDatabase)
 };
 
-// Adds --db and --job to `cmd`.
+// The rule every command that reads a database follows, for --help and messages.
+inline constexpr char kDatabaseRule[] =
+    "Which database: --db FILE; else --ask-db (reel ask's database); else the database of --job\n"
+    "JOB.yaml; else $REEL_DB; else ./reel.db if it exists; else the database of the one job file\n"
+    "(*.yaml, *.yml) in this folder.";
+
+// Adds --db, --ask-db and --job to `cmd`.
 void AddDatabaseOptions(CLI::App* cmd, DatabaseChoice* choice);
 
 struct ResolvedDatabase {
@@ -35,11 +42,13 @@ std::string DefaultAskDatabase();
 Result<jobs::JobSpec> ResolveJob(const ResolvedDatabase& database);
 
 // --job is a job file when it ends in .yaml / .yml or names an existing file, else a job name.
-// The database is the first of: --db; the database of the --job file (its storage.database,
-// beside the job file); $REEL_DB; ./reel.db; `reel ask`'s database (DefaultAskDatabase) when
-// ./reel.db does not exist and it does. Errors: kInvalidArgument for a bad job file;
-// kNotFound if the database does not exist (the message says which rule chose it and what to
-// pass instead).
+// The database is the first of (kDatabaseRule): --db; --ask-db (DefaultAskDatabase); the
+// database of the --job file (its storage.database, beside the job file); $REEL_DB; ./reel.db
+// when it exists; the database of the only job file in the current folder (files there that do
+// not parse as job files are passed over). `reel ask`'s database is read only when named
+// (--ask-db, --db, $REEL_DB). Errors: kInvalidArgument for a bad job file or several job files
+// here naming different databases; kNotFound if the database does not exist (the message says
+// which rule chose it and what to pass instead, --ask-db when reel ask's database exists).
 Result<ResolvedDatabase> ResolveDatabase(const DatabaseChoice& choice);
 
 }  // namespace reel::cli

@@ -95,10 +95,20 @@ int RunImport(const ImportFlags& flags) {
                static_cast<long long>(r.unknown), static_cast<long long>(r.bad),
                static_cast<long long>(r.too_long), static_cast<long long>(r.duplicates),
                db->path.c_str());
-  if (r.answered > 0) {
-    std::fprintf(stderr,
-                 "Split videos are asked again over their segments' answers, and prompts found "
-                 "too long are re-fitted: `reel export` again writes what is left.\n");
+  // What follows an import, said only when it applies.
+  if (r.segment_answers > 0 || r.refit > 0) {
+    std::string what;
+    if (r.segment_answers > 0) {
+      what = std::to_string(r.segment_answers) +
+             " answers are about segments of split videos (each video is asked again over its "
+             "segments' answers)";
+    }
+    if (r.refit > 0) {
+      what += (what.empty() ? "" : "; ") + std::to_string(r.refit) +
+              " prompts were too long for the server (they are re-fitted)";
+    }
+    std::fprintf(stderr, "reel import: %s: `reel export` again writes what is left.\n",
+                 what.c_str());
   }
   return r.unknown + r.bad + r.too_long + r.duplicates > 0 ? kExitPartial : kExitOk;
 }

@@ -66,28 +66,64 @@ int RunQuery(const QueryFlags& flags) {
   return kExitOk;
 }
 
+// `text` broken into lines of at most `width` characters, at spaces.
+std::string WrapText(const std::string& text, size_t width) {
+  std::string out;
+  size_t line = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t space = text.find(' ', at);
+    if (space == std::string::npos) space = text.size();
+    const std::string word = text.substr(at, space - at);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += "\n";
+      line = 0;
+    } else if (line > 0) {
+      out += " ";
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    at = space + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddQueryCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<QueryFlags>();
   CLI::App* cmd = app.add_subcommand(
       "query", "Run one read-only SQL statement on a results database and print the rows");
-  cmd->footer(
-      "The database is opened read-only: statements that would write are refused.\n"
-      "Tables and views: jobs, runs, items, frames, segments, blobs, events, item_summary,\n"
-      "job_summary, failures, answers, latest_answers (docs/database.md).\n"
-      "Example: reel query --db results.db \"SELECT path, status FROM items\" --format csv\n"
-      "Limits: a statement is stopped after --timeout (default 60s) or once it needs more\n"
-      "than --max-memory (default 1GiB; SQLite's heap and the rows kept for printing); 0 turns\n"
-      "either off, e.g. for a long report run from a script.\n"
-      "Exit status: 0 ok, 1 no database / database error / a limit was hit, 2 bad SQL or\n"
-      "options.");
+  // Generated from the schema (made in memory, only when the help is shown), so it names every
+  // table and view this build has.
+  cmd->footer([]() -> std::string {
+    std::string tables;
+    std::string views;
+    if (auto names = storage::SchemaTablesAndViews(); names.ok()) {
+      for (const auto& [type, name] : *names) {
+        std::string& list = type == "view" ? views : tables;
+        list += (list.empty() ? "" : ", ") + name;
+      }
+    }
+    return "The database is opened read-only: statements that would write are refused.\n" +
+           WrapText("Tables: " + tables + ".", 90) + "\n" +
+           WrapText("Views: " + views + " (docs/database.md).", 90) +
+           "\n"
+           "Example: reel query --db results.db \"SELECT path, status FROM items\" --format csv\n"
+           "Limits: a statement is stopped after --timeout (default 60s) or once it needs more\n"
+           "than --max-memory (default 1GiB; SQLite's heap and the rows kept for printing); 0 "
+           "turns\n"
+           "either off, e.g. for a long report run from a script.\n"
+           "Exit status: 0 ok, 1 no database / database error / a limit was hit, 2 bad SQL or\n"
+           "options.";
+  });
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("SQL", flags->sql, "One SELECT (or other read-only) statement")->required();
   cmd->add_option("--format", flags->format,
                   "table (aligned, long cells cut), csv (RFC 4180), json (array of objects), "
-                  "jsonl (one object per line)")
-      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+                  "jsonl (one object per line), md (a Markdown table, cells whole)")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--max-rows", flags->max_rows, "Print at most this many rows")
       ->default_val(100000)

@@ -100,7 +100,9 @@ int RunReport(const ReportFlags& flags) {
 void AddReportCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ReportFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Write a static HTML report: a storyboard page per item, an index, the batch");
+      "report",
+      "Write a static HTML report: a storyboard page per item, an index, and a page on the "
+      "runs (batch.html)");
   cmd->footer(
       "Writes DIR/index.html (paged: index-2.html, ...), DIR/items/ID.html for every item (its\n"
       "frames as a contact sheet with times and subtitles, chapters as a timeline, each\n"

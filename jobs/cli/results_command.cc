@@ -6,6 +6,7 @@
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
 #include "storage/query.h"
+#include "storage/store.h"
 
 namespace reel::cli {
 namespace {
@@ -24,6 +25,11 @@ int RunResults(const ResultsFlags& flags) {
   if (!db.ok()) {
     std::fprintf(stderr, "reel results: %s\n", db.status().message().c_str());
     return db.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  // Brings an older file to the current schema (latest_answers.question).
+  if (Result<storage::Store> store = storage::Store::Open(db->path); !store.ok()) {
+    std::fprintf(stderr, "reel results: %s\n", store.status().message().c_str());
+    return kExitFailed;
   }
   Result<OutputFormat> format = ParseOutputFormat(flags.format);
   if (!format.ok()) {
@@ -53,8 +59,8 @@ int RunResults(const ResultsFlags& flags) {
   if (answers) {
     if (flags.prompt) bound("prompt_id", *flags.prompt);
     sql =
-        "SELECT job, item_id, path, prompt_id, model, finish_reason, completion_tokens, "
-        "created_at, content FROM latest_answers";
+        "SELECT job, item_id, path, prompt_id, question, model, finish_reason, "
+        "completion_tokens, created_at, content FROM latest_answers";
   } else {
     if (flags.status) bound("status", *flags.status);
     sql =
@@ -82,16 +88,18 @@ void AddResultsCommand(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Items view (item_summary): job, item_id, path, kind, status, frames, duration_seconds,\n"
       "segments, answers, attempts, error. Answers view (latest_answers, the newest answer\n"
-      "per item and prompt): job, item_id, path, prompt_id, model, finish_reason,\n"
-      "completion_tokens, created_at, content.\n"
+      "per item and prompt): job, item_id, path, prompt_id, question (as asked), model,\n"
+      "finish_reason, completion_tokens, created_at, content. `reel show ITEM` prints an\n"
+      "item's every answer in full, with its question.\n"
       "Exit status: 0 ok, 1 no database or unreadable, 2 bad options.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("--prompt", flags->prompt, "Answers to this prompt id only");
   cmd->add_flag("--items", flags->items, "List items even when answers exist");
   cmd->add_option("--status", flags->status, "Items view: only items with this status")
       ->check(CLI::IsMember({"pending", "running", "done", "failed"}));
-  cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
-      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+  cmd->add_option("--format", flags->format,
+                  "table, csv, json, jsonl or md (a Markdown table, cells whole)")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--width", flags->width, "Table format: cut cells to this many characters")
       ->default_val(60);

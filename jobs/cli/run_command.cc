@@ -65,6 +65,8 @@ int Run(const RunFlags& flags) {
       return kExitOk;
     case jobs::RunResult::kSomeFailed:
       return kExitFailed;
+    case jobs::RunResult::kQuestionsFailed:
+      return kExitPartial;
     case jobs::RunResult::kInterrupted:
       if (outcome.run_id == 0) progress.Info("interrupted while waiting for the lock");
       return outcome.stop_signal == SIGTERM ? kExitSigterm
@@ -103,10 +105,13 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       "Process a job: sample frames, thumbnails and text of every input into the database, "
       "skipping what is already done");
   cmd->footer(
-      "Exit status:\n"
-      "  0    every item done (or skipped as already done)\n"
-      "  1    finished, but some items failed (see `reel status`), or the database failed\n"
+      "Exit status (what this run did; failures of earlier runs that were not retried are\n"
+      "listed by `reel status`, not reported again):\n"
+      "  0    done: every item done or skipped, every question answered (or nothing to do)\n"
+      "  1    some items failed in this run, or the database failed\n"
       "  2    invalid job file or command line\n"
+      "  3    the items are fine, but questions failed in this run or could not be asked\n"
+      "       (the model server unreachable, the API key refused); they wait for the next run\n"
       "  4    another `reel run` holds this database (its pid, host and start are printed)\n"
       "  130  interrupted by SIGINT (Ctrl-C); 143 interrupted by SIGTERM\n"
       "Safe to run from cron: one run per database at a time (lock file <db>.lock); kill it at\n"

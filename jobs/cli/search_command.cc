@@ -1,6 +1,7 @@
 // reel search [--db FILE] [--job JOB.yaml|NAME] "words" [--limit N] [--fts] [--format F]
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include "base/clock.h"
 #include "jobs/cli/commands.h"
@@ -27,14 +28,17 @@ struct SearchFlags {
 // "01:15 -> frame 75 (0:01:15.000); ..."; null when there are none.
 storage::Value FramesMeant(const storage::SearchHit& hit) {
   std::string text;
+  // An answer that names the same time more than once links it once.
+  std::set<std::string> shown;
   for (const storage::AnswerTimeRecord& t : hit.times) {
-    if (!text.empty()) text += "; ";
-    text += t.text + " -> ";
+    std::string link = t.text + " -> ";
     if (t.frame_index && t.frame_seconds) {
-      text += "frame " + std::to_string(*t.frame_index) + " (" + MediaClock(*t.frame_seconds) + ")";
+      link += "frame " + std::to_string(*t.frame_index) + " (" + MediaClock(*t.frame_seconds) + ")";
     } else {
-      text += "outside the item";
+      link += "outside the item";
     }
+    if (!shown.insert(link).second) continue;
+    text += (text.empty() ? "" : "; ") + link;
   }
   return text.empty() ? storage::Value() : storage::Value(text);
 }
@@ -118,8 +122,9 @@ void AddSearchCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--fts", flags->fts, "WORDS is FTS5 syntax: AND/OR/NOT, \"phrases\", prefix*");
   cmd->add_flag("--answers", flags->answers_only, "Search answers only");
   cmd->add_flag("--segments", flags->segments_only, "Search text segments only");
-  cmd->add_option("--format", flags->format, "table, csv, json or jsonl")
-      ->check(CLI::IsMember({"table", "csv", "json", "jsonl"}))
+  cmd->add_option("--format", flags->format,
+                  "table, csv, json, jsonl or md (a Markdown table, cells whole)")
+      ->check(CLI::IsMember({"table", "csv", "json", "jsonl", "md"}))
       ->default_val("table");
   cmd->add_option("--width", flags->width, "Table format: cut cells to this many characters")
       ->default_val(80);

@@ -236,11 +236,14 @@ int RunStatus(const StatusFlags& flags) {
         summary->recent_runs.empty() ? nullptr : &summary->recent_runs.front();
     const bool unreachable = latest != nullptr && latest->message &&
                              latest->message->find(jobs::kModelUnreachable) != std::string::npos;
+    const bool server_failed = latest != nullptr && latest->message &&
+                               latest->message->find("model server") != std::string::npos;
     if (questions->waiting + questions->sent > 0 && !holder) {
-      if (unreachable) {
+      if (unreachable || server_failed) {
         std::cout << "  run " << latest->id
-                  << " could not reach the model server (below); the next run that reaches it "
-                     "asks them\n";
+                  << (unreachable ? " could not reach the model server"
+                                  : " did not get every answer from the model server")
+                  << " (below); the next run that reaches it asks them\n";
       } else {
         std::cout << "  `reel export --db " << Shown(DisplayPath(*path))
                   << " --format openai-batch OUT.jsonl` writes them for a batch run; or run the "

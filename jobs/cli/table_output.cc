@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace reel::cli {
 namespace {
@@ -78,10 +80,18 @@ size_t Width(const std::string& s) {
       std::count_if(s.begin(), s.end(), [](char c) { return (uint8_t(c) & 0xC0) != 0x80; }));
 }
 
+// A value as people read it: a real number at 12 significant digits with the float noise of
+// sums and products gone (65.72000000000001 -> 65.72), NULL as nothing.
+std::string Readable(const storage::Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) return "";
+  if (const auto* d = std::get_if<double>(&value)) return FormatReadableNumber(*d);
+  return SafeUtf8(storage::FormatValue(value));
+}
+
 // One line, at most `max_width` code points ("…" marks a cut); other control characters shown
 // as `\xHH` (base/terminal_text.h), so a stored text cannot drive the terminal.
 std::string Cell(const storage::Value& value, size_t max_width) {
-  std::string text = SafeUtf8(storage::FormatValue(value));
+  std::string text = Readable(value);
   std::string flat;
   for (char c : text) {
     if (c == '\n') {
@@ -116,14 +126,51 @@ void WritePadded(std::ostream& out, const std::string& text, size_t width, bool 
   if (!right) out << std::string(pad, ' ');
 }
 
+// A Markdown table cell: the text whole, on one line (a line break as <br>), pipes and
+// backslashes escaped, control characters as `\xHH`.
+std::string MarkdownText(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+    if (c == '\n' || c == '\r') {
+      out += "<br>";
+    } else if (c == '|' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\t') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (HasControlCharacters(out)) out = EscapeControlCharacters(out);
+  return out;
+}
+
+std::string MarkdownCell(const storage::Value& value) { return MarkdownText(Readable(value)); }
+
 }  // namespace
+
+std::string FormatReadableNumber(double value) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "NaN" : (value > 0 ? "inf" : "-inf");
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.0f", value);
+    return std::string(buffer) == "-0" ? "0" : buffer;
+  }
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%.12g", value);
+  return buffer;
+}
 
 Result<OutputFormat> ParseOutputFormat(const std::string& name) {
   if (name == "table") return OutputFormat::kTable;
+  if (name == "md" || name == "markdown") return OutputFormat::kMarkdown;
   if (name == "csv") return OutputFormat::kCsv;
   if (name == "json") return OutputFormat::kJson;
   if (name == "jsonl") return OutputFormat::kJsonl;
-  return InvalidArgument("unknown format '" + name + "' (use table, csv, json or jsonl)");
+  return InvalidArgument("unknown format '" + name + "' (use table, csv, json, jsonl or md)");
 }
 
 void WriteTable(std::ostream& out, const storage::Table& table, OutputFormat format,
@@ -146,6 +193,27 @@ void WriteTable(std::ostream& out, const storage::Table& table, OutputFormat for
       for (const auto& row : table.rows) {
         for (size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << CsvField(row[c]);
         out << "\r\n";
+      }
+      return;
+    }
+    case OutputFormat::kMarkdown: {
+      out << "|";
+      for (const std::string& c : table.columns) out << " " << MarkdownText(SafeUtf8(c)) << " |";
+      out << "\n|";
+      for (size_t c = 0; c < table.columns.size(); ++c) {
+        const bool numeric = !table.rows.empty() &&
+                             std::all_of(table.rows.begin(), table.rows.end(),
+                                         [c](const std::vector<storage::Value>& row) {
+                                           return c >= row.size() || IsNumber(row[c]) ||
+                                                  std::holds_alternative<std::monostate>(row[c]);
+                                         });
+        out << (numeric ? " ---: |" : " --- |");
+      }
+      out << "\n";
+      for (const auto& row : table.rows) {
+        out << "|";
+        for (const storage::Value& v : row) out << " " << MarkdownCell(v) << " |";
+        out << "\n";
       }
       return;
     }

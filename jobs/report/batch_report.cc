@@ -11,6 +11,7 @@ namespace reel::jobs::report {
 namespace {
 
 constexpr const char* kNotRecorded = "not recorded";
+constexpr int kIndexRows = 5;  // rows of the index's runs table
 
 std::string Percent(std::optional<double> share) {
   if (!share) return "-";
@@ -95,7 +96,48 @@ std::string RunTitle(const storage::ReportRun& r) {
   return title;
 }
 
+// Consecutive runs that did nothing, folded into one line with a small table (a nightly cron
+// run over a finished batch is one of these).
+std::string NoOpRunsHtml(const std::vector<const storage::ReportRun*>& group) {
+  const storage::ReportRun& newest = *group.front();
+  const storage::ReportRun& oldest = *group.back();
+  std::string out = "<details class=\"noop-runs\"><summary>";
+  if (group.size() == 1) {
+    out += "Run " + std::to_string(newest.run.id) + " of " + Html(newest.job);
+  } else {
+    out += Count(static_cast<int64_t>(group.size())) + " runs (" + std::to_string(oldest.run.id) +
+           " to " + std::to_string(newest.run.id) + ")";
+  }
+  out +=
+      " did nothing: " +
+      std::string(newest.run.counters.items_seen > 0 ? "every item was up to date" : "no items") +
+      ", no questions asked. " + Html(oldest.run.started_at) +
+      (group.size() > 1 ? " to " + Html(newest.run.started_at) : "") +
+      "</summary><table class=\"data runs\"><thead><tr><th>run</th><th>job</th>"
+      "<th>status</th><th>started</th><th>wall</th><th>items seen / skipped</th>"
+      "<th>message</th></tr></thead><tbody>";
+  for (const storage::ReportRun* r : group) {
+    out += "<tr id=\"run-" + std::to_string(r->run.id) + "\"><td>" + std::to_string(r->run.id) +
+           "</td><td>" + Html(r->job) + "</td><td><span class=\"status " +
+           Html(storage::RunStatusName(r->run.status)) + "\">" +
+           Html(storage::RunStatusName(r->run.status)) + "</span></td><td>" +
+           Html(r->run.started_at) + "</td><td class=\"n\">" + OptionalDuration(r->wall_seconds) +
+           "</td><td class=\"n\">" + Count(r->run.counters.items_seen) + " / " +
+           Count(r->run.counters.items_skipped) + "</td><td>" + Html(r->run.message.value_or("")) +
+           "</td></tr>";
+  }
+  return out + "</tbody></table></details>\n";
+}
+
 }  // namespace
+
+bool IsNoOpRun(const storage::ReportRun& r) {
+  const storage::RunCounters& c = r.run.counters;
+  return r.run.status != storage::RunStatus::kRunning && c.items_done == 0 && c.items_failed == 0 &&
+         c.frames == 0 && c.segments == 0 && r.requests_sent == 0 && r.requests_succeeded == 0 &&
+         r.requests_failed == 0 && r.reasked == 0 && r.prompt_tokens == 0 &&
+         r.completion_tokens == 0 && r.events.empty();
+}
 
 double Percentile(std::vector<double> values, double p) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -186,7 +228,24 @@ std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
         "<th>started</th><th>wall</th><th>items done / skipped / failed</th>"
         "<th>requests ok / failed</th><th>tokens</th><th>tokens/s</th><th>cost</th>"
         "</tr></thead><tbody>";
-    for (const storage::ReportRun& r : runs) {
+    int rows = 0;
+    for (size_t i = 0; i < runs.size() && rows < kIndexRows; ++i, ++rows) {
+      const storage::ReportRun& r = runs[i];
+      if (IsNoOpRun(r)) {
+        // Consecutive runs that did nothing: one row.
+        size_t j = i;
+        while (j + 1 < runs.size() && IsNoOpRun(runs[j + 1])) ++j;
+        const std::string count =
+            j == i ? "did nothing" : Count(static_cast<int64_t>(j - i + 1)) + " runs did nothing";
+        out += "<tr class=\"noop\"><td><a href=\"batch.html#run-" + std::to_string(r.run.id) +
+               "\">" + std::to_string(r.run.id) + "</a>" +
+               (j == i ? "" : "&ndash;" + std::to_string(runs[j].run.id)) + "</td><td>" +
+               Html(r.job) + "</td><td colspan=\"8\" class=\"empty\">" + count +
+               " (every item up to date, no questions asked), " + Html(runs[j].run.started_at) +
+               (j == i ? "" : " to " + Html(r.run.started_at)) + "</td></tr>";
+        i = j;
+        continue;
+      }
       RunRates rates = ComputeRates(r);
       out += "<tr><td><a href=\"batch.html#run-" + std::to_string(r.run.id) + "\">" +
              std::to_string(r.run.id) + "</a></td><td>" + Html(r.job) + "</td><td>" +
@@ -202,7 +261,15 @@ std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
     out += "</tbody></table>";
     return out;
   }
-  for (const storage::ReportRun& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const storage::ReportRun& r = runs[i];
+    if (IsNoOpRun(r)) {
+      std::vector<const storage::ReportRun*> group;
+      for (; i < runs.size() && IsNoOpRun(runs[i]); ++i) group.push_back(&runs[i]);
+      --i;
+      out += NoOpRunsHtml(group);
+      continue;
+    }
     RunRates rates = ComputeRates(r);
     const storage::RunCounters& c = r.run.counters;
     out += "<section class=\"run\" id=\"run-" + std::to_string(r.run.id) + "\"><h2>" +

@@ -33,8 +33,13 @@ RunRates ComputeRates(const storage::ReportRun& run);
 // answers) and items finished per minute (when items finished), in buckets of equal time.
 std::string ThroughputSvg(const storage::ReportRun& run);
 
-// The runs as HTML: `full` adds the item lists and plots (the batch page); without it, one
-// table row per run (the index's section) linking to batch.html.
+// A run that finished having done nothing: no item processed or failed, nothing written, no
+// request sent or answered (every item up to date, every question answered or waiting).
+bool IsNoOpRun(const storage::ReportRun& run);
+
+// The runs as HTML: `full` adds the item lists and plots (the batch page), consecutive no-op runs
+// folded into one line (<details>) with a row each; without it, the index's section: a table
+// row per run linking to batch.html, consecutive no-op runs as one row, at most 5 rows.
 std::string BatchHtml(const std::vector<storage::ReportRun>& runs,
                       const storage::ReportColumns& columns, bool full);
 

@@ -53,7 +53,16 @@ std::string RenderIndexPage(const IndexPage& p) {
     out += " &middot; <span class=\"status " + Html(status) + "\">" + Count(n) + " " +
            Html(status) + "</span>";
   }
-  out += " &middot; <a href=\"batch.html\">batch report</a></p></header>\n";
+  out += " &middot; <a href=\"batch.html\">batch report</a></p>";
+  if (p.search) {
+    out +=
+        "<div class=\"search\" role=\"search\"><input type=\"search\" id=\"search\" "
+        "placeholder=\"Search answers, subtitles, transcripts, text and file names\" "
+        "aria-label=\"Search the items\" autocomplete=\"off\"><p class=\"count\" "
+        "id=\"search-count\" aria-live=\"polite\"></p><ol class=\"search-results\" "
+        "id=\"search-results\" hidden></ol></div>";
+  }
+  out += "</header>\n";
   if (!p.runs_html.empty()) {
     out += "<section id=\"batch\"><h2>Runs</h2>" + p.runs_html + "</section>\n";
   }
@@ -71,7 +80,8 @@ std::string RenderIndexPage(const IndexPage& p) {
         "<table class=\"data index\"><thead><tr><th></th><th>item</th><th>kind</th>"
         "<th>status</th><th>duration</th><th>frames</th><th>answers</th><th>tokens</th>"
         "<th>cost</th><th>problems</th></tr></thead><tbody>";
-    for (const storage::ReportItemRow& r : p.rows) {
+    for (size_t i = 0; i < p.rows.size(); ++i) {
+      const storage::ReportItemRow& r = p.rows[i];
       const std::string page = ItemPagePath(r.item_id);
       out += "<tr><td class=\"thumb\">";
       if (r.thumbnail_hash) {
@@ -84,9 +94,13 @@ std::string RenderIndexPage(const IndexPage& p) {
       const std::string folder = slash == std::string::npos ? "" : r.path.substr(0, slash + 1);
       out += "</td><td class=\"path\"><a href=\"" + page + "\" title=\"" + Html(r.path) + "\">" +
              Html(name) + "</a><br><span class=\"folder\">" + Html(folder) + "</span>" +
-             (p.job ? "" : " <span class=\"job\">job " + Html(r.job) + "</span>") + "</td><td>" +
-             Html(r.kind) + "</td><td><span class=\"status " + Html(r.status) + "\">" +
-             Html(r.status) + "</span></td><td class=\"n\">" +
+             (p.job ? "" : " <span class=\"job\">job " + Html(r.job) + "</span>");
+      if (i < p.excerpts.size() && p.excerpts[i]) {
+        out += "<p class=\"excerpt\"><span class=\"prompt\">" + Html(p.excerpts[i]->prompt_id) +
+               "</span> " + Html(p.excerpts[i]->text) + "</p>";
+      }
+      out += "</td><td>" + Html(r.kind) + "</td><td><span class=\"status " + Html(r.status) +
+             "\">" + Html(r.status) + "</span></td><td class=\"n\">" +
              (r.duration_seconds ? MediaTime(*r.duration_seconds) : "-") + "</td><td class=\"n\">" +
              Count(r.frames) + "</td><td class=\"n\">" + Count(r.answers) +
              "</td><td class=\"n\">" + Count(r.prompt_tokens + r.completion_tokens) +
@@ -102,7 +116,10 @@ std::string RenderIndexPage(const IndexPage& p) {
     out += "</tbody></table>";
   }
   out += Pager(p.page, p.pages) + "</section>\n<footer>Written by reel report from " +
-         Html(p.database) + " at " + Html(p.generated_at) + ".</footer>\n</body></html>\n";
+         Html(p.database) + " at " + Html(p.generated_at) + ".</footer>\n";
+  if (p.search)
+    out += "<script src=\"search-index.js\"></script><script src=\"search.js\"></script>\n";
+  out += "</body></html>\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "jobs/prompt_kinds.h"
 #include "jobs/report/html.h"
+#include "jobs/report/markdown.h"
 #include "llm/time_references.h"
 
 namespace reel::jobs::report {
@@ -104,7 +105,95 @@ void Section(std::string& out, const char* id, const std::string& title) {
 
 std::string Empty(const std::string& text) { return "<p class=\"empty\">" + Html(text) + "</p>"; }
 
+// The time references of `text` as markup: a link to the nearest frame, or a marked span when
+// the time is outside the item.
+std::vector<TextMarkup> TimeMarkup(std::string_view content, const llm::ChapterTimeline& timeline,
+                                   const std::vector<storage::ReportFrame>& frames) {
+  std::vector<TextMarkup> out;
+  for (const llm::TimeReference& ref : llm::FindTimeReferences(content)) {
+    const std::string_view text = content.substr(ref.begin, ref.end - ref.begin);
+    std::optional<size_t> nearest =
+        llm::NearestFrame(ref.seconds, timeline.duration_seconds, timeline.frame_times);
+    std::string title = MediaTime(ref.seconds);
+    if (ref.end_seconds) title += " to " + MediaTime(*ref.end_seconds);
+    TextMarkup m{ref.begin, ref.end, ""};
+    if (nearest) {
+      const int64_t index = frames[*nearest].sample_index;
+      title +=
+          ": frame " + std::to_string(index) + " at " + MediaTime(frames[*nearest].time_seconds);
+      m.html = "<a class=\"t\" href=\"#" + Anchor(index) + "\" data-seconds=\"" +
+               Fixed(ref.seconds, 3) + "\" title=\"" + Html(title) + "\">" + Html(text) + "</a>";
+    } else {
+      title += frames.empty() ? ": the item has no frames" : ": outside the item";
+      m.html = "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// `text` escaped, with its time references linked to the nearest frames.
+std::string TimesHtml(std::string_view content, const llm::ChapterTimeline& timeline,
+                      const std::vector<storage::ReportFrame>& frames) {
+  std::string out;
+  size_t at = 0;
+  for (const TextMarkup& m : TimeMarkup(content, timeline, frames)) {
+    out += Html(content.substr(at, m.begin - at)) + m.html;
+    at = m.end;
+  }
+  out += Html(content.substr(at));
+  return out;
+}
+
+bool LooksLikeJson(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+// Cuts `text` at a word boundary before `max_chars` bytes (never inside a UTF-8 sequence).
+std::string Cut(const std::string& text, size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  size_t end = max_chars;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  const size_t space = text.rfind(' ', end);
+  if (space != std::string::npos && space > max_chars / 2) end = space;
+  return text.substr(0, end) + "\xE2\x80\xA6";  // ...
+}
+
 }  // namespace
+
+std::vector<const storage::SegmentRecord*> DistinctTimedText(const storage::ReportItem& item) {
+  std::vector<const storage::SegmentRecord*> out;
+  for (const storage::SegmentRecord& s : item.segments) {
+    if (!IsTimedText(s)) continue;
+    // The same cue of another stream (a film's subtitles muxed twice, a side-car file beside
+    // the embedded track) starts and ends within 50 ms with the same text; segments come in
+    // time order, so a duplicate is near its first.
+    bool seen = false;
+    for (size_t k = out.size(); k-- > 0;) {
+      const storage::SegmentRecord& o = *out[k];
+      if (s.start_seconds - o.start_seconds > 0.05) break;
+      if (o.text == s.text && std::abs(o.end_seconds - s.end_seconds) <= 0.05) {
+        seen = true;
+        break;
+      }
+    }
+    if (!seen) out.push_back(&s);
+  }
+  return out;
+}
+
+std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item, size_t max_chars) {
+  const std::optional<ItemChapters> chapters = FindChapters(item);
+  for (const storage::ReportAnswer& a : item.answers) {
+    if (chapters && chapters->prompt_id == a.prompt_id) continue;
+    if (LooksLikeJson(a.content)) continue;
+    std::string text = MarkdownPlainText(a.content);
+    if (text.empty()) continue;
+    return AnswerExcerpt{a.prompt_id, Cut(text, max_chars)};
+  }
+  return std::nullopt;
+}
 
 llm::ChapterTimeline ItemTimeline(const storage::ReportItem& item) {
   llm::ChapterTimeline timeline;
@@ -140,141 +229,52 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item) {
 }
 
 std::string AnswerHtml(const std::string& content, const storage::ReportItem& item) {
-  const llm::ChapterTimeline timeline = ItemTimeline(item);
-  const std::vector<storage::ReportFrame>& frames = item.frames;
-  std::string out;
-  size_t at = 0;
-  for (const llm::TimeReference& ref : llm::FindTimeReferences(content)) {
-    out += Html(std::string_view(content).substr(at, ref.begin - at));
-    const std::string text = content.substr(ref.begin, ref.end - ref.begin);
-    std::optional<size_t> nearest =
-        llm::NearestFrame(ref.seconds, timeline.duration_seconds, timeline.frame_times);
-    std::string title = MediaTime(ref.seconds);
-    if (ref.end_seconds) title += " to " + MediaTime(*ref.end_seconds);
-    if (nearest) {
-      const int64_t index = frames[*nearest].sample_index;
-      title +=
-          ": frame " + std::to_string(index) + " at " + MediaTime(frames[*nearest].time_seconds);
-      out += "<a class=\"t\" href=\"#" + Anchor(index) + "\" data-seconds=\"" +
-             Fixed(ref.seconds, 3) + "\" title=\"" + Html(title) + "\">" + Html(text) + "</a>";
-    } else {
-      title += frames.empty() ? ": the item has no frames" : ": outside the item";
-      out += "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
-    }
-    at = ref.end;
-  }
-  out += Html(std::string_view(content).substr(at));
-  return out;
+  return TimesHtml(content, ItemTimeline(item), item.frames);
 }
 
-std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOptions& options) {
-  const storage::ReportItemRow& row = item.row;
+std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item) {
   const llm::ChapterTimeline timeline = ItemTimeline(item);
-  const std::optional<ItemChapters> chapters = FindChapters(item);
-  std::string out;
-  out.reserve(16384 + item.frames.size() * 400);
-  out +=
-      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<title>" +
-      Html(row.path) +
-      " - Reel</title><link rel=\"stylesheet\" href=\"../report.css\"></head>\n"
-      "<body class=\"item-page\">\n<nav class=\"top\"><a href=\"../index.html\">All items</a>"
-      " &middot; job " +
-      Html(row.job) + " &middot; item " + std::to_string(row.item_id) + "</nav>\n";
-  out += "<header><h1>" + Html(row.path) + "</h1><p class=\"summary\"><span class=\"status " +
-         Html(row.status) + "\">" + Html(row.status) + "</span> " + Html(row.kind);
-  if (row.duration_seconds) out += " &middot; " + Html(MediaTime(*row.duration_seconds));
-  out += " &middot; " + Count(row.frames) + " frames &middot; " + Count(row.segments) +
-         " text segments &middot; " + Count(static_cast<int64_t>(item.answers.size())) +
-         " answers</p>";
-  if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
-  out +=
-      "<p class=\"jump\"><a href=\"#media\">Media</a> <a href=\"#chapters\">Chapters</a> "
-      "<a href=\"#answers\">Answers</a> <a href=\"#frames\">Frames</a> "
-      "<a href=\"#text\">Text</a> <a href=\"#tokens\">Tokens and cost</a> "
-      "<a href=\"#failures\">Failures</a></p></header>\n";
+  return MarkdownHtml(
+      content, [&](std::string_view text) { return TimeMarkup(text, timeline, item.frames); });
+}
 
-  // Media facts.
-  Section(out, "media", "Media");
-  out += "<dl class=\"facts\"><dt>kind</dt><dd>" + Html(row.kind) + "</dd><dt>status</dt><dd>" +
-         Html(row.status) + "</dd><dt>size</dt><dd>" + Count(item.size_bytes) +
-         " bytes</dd><dt>attempts</dt><dd>" + Count(item.attempts) + "</dd>";
-  if (item.content_hash) {
-    out += "<dt>SHA-256</dt><dd><code>" + Html(*item.content_hash) + "</code></dd>";
-  }
-  if (item.started_at) out += "<dt>started</dt><dd>" + Html(*item.started_at) + "</dd>";
-  if (item.finished_at) out += "<dt>finished</dt><dd>" + Html(*item.finished_at) + "</dd>";
-  out += "</dl>";
-  json facts = item.media_json ? json::parse(*item.media_json, nullptr, false) : json();
-  if (facts.is_object() && !facts.empty()) {
-    FactsHtml(facts, out, 0);
-  } else {
-    out += Empty("No media facts recorded.");
-  }
-  out += "</section>\n";
+namespace {
 
-  // Chapters.
-  Section(out, "chapters", "Chapters");
-  const double span = timeline.duration_seconds.value_or(
-      timeline.frame_times.empty() ? 0.0 : timeline.frame_times.back());
-  if (chapters) {
-    out += "<p class=\"note\">From the answer to <a href=\"#answer-" + Html(chapters->prompt_id) +
-           "\">" + Html(chapters->prompt_id) + "</a>.</p><ol class=\"chapters\">";
-    for (size_t i = 0; i < chapters->chapters.size(); ++i) {
-      const llm::Chapter& c = chapters->chapters[i];
-      out += "<li id=\"chapter-" + std::to_string(i + 1) + "\">";
-      std::string times =
-          llm::FormatClockTime(c.start_seconds) + "-" + llm::FormatClockTime(c.end_seconds);
-      if (c.start_frame) {
-        out += "<a class=\"t\" href=\"#" + Anchor(item.frames[*c.start_frame].sample_index) +
-               "\">" + Html(times) + "</a>";
-      } else {
-        out += "<span class=\"t\">" + Html(times) + "</span>";
-      }
-      out += " <strong>" + Html(c.title) + "</strong>";
-      if (!c.summary.empty())
-        out += "<br><span class=\"chapter-summary\">" + Html(c.summary) + "</span>";
-      out += "</li>";
-    }
-    out += "</ol>";
-  } else {
-    bool failed = false;
-    for (const storage::ReportAnswer& a : item.answers) {
-      if (a.prompt_id != llm::kChaptersPromptId) continue;
-      Result<std::vector<llm::Chapter>> check = llm::ValidateChapters(a.content, timeline);
-      if (!check.ok()) {
-        out += "<p class=\"error\">The answer to \"chapters\" is not a usable chapter list: " +
-               Html(check.status().message()) + ".</p>";
-        failed = true;
-      }
-    }
-    // Answers the model stage refused: they failed their prompt kind's check (the chapters
-    // check), also when asked again, and were recorded as failures with the reason.
-    for (const storage::ReportRequestFailure& f : item.request_failures) {
-      if (f.outcome != kInvalidAnswerOutcome || f.answered_later) continue;
-      std::string_view reason = f.error;
-      if (reason.starts_with(kAnswerCheckFailed)) reason.remove_prefix(kAnswerCheckFailed.size());
-      out += "<p class=\"error\">The answer to \"" + Html(f.prompt_id) +
-             "\" could not be used as chapters: " + Html(reason) + ".</p>";
-      failed = true;
-    }
-    if (!failed) {
-      out += Empty(timeline.frame_times.empty() && !timeline.duration_seconds
-                       ? "No chapters: the item has no timeline."
-                       : "No chapters (no answer to a chapters prompt).");
-    }
-  }
-  out += "</section>\n";
-
-  // Answers.
+// The answers, newest per prompt: each with its prompt and the answer as rendered Markdown.
+void AnswersSection(std::string& out, const storage::ReportItem& item,
+                    const std::optional<ItemChapters>& chapters) {
   Section(out, "answers", "Answers");
   if (item.answers.empty()) {
     out += Empty("No answers yet: no model has been asked about this item.");
   }
+  // Prose first; the answer the chapters come from (JSON, shown as the timeline) last.
+  std::vector<const storage::ReportAnswer*> order;
   for (const storage::ReportAnswer& a : item.answers) {
+    if (!chapters || chapters->prompt_id != a.prompt_id) order.push_back(&a);
+  }
+  for (const storage::ReportAnswer& a : item.answers) {
+    if (chapters && chapters->prompt_id == a.prompt_id) order.push_back(&a);
+  }
+  for (const storage::ReportAnswer* answer : order) {
+    const storage::ReportAnswer& a = *answer;
     out += "<article class=\"answer\" id=\"answer-" + Html(a.prompt_id) + "\"><h3>" +
-           Html(a.prompt_id) + "</h3><p class=\"meta\">";
+           Html(a.prompt_id) + "</h3>";
+    if (a.question && !a.question->empty()) {
+      out += "<p class=\"question\">Asked: " + Html(*a.question) + "</p>";
+    }
+    if (chapters && chapters->prompt_id == a.prompt_id) {
+      // The chapters are shown on the timeline over the frames; the JSON only on request.
+      out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +
+             " chapters</a>, shown on the timeline over the frames.</p><details><summary>The "
+             "answer as written</summary><div class=\"content raw\">" +
+             Html(a.content) + "</div></details>";
+    } else {
+      out += "<div class=\"content markdown\">" + AnswerMarkdownHtml(a.content, item) + "</div>";
+    }
+    if (a.reasoning && !a.reasoning->empty()) {
+      out += "<details><summary>Reasoning</summary><div class=\"content markdown reasoning\">" +
+             AnswerMarkdownHtml(*a.reasoning, item) + "</div></details>";
+    }
     std::vector<std::string> meta;
     if (a.model) meta.push_back(Html(*a.model));
     if (a.finish_reason) {
@@ -286,31 +286,54 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
     if (a.latency_seconds) meta.push_back(Html(Duration(*a.latency_seconds)));
     meta.push_back(Html(a.created_at));
     if (a.earlier_answers > 0) meta.push_back(Count(a.earlier_answers) + " earlier answers");
+    out += "<p class=\"meta\">";
     for (size_t i = 0; i < meta.size(); ++i) out += (i ? " &middot; " : "") + meta[i];
-    out += "</p>";
-    if (chapters && chapters->prompt_id == a.prompt_id) {
-      // The chapter list is shown above and over the frames; the JSON only on request.
-      out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +
-             " chapters</a>, shown above and over the frames.</p><details><summary>The answer "
-             "as written</summary><div class=\"content\">" +
-             Html(a.content) + "</div></details>";
-    } else {
-      out += "<div class=\"content\">" + AnswerHtml(a.content, item) + "</div>";
-    }
-    if (a.reasoning && !a.reasoning->empty()) {
-      out += "<details><summary>Reasoning</summary><div class=\"content reasoning\">" +
-             AnswerHtml(*a.reasoning, item) + "</div></details>";
-    }
-    out += "</article>\n";
+    out += "</p></article>\n";
   }
   out += "</section>\n";
+}
 
-  // Frames: a timeline of chapters over the contact sheet.
-  Section(out, "frames", "Frames");
-  if (item.frames.empty()) {
-    out += Empty("No frames.");
-  } else {
-    if (chapters && span > 0) {
+// Why there are no chapters, when a chapters answer failed its check; else a line.
+void NoChapters(std::string& out, const storage::ReportItem& item,
+                const llm::ChapterTimeline& timeline) {
+  bool failed = false;
+  for (const storage::ReportAnswer& a : item.answers) {
+    if (a.prompt_id != llm::kChaptersPromptId) continue;
+    Result<std::vector<llm::Chapter>> check = llm::ValidateChapters(a.content, timeline);
+    if (!check.ok()) {
+      out += "<p class=\"error\">The answer to \"chapters\" is not a usable chapter list: " +
+             Html(check.status().message()) + ".</p>";
+      failed = true;
+    }
+  }
+  // Answers the model stage refused: they failed their prompt kind's check (the chapters
+  // check), also when asked again, and were recorded as failures with the reason.
+  for (const storage::ReportRequestFailure& f : item.request_failures) {
+    if (f.outcome != kInvalidAnswerOutcome || f.answered_later) continue;
+    std::string_view reason = f.error;
+    if (reason.starts_with(kAnswerCheckFailed)) reason.remove_prefix(kAnswerCheckFailed.size());
+    out += "<p class=\"error\">The answer to \"" + Html(f.prompt_id) +
+           "\" could not be used as chapters: " + Html(reason) + ".</p>";
+    failed = true;
+  }
+  if (!failed) {
+    out += Empty(timeline.frame_times.empty() && !timeline.duration_seconds
+                     ? "No chapters: the item has no timeline."
+                     : "No chapters (no answer to a chapters prompt).");
+  }
+}
+
+// The storyboard: chapters on a timeline strip and as a list, then the contact sheet with the
+// subtitle or transcript cues beside the frame shown when each starts.
+void StoryboardSection(std::string& out, const storage::ReportItem& item,
+                       const llm::ChapterTimeline& timeline,
+                       const std::optional<ItemChapters>& chapters) {
+  Section(out, "frames", "Storyboard");
+  const double span = timeline.duration_seconds.value_or(
+      timeline.frame_times.empty() ? 0.0 : timeline.frame_times.back());
+  out += "<div id=\"chapters\" class=\"chapters-block\">";
+  if (chapters) {
+    if (span > 0 && !item.frames.empty()) {
       out += "<div class=\"timeline\" role=\"list\">";
       for (size_t i = 0; i < chapters->chapters.size(); ++i) {
         const llm::Chapter& c = chapters->chapters[i];
@@ -326,150 +349,190 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
       }
       out += "</div>";
     }
-    // Subtitle cues beside the frame shown when they start.
-    std::vector<std::vector<const storage::SegmentRecord*>> cues(item.frames.size());
-    for (const storage::SegmentRecord& s : item.segments) {
-      if (!IsTimedText(s)) continue;
-      size_t k = 0;
-      while (k + 1 < item.frames.size() && item.frames[k + 1].time_seconds <= s.start_seconds) ++k;
-      cues[k].push_back(&s);
-    }
-    std::vector<size_t> chapter_at(item.frames.size(), SIZE_MAX);
-    if (chapters) {
-      for (size_t i = 0; i < chapters->chapters.size(); ++i) {
-        const llm::Chapter& c = chapters->chapters[i];
-        if (c.start_frame && chapter_at[*c.start_frame] == SIZE_MAX) chapter_at[*c.start_frame] = i;
-      }
-    }
-    out += "<div class=\"sheet\">";
-    for (size_t k = 0; k < item.frames.size(); ++k) {
-      const storage::ReportFrame& f = item.frames[k];
-      if (chapter_at[k] != SIZE_MAX) {
-        const llm::Chapter& c = chapters->chapters[chapter_at[k]];
-        out += "<h3 class=\"chapter-start c" + std::to_string(chapter_at[k] % 6) + "\">" +
-               Html(llm::FormatClockTime(c.start_seconds)) + " " + Html(c.title) + "</h3>";
-      }
-      auto [w, h] = ThumbSize(f.width, f.height);
-      const std::string time = MediaTime(f.time_seconds);
-      out += "<figure class=\"frame\" id=\"" + Anchor(f.sample_index) + "\">";
-      if (f.thumbnail_hash) {
-        out += "<img src=\"../" + ThumbnailPath(*f.thumbnail_hash) + "\" width=\"" +
-               std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" alt=\"frame " +
-               std::to_string(f.sample_index) + " at " + time + "\" loading=\"lazy\">";
+    out += "<ol class=\"chapters\">";
+    for (size_t i = 0; i < chapters->chapters.size(); ++i) {
+      const llm::Chapter& c = chapters->chapters[i];
+      out += "<li id=\"chapter-" + std::to_string(i + 1) + "\"><span class=\"swatch c" +
+             std::to_string(i % 6) + "\"></span>";
+      std::string times =
+          llm::FormatClockTime(c.start_seconds) + "-" + llm::FormatClockTime(c.end_seconds);
+      if (c.start_frame) {
+        out += "<a class=\"t\" href=\"#" + Anchor(item.frames[*c.start_frame].sample_index) +
+               "\">" + Html(times) + "</a>";
       } else {
-        out += "<div class=\"nothumb\" style=\"width:" + std::to_string(w) +
-               "px;height:" + std::to_string(h) + "px\">no thumbnail</div>";
+        out += "<span class=\"t\">" + Html(times) + "</span>";
       }
-      out += "<figcaption><a class=\"time\" href=\"#" + Anchor(f.sample_index) + "\">" + time +
-             "</a> <span class=\"index\">#" + std::to_string(f.sample_index) + "</span>";
+      out += " <strong>" + Html(c.title) + "</strong>";
+      if (!c.summary.empty())
+        out += " <span class=\"chapter-summary\">" + Html(c.summary) + "</span>";
+      out += "</li>";
+    }
+    out += "</ol><p class=\"note\">Chapters from the answer to <a href=\"#answer-" +
+           Html(chapters->prompt_id) + "\">" + Html(chapters->prompt_id) + "</a>.</p>";
+  } else {
+    NoChapters(out, item, timeline);
+  }
+  out += "</div>";
+
+  if (item.frames.empty()) {
+    out += Empty("No frames.");
+    out += "</section>\n";
+    return;
+  }
+  // Cues beside the frame shown when they start (one cue of several identical streams).
+  const std::vector<const storage::SegmentRecord*> timed = DistinctTimedText(item);
+  std::vector<std::vector<const storage::SegmentRecord*>> cues(item.frames.size());
+  for (const storage::SegmentRecord* s : timed) {
+    size_t k = 0;
+    while (k + 1 < item.frames.size() && item.frames[k + 1].time_seconds <= s->start_seconds) ++k;
+    cues[k].push_back(s);
+  }
+  std::vector<size_t> chapter_at(item.frames.size(), SIZE_MAX);
+  if (chapters) {
+    for (size_t i = 0; i < chapters->chapters.size(); ++i) {
+      const llm::Chapter& c = chapters->chapters[i];
+      if (c.start_frame && chapter_at[*c.start_frame] == SIZE_MAX) chapter_at[*c.start_frame] = i;
+    }
+  }
+  // Text beside each frame when cues are many (a third of the frames or more have one), else
+  // under the few frames that have one, keeping the sheet dense.
+  size_t frames_with_cues = 0;
+  for (const auto& c : cues) frames_with_cues += !c.empty();
+  const bool beside = !timed.empty() && frames_with_cues * 3 >= item.frames.size();
+  out += beside ? "<div class=\"sheet with-text\">" : "<div class=\"sheet\">";
+  for (size_t k = 0; k < item.frames.size(); ++k) {
+    const storage::ReportFrame& f = item.frames[k];
+    if (chapter_at[k] != SIZE_MAX) {
+      const llm::Chapter& c = chapters->chapters[chapter_at[k]];
+      out += "<h3 class=\"chapter-start c" + std::to_string(chapter_at[k] % 6) + "\">" +
+             Html(llm::FormatClockTime(c.start_seconds)) + " " + Html(c.title) + "</h3>";
+    }
+    auto [w, h] = ThumbSize(f.width, f.height);
+    const std::string time = MediaTime(f.time_seconds);
+    out += "<figure class=\"frame\" id=\"" + Anchor(f.sample_index) + "\"><div class=\"shot\">";
+    if (f.thumbnail_hash) {
+      out += "<img src=\"../" + ThumbnailPath(*f.thumbnail_hash) + "\" width=\"" +
+             std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" alt=\"frame " +
+             std::to_string(f.sample_index) + " at " + time + "\" loading=\"lazy\">";
+    } else {
+      out += "<div class=\"nothumb\" style=\"aspect-ratio:" + std::to_string(w) + "/" +
+             std::to_string(h) + "\">no thumbnail</div>";
+    }
+    out += "<a class=\"time\" href=\"#" + Anchor(f.sample_index) + "\">" + time +
+           "</a> <span class=\"index\">#" + std::to_string(f.sample_index) + "</span></div>";
+    if (beside || !cues[k].empty()) {
+      out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
         out +=
-            "<span class=\"sub\" title=\"" +
+            "<p class=\"sub\" title=\"" +
             Html(s->source + " " + MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds)) +
-            "\">" + Html(s->text) + "</span>";
+            "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
+            Html(s->text) + "</p>";
       }
-      out += "</figcaption></figure>";
+      out += "</figcaption>";
     }
-    out += "</div>";
+    out += "</figure>";
   }
-  out += "</section>\n";
+  out += "</div></section>\n";
+}
 
-  // Text: document chunks, and timed text when there are no frames to put it beside.
+// Document text, and timed text when there are no frames to put it beside.
+void TextSection(std::string& out, const storage::ReportItem& item) {
   Section(out, "text", "Text");
-  {
-    std::vector<const storage::SegmentRecord*> shown;
-    for (const storage::SegmentRecord& s : item.segments) {
-      if (!IsTimedText(s) || item.frames.empty()) shown.push_back(&s);
+  std::vector<const storage::SegmentRecord*> shown;
+  for (const storage::SegmentRecord& s : item.segments) {
+    if (!IsTimedText(s) || item.frames.empty()) shown.push_back(&s);
+  }
+  if (shown.empty()) {
+    out += Empty(item.segments.empty() ? "No text segments."
+                                       : "Subtitles are shown beside the frames.");
+  } else {
+    out +=
+        "<table class=\"data text\"><thead><tr><th>source</th><th>where</th><th>text</th>"
+        "</tr></thead><tbody>";
+    for (size_t i = 0; i < shown.size() && i < kMaxTextSegments; ++i) {
+      const storage::SegmentRecord& s = *shown[i];
+      std::string where = s.source == "document"
+                              ? "chunk " + std::to_string(static_cast<int64_t>(s.start_seconds))
+                              : MediaTime(s.start_seconds) + "-" + MediaTime(s.end_seconds);
+      out += "<tr><td>" + Html(s.source) + "</td><td>" + Html(where) +
+             "</td><td class=\"segment\">" + Html(s.text) + "</td></tr>";
     }
-    if (shown.empty()) {
-      out += Empty(item.segments.empty() ? "No text segments."
-                                         : "Subtitles are shown beside the frames.");
-    } else {
-      out +=
-          "<table class=\"data text\"><thead><tr><th>source</th><th>where</th><th>text</th>"
-          "</tr></thead><tbody>";
-      for (size_t i = 0; i < shown.size() && i < kMaxTextSegments; ++i) {
-        const storage::SegmentRecord& s = *shown[i];
-        std::string where = s.source == "document"
-                                ? "chunk " + std::to_string(static_cast<int64_t>(s.start_seconds))
-                                : MediaTime(s.start_seconds) + "-" + MediaTime(s.end_seconds);
-        out += "<tr><td>" + Html(s.source) + "</td><td>" + Html(where) +
-               "</td><td class=\"segment\">" + Html(s.text) + "</td></tr>";
-      }
-      out += "</tbody></table>";
-      if (shown.size() > kMaxTextSegments) {
-        out += "<p class=\"note\">" + Count(static_cast<int64_t>(shown.size() - kMaxTextSegments)) +
-               " more segments are in the database (table segments).</p>";
-      }
+    out += "</tbody></table>";
+    if (shown.size() > kMaxTextSegments) {
+      out += "<p class=\"note\">" + Count(static_cast<int64_t>(shown.size() - kMaxTextSegments)) +
+             " more segments are in the database (table segments).</p>";
     }
   }
   out += "</section>\n";
+}
 
-  // Tokens and cost, per prompt: the context built, and the answer's usage.
+// Tokens and cost, per prompt: the context built, and the answer's usage.
+void TokensSection(std::string& out, const storage::ReportItem& item,
+                   const storage::ReportColumns& col) {
   Section(out, "tokens", "Tokens and cost");
-  {
-    std::set<std::string> prompts;
-    for (const storage::ReportContext& c : item.contexts) prompts.insert(c.prompt_id);
-    for (const storage::ReportAnswer& a : item.answers) prompts.insert(a.prompt_id);
-    if (prompts.empty()) {
-      out += Empty("No contexts or requests for this item yet.");
-    } else {
-      const storage::ReportColumns& col = options.columns;
-      out +=
-          "<table class=\"data tokens\"><thead><tr><th>prompt</th><th>text</th><th>image</th>"
-          "<th>video</th><th>audio</th><th>context total</th><th>prompt (server)</th>"
-          "<th>cached</th><th>output</th><th>latency</th><th>first token</th>"
-          "<th>attempts</th><th>cost</th></tr></thead><tbody>";
-      int64_t sums[9] = {};
-      double cost_sum = 0;
-      bool any_cost = false;
-      for (const std::string& prompt : prompts) {
-        const storage::ReportContext* c = nullptr;
-        const storage::ReportAnswer* a = nullptr;
-        for (const auto& x : item.contexts)
-          if (x.prompt_id == prompt) c = &x;
-        for (const auto& x : item.answers)
-          if (x.prompt_id == prompt) a = &x;
-        int64_t v[9] = {c ? c->text_tokens : 0,
-                        c ? c->image_tokens : 0,
-                        c ? c->video_tokens : 0,
-                        c ? c->audio_tokens : 0,
-                        c ? c->total_tokens : 0,
-                        a ? a->prompt_tokens.value_or(0) : 0,
-                        a ? a->cached_tokens.value_or(0) : 0,
-                        a ? a->completion_tokens.value_or(0) : 0,
-                        0};
-        for (int k = 0; k < 8; ++k) sums[k] += v[k];
-        out += "<tr><td>" + Html(prompt) + "</td>";
-        for (int k = 0; k < 5; ++k) out += "<td class=\"n\">" + (c ? Count(v[k]) : "-") + "</td>";
-        out += "<td class=\"n\">" + (a ? Optional(a->prompt_tokens) : "-") + "</td>";
-        out += "<td class=\"n\">" + (a ? Optional(a->cached_tokens) : "-") + "</td>";
-        out += "<td class=\"n\">" + (a ? Optional(a->completion_tokens) : "-") + "</td>";
-        out += "<td class=\"n\">" +
-               (a && a->latency_seconds ? Duration(*a->latency_seconds) : "-") + "</td>";
-        out += "<td class=\"n\">" + (a && a->ttft_seconds ? Duration(*a->ttft_seconds) : "-") +
-               "</td>";
-        out += "<td class=\"n\">" + (a ? Optional(a->attempts) : "-") + "</td>";
-        out += "<td class=\"n\">" + (a && a->cost ? Fixed(*a->cost, 4) : "-") + "</td></tr>";
-        if (a && a->cost) {
-          cost_sum += *a->cost;
-          any_cost = true;
-        }
-      }
-      out += "<tr class=\"total\"><td>total</td>";
-      for (int k = 0; k < 8; ++k) out += "<td class=\"n\">" + Count(sums[k]) + "</td>";
-      out += "<td></td><td></td><td></td><td class=\"n\">" + (any_cost ? Fixed(cost_sum, 4) : "-") +
-             "</td></tr></tbody></table>";
-      if (!col.request_cost) {
-        out +=
-            "<p class=\"note\">No cost recorded: this database has no request costs "
-            "(requests.cost comes with the model stage's price settings).</p>";
-      }
+  std::set<std::string> prompts;
+  for (const storage::ReportContext& c : item.contexts) prompts.insert(c.prompt_id);
+  for (const storage::ReportAnswer& a : item.answers) prompts.insert(a.prompt_id);
+  if (prompts.empty()) {
+    out += Empty("No contexts or requests for this item yet.");
+    out += "</section>\n";
+    return;
+  }
+  out +=
+      "<table class=\"data tokens\"><thead><tr><th>prompt</th><th>text</th><th>image</th>"
+      "<th>video</th><th>audio</th><th>context total</th><th>prompt (server)</th>"
+      "<th>cached</th><th>output</th><th>latency</th><th>first token</th>"
+      "<th>attempts</th><th>cost</th></tr></thead><tbody>";
+  int64_t sums[9] = {};
+  double cost_sum = 0;
+  bool any_cost = false;
+  for (const std::string& prompt : prompts) {
+    const storage::ReportContext* c = nullptr;
+    const storage::ReportAnswer* a = nullptr;
+    for (const auto& x : item.contexts)
+      if (x.prompt_id == prompt) c = &x;
+    for (const auto& x : item.answers)
+      if (x.prompt_id == prompt) a = &x;
+    int64_t v[9] = {c ? c->text_tokens : 0,
+                    c ? c->image_tokens : 0,
+                    c ? c->video_tokens : 0,
+                    c ? c->audio_tokens : 0,
+                    c ? c->total_tokens : 0,
+                    a ? a->prompt_tokens.value_or(0) : 0,
+                    a ? a->cached_tokens.value_or(0) : 0,
+                    a ? a->completion_tokens.value_or(0) : 0,
+                    0};
+    for (int k = 0; k < 8; ++k) sums[k] += v[k];
+    out += "<tr><td>" + Html(prompt) + "</td>";
+    for (int k = 0; k < 5; ++k) out += "<td class=\"n\">" + (c ? Count(v[k]) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a ? Optional(a->prompt_tokens) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a ? Optional(a->cached_tokens) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a ? Optional(a->completion_tokens) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a && a->latency_seconds ? Duration(*a->latency_seconds) : "-") +
+           "</td>";
+    out += "<td class=\"n\">" + (a && a->ttft_seconds ? Duration(*a->ttft_seconds) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a ? Optional(a->attempts) : "-") + "</td>";
+    out += "<td class=\"n\">" + (a && a->cost ? Fixed(*a->cost, 4) : "-") + "</td></tr>";
+    if (a && a->cost) {
+      cost_sum += *a->cost;
+      any_cost = true;
     }
   }
+  out += "<tr class=\"total\"><td>total</td>";
+  for (int k = 0; k < 8; ++k) out += "<td class=\"n\">" + Count(sums[k]) + "</td>";
+  out += "<td></td><td></td><td></td><td class=\"n\">" + (any_cost ? Fixed(cost_sum, 4) : "-") +
+         "</td></tr></tbody></table>";
+  if (!col.request_cost) {
+    out +=
+        "<p class=\"note\">No cost recorded: this database has no request costs "
+        "(requests.cost comes with the model stage's price settings).</p>";
+  }
   out += "</section>\n";
+}
 
-  // Failures.
+void FailuresSection(std::string& out, const storage::ReportItem& item) {
+  const storage::ReportItemRow& row = item.row;
   Section(out, "failures", "Failures");
   if (!row.error && item.request_failures.empty()) {
     out += Empty("No failures.");
@@ -483,7 +546,79 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
     }
     out += "</ul>";
   }
-  out += "</section>\n<footer>Written by reel report from " + Html(options.database) + " at " +
+  out += "</section>\n";
+}
+
+// The media facts, folded: the file's size, hash and times, and what `reel probe` found.
+void MediaSection(std::string& out, const storage::ReportItem& item) {
+  const storage::ReportItemRow& row = item.row;
+  Section(out, "media", "Media");
+  out +=
+      "<details class=\"media\"><summary>File, streams and sampling: size, SHA-256, "
+      "stream tables, sampler counters</summary>";
+  out += "<dl class=\"facts\"><dt>path</dt><dd>" + Html(row.path) + "</dd><dt>kind</dt><dd>" +
+         Html(row.kind) + "</dd><dt>status</dt><dd>" + Html(row.status) + "</dd><dt>size</dt><dd>" +
+         Count(item.size_bytes) + " bytes</dd><dt>attempts</dt><dd>" + Count(item.attempts) +
+         "</dd>";
+  if (item.content_hash) {
+    out += "<dt>SHA-256</dt><dd><code>" + Html(*item.content_hash) + "</code></dd>";
+  }
+  if (item.started_at) out += "<dt>started</dt><dd>" + Html(*item.started_at) + "</dd>";
+  if (item.finished_at) out += "<dt>finished</dt><dd>" + Html(*item.finished_at) + "</dd>";
+  out += "</dl>";
+  json facts = item.media_json ? json::parse(*item.media_json, nullptr, false) : json();
+  if (facts.is_object() && !facts.empty()) {
+    FactsHtml(facts, out, 0);
+  } else {
+    out += Empty("No media facts recorded.");
+  }
+  out += "</details></section>\n";
+}
+
+}  // namespace
+
+std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOptions& options) {
+  const storage::ReportItemRow& row = item.row;
+  const llm::ChapterTimeline timeline = ItemTimeline(item);
+  const std::optional<ItemChapters> chapters = FindChapters(item);
+  std::string out;
+  out.reserve(16384 + item.frames.size() * 500);
+  const size_t slash = row.path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? row.path : row.path.substr(slash + 1);
+  const std::string folder = slash == std::string::npos ? "" : row.path.substr(0, slash + 1);
+  out +=
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>" +
+      Html(name) +
+      " - Reel</title><link rel=\"stylesheet\" href=\"../report.css\"></head>\n"
+      "<body class=\"item-page\">\n<nav class=\"top\"><a href=\"../index.html\">All items</a>"
+      " &middot; job " +
+      Html(row.job) + " &middot; item " + std::to_string(row.item_id) + "</nav>\n";
+  out += "<header><h1 title=\"" + Html(row.path) + "\">" + Html(name) +
+         "</h1><p class=\"summary\"><span class=\"folder\">" + Html(folder) +
+         "</span><br><span class=\"status " + Html(row.status) + "\">" + Html(row.status) +
+         "</span> " + Html(row.kind);
+  if (row.duration_seconds) out += " &middot; " + Html(MediaTime(*row.duration_seconds));
+  out += " &middot; " + Count(row.frames) + " frames &middot; " + Count(row.segments) +
+         " text segments &middot; " + Count(static_cast<int64_t>(item.answers.size())) + " answers";
+  if (chapters) {
+    out += " &middot; " + Count(static_cast<int64_t>(chapters->chapters.size())) + " chapters";
+  }
+  out += "</p>";
+  if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
+  out +=
+      "<p class=\"jump\"><a href=\"#answers\">Answers</a> <a href=\"#frames\">Storyboard</a> "
+      "<a href=\"#text\">Text</a> <a href=\"#tokens\">Tokens and cost</a> "
+      "<a href=\"#failures\">Failures</a> <a href=\"#media\">Media</a></p></header>\n";
+  // What people come for first: the answers, then the chapters over the frames; the facts last.
+  AnswersSection(out, item, chapters);
+  StoryboardSection(out, item, timeline, chapters);
+  TextSection(out, item);
+  TokensSection(out, item, options.columns);
+  FailuresSection(out, item);
+  MediaSection(out, item);
+  out += "<footer>Written by reel report from " + Html(options.database) + " at " +
          Html(options.generated_at) + ".</footer>\n</body></html>\n";
   return out;
 }

@@ -1,8 +1,11 @@
-// The storyboard page of one item (written to items/<id>.html; every link is relative to it):
-// media facts, chapters as a timeline over the frames and as a list, each prompt's newest answer
-// with its time references as links to the frames, the frames as a contact sheet with their
-// times and the subtitle cues that start beside each, document text, the token breakdown and
-// cost, and failures. Sections with nothing to show say so in a line.
+// The storyboard page of one item (written to items/<id>.html; every link is relative to it), in
+// the order people read it: each prompt's newest answer first (its Markdown rendered safely, see
+// markdown.h, with its time references as links to the frames), then the storyboard (chapters on
+// a timeline strip and as a list, over a contact sheet of the frames with their times and, beside
+// each, the subtitle or transcript cues that start there, a cue repeated by another stream shown
+// once), document text, the token breakdown and cost, failures, and last the media facts (size,
+// SHA-256, streams, sampler counters) folded away. Sections with nothing to show say so in a
+// line.
 //
 // Chapters come from the answer to the prompt "chapters" when it passes llm::ValidateChapters,
 // else from the first answer (by prompt id) that does; a "chapters" answer that fails the check
@@ -37,6 +40,22 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item);
 // An answer's text, escaped, with every time reference that falls inside the item as a link to
 // its nearest frame (<a class="t" href="#f12" ...>), the others as <span class="t outside">.
 std::string AnswerHtml(const std::string& content, const storage::ReportItem& item);
+
+// An answer's Markdown as safe HTML (markdown.h), its times linked as AnswerHtml does (times in
+// code and inside links stay text).
+std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item);
+
+// The item's subtitle and transcript segments (not document text) in time order, a cue that
+// another stream repeats (same text, start and end within 50 ms) once.
+std::vector<const storage::SegmentRecord*> DistinctTimedText(const storage::ReportItem& item);
+
+// The first answer (by prompt id) that is prose, not the chapters' JSON, as plain text cut at a
+// word boundary to at most `max_chars` bytes (and an ellipsis); nullopt when there is none.
+struct AnswerExcerpt {
+  std::string prompt_id;
+  std::string text;
+};
+std::optional<AnswerExcerpt> FirstAnswerExcerpt(const storage::ReportItem& item, size_t max_chars);
 
 std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOptions& options);
 

@@ -39,14 +39,31 @@ table.index .job, table.index .folder { color: var(--muted); font-size: 12px; }
 table.index td.path a { font-weight: 600; }
 td.problems span { display: block; }
 td.segment { white-space: pre-wrap; }
-.answer { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
-.answer h3 { margin: 0 0 2px; }
-.answer .meta { color: var(--muted); font-size: 12px; margin: 0 0 6px; }
-.content { white-space: pre-wrap; overflow-wrap: anywhere; }
+.answer { border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; margin: 8px 0; }
+.answer h3 { margin: 0 0 6px; color: var(--muted); font-size: 13px; text-transform: uppercase;
+             letter-spacing: 0.04em; }
+.answer .meta { color: var(--muted); font-size: 12px; margin: 8px 0 0; }
+.content.raw { white-space: pre-wrap; overflow-wrap: anywhere; }
+.content.markdown { overflow-wrap: anywhere; font-size: 15px; line-height: 1.55; }
+.content.markdown > :first-child { margin-top: 0; }
+.content.markdown > :last-child { margin-bottom: 0; }
+.content.markdown p, .content.markdown ul, .content.markdown ol { margin: 6px 0; }
+.content.markdown table { border-collapse: collapse; margin: 8px 0; }
+.content.markdown th, .content.markdown td { border: 1px solid var(--line); padding: 3px 8px;
+                                             text-align: left; vertical-align: top; }
+.content.markdown th { background: #f7fafc; }
+.content.markdown code { background: #edf2f7; border-radius: 3px; padding: 0 3px; font-size: 13px; }
+.content.markdown pre { background: #f7fafc; border: 1px solid var(--line); padding: 8px;
+                        overflow-x: auto; }
+.content.markdown pre code { background: none; padding: 0; }
+.content.markdown blockquote { margin: 6px 0; padding-left: 10px; border-left: 3px solid var(--line);
+                               color: var(--muted); }
 .reasoning { color: var(--muted); }
 a.t { background: #ebf4ff; border-radius: 3px; padding: 0 2px; font-variant-numeric: tabular-nums; }
 span.t.outside { background: #fed7d7; border-radius: 3px; padding: 0 2px; }
-ol.chapters li { margin: 4px 0; }
+ol.chapters { margin: 4px 0 8px; padding-left: 22px; }
+ol.chapters li { margin: 2px 0; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 .chapter-summary { color: var(--muted); }
 .timeline { position: relative; height: 30px; margin: 8px 0 12px; background: #f7fafc;
             border: 1px solid var(--line); border-radius: 4px; overflow: hidden; }
@@ -55,19 +72,38 @@ ol.chapters li { margin: 4px 0; }
                       text-overflow: ellipsis; border-right: 1px solid #fff; }
 .c0 { background: #2b6cb0; } .c1 { background: #2f855a; } .c2 { background: #b7791f; }
 .c3 { background: #6b46c1; } .c4 { background: #c53030; } .c5 { background: #2c7a7b; }
-.sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(172px, 1fr)); gap: 10px; }
+.sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 10px; }
+.sheet.with-text { grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); }
+.sheet.with-text figure.frame { display: grid; grid-template-columns: 256px 1fr; gap: 10px; }
 .sheet h3.chapter-start { grid-column: 1 / -1; color: #fff; margin: 6px 0 0; padding: 4px 8px;
                           border-radius: 4px; font-size: 13px; }
 figure.frame { margin: 0; padding: 4px; border: 1px solid var(--line); border-radius: 4px;
                scroll-margin-top: 40vh; }
 figure.frame:target { background: var(--hl); border-color: var(--warn);
                       box-shadow: 0 0 0 3px var(--warn); }
-figure.frame img, .nothumb { display: block; max-width: 100%; height: auto; background: #edf2f7; }
+figure.frame img, .nothumb { display: block; width: 100%; height: auto; background: #edf2f7; }
 .nothumb { color: var(--muted); font-size: 11px; display: flex; align-items: center;
            justify-content: center; }
-figcaption { font-size: 12px; }
-figcaption .index { color: var(--muted); }
-figcaption .sub { display: block; font-style: italic; color: #2d3748; margin-top: 2px; }
+.shot { font-size: 12px; }
+.shot .index { color: var(--muted); }
+figcaption { font-size: 14px; }
+.sheet:not(.with-text) figcaption { font-size: 13px; margin-top: 2px; }
+figcaption .sub { margin: 0 0 4px; color: #2d3748; }
+figcaption .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
+details.media > summary { cursor: pointer; color: var(--muted); }
+header .folder { font-size: 12px; word-break: break-all; }
+table.index .excerpt { word-break: normal; overflow-wrap: anywhere; margin: 4px 0 0; color: #2d3748; font-size: 13px; max-width: 60ch; }
+table.index .excerpt .prompt { color: var(--muted); font-size: 11px; text-transform: uppercase; }
+.search { margin: 12px 0; }
+.search input { width: 100%; max-width: 640px; font: inherit; font-size: 16px; padding: 6px 10px;
+                border: 1px solid #cbd5e0; border-radius: 6px; }
+.search .count { color: var(--muted); margin: 6px 0; }
+ol.search-results { padding-left: 22px; }
+ol.search-results li { margin: 6px 0; }
+ol.search-results .snippet { display: block; color: #2d3748; font-size: 13px; }
+ol.search-results mark { background: var(--hl); }
+details.noop-runs { margin: 16px 0; }
+details.noop-runs > summary { cursor: pointer; color: var(--muted); }
 .figures { display: flex; flex-wrap: wrap; gap: 24px; }
 figure.plot { margin: 8px 0; }
 nav.pager { margin: 8px 0; }

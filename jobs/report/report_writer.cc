@@ -15,6 +15,7 @@
 #include "jobs/report/index_page.h"
 #include "jobs/report/item_page.h"
 #include "jobs/report/report_css.h"
+#include "jobs/report/search_index.h"
 #include "storage/report_data.h"
 
 namespace reel::jobs::report {
@@ -28,6 +29,8 @@ std::string NowUtc() {
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
 }
+
+constexpr size_t kExcerptBytes = 280;  // of the first answer, on the index
 
 bool IsHex(const std::string& s) {
   return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -81,8 +84,13 @@ class Writer {
     return Status::Ok();
   }
 
-  Status ItemPage(int64_t item_id) {
+  // Writes the item's page; with `excerpt`, also its first answer's excerpt and its search entry.
+  Status ItemPage(int64_t item_id, std::optional<AnswerExcerpt>* excerpt = nullptr) {
     REEL_ASSIGN_OR_RETURN(storage::ReportItem item, reader_.ReadItem(item_id));
+    if (excerpt != nullptr) {
+      *excerpt = FirstAnswerExcerpt(item, kExcerptBytes);
+      search_.push_back(SearchEntryFor(item));
+    }
     for (const storage::ReportFrame& f : item.frames) {
       REEL_RETURN_IF_ERROR(Thumbnail(f.thumbnail_hash, f.thumbnail_bytes));
     }
@@ -125,21 +133,24 @@ class Writer {
       REEL_ASSIGN_OR_RETURN(index.rows, reader_.ListItems(options_.job, index.first_item, size));
       index.status_counts = counts;
       if (page == 1) {
-        std::vector<storage::ReportRun> newest(runs.begin(),
-                                               runs.begin() + std::min<size_t>(runs.size(), 5));
-        index.runs_html = BatchHtml(newest, reader_.columns(), /*full=*/false);
+        index.runs_html = BatchHtml(runs, reader_.columns(), /*full=*/false);  // the newest
       }
       index.columns = reader_.columns();
       index.database = database_;
       index.generated_at = generated_at_;
-      for (const storage::ReportItemRow& row : index.rows) {
-        REEL_RETURN_IF_ERROR(ItemPage(row.item_id));  // writes the row's thumbnail too
+      index.excerpts.resize(index.rows.size());
+      for (size_t i = 0; i < index.rows.size(); ++i) {
+        const storage::ReportItemRow& row = index.rows[i];
+        // Writes the row's thumbnail too.
+        REEL_RETURN_IF_ERROR(ItemPage(row.item_id, &index.excerpts[i]));
         REEL_RETURN_IF_ERROR(Thumbnail(row.thumbnail_hash, std::nullopt));
         if (options_.on_progress) options_.on_progress(++done, total);
       }
       REEL_RETURN_IF_ERROR(Write(IndexPagePath(page), RenderIndexPage(index)));
       ++stats_.index_pages;
     }
+    REEL_RETURN_IF_ERROR(Write("search-index.js", SearchIndexJs(search_)));
+    REEL_RETURN_IF_ERROR(Write("search.js", kSearchJs));
     // Pages of an earlier, longer report would link to items no longer listed: remove them.
     for (int64_t page = pages + 1;; ++page) {
       std::error_code ec;
@@ -157,6 +168,7 @@ class Writer {
   std::string database_;
   std::unordered_set<std::string> seen_;
   std::unordered_set<std::string> made_dirs_;
+  std::vector<SearchEntry> search_;
   ReportStats stats_;
 };
 

@@ -6,7 +6,9 @@
 //   DIR/plots/run-<id>.svg              each run's throughput plot, standalone
 //   DIR/thumbs/ab/<sha256>.jpg          thumbnails, copied out of the database's blobs once
 //   DIR/report.css
-// No server, no network, no script: the folder opens from disk and can be copied anywhere. A
+//   DIR/search-index.js, search.js      the index's search box (jobs/report/search_index.h)
+// No server, no network: the folder opens from disk (file://) and can be copied anywhere; the only
+// script is the index's search, over the index file written with it. A
 // thumbnail already in DIR with the right size is not written again, so rerunning is cheap.
 //
 // The database is opened read-only. Errors: kNotFound for a missing database or item,

@@ -32,6 +32,7 @@ class ContextStage : public StoredItemStage {
     auto load_input = [&]() -> Status {
       if (input) return Status::Ok();
       REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
+      AddAttachedTexts(*setup, &loaded);
       input = std::move(loaded);
       return Status::Ok();
     };

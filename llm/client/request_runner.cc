@@ -169,7 +169,8 @@ RequestOutcome RequestRunner::Run(int64_t reserved, const std::atomic<bool>* can
     ++retries_used;
     result.retry_reasons.push_back(reason);
     Event("retry " + std::to_string(retries_used) + "/" +
-          std::to_string(options_.retry.max_retries) + " in " + RunnerSeconds(wait) + ": " + reason);
+          std::to_string(options_.retry.max_retries) + " in " + RunnerSeconds(wait) + ": " +
+          reason);
     if (!options_.clock->SleepUntil(options_.clock->Now() + wait, cancel)) {
       return finish(ChatOutcome::kCancelled, "cancelled");
     }

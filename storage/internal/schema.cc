@@ -592,6 +592,41 @@ WHERE status = 'failed' AND request_id IN (
      OR (outcome = 'rejected' AND http_status IN (401, 403)));
 )sql";
 
+// Version 10: the question each task asks (`tasks.question`: the prompt's question as sent, the
+// built-in one for chapters; a reduce keeps the question it answers), so an answer shows what was
+// asked even after the job's prompt changed (`reel ask` stores every question as prompt 'ask').
+// The answer views gain `question`. Older tasks keep NULL.
+constexpr const char* kSchemaV10 = R"sql(
+ALTER TABLE tasks ADD COLUMN question TEXT;
+
+DROP VIEW latest_answers;
+DROP VIEW answers;
+
+CREATE VIEW answers AS
+SELECT resp.id AS response_id, req.id AS request_id, j.name AS job, i.id AS item_id,
+       i.path, req.prompt_id, req.model, resp.content, resp.reasoning, resp.finish_reason,
+       resp.prompt_tokens, resp.completion_tokens, resp.cached_tokens, req.latency_seconds,
+       resp.created_at, coalesce(t.step, 'ask') AS step, t.segment_index, t.segment_count,
+       t.start_seconds, t.end_seconds, resp.json_answer, t.custom_id, resp.check_error,
+       t.question
+FROM responses resp
+JOIN requests req ON req.id = resp.request_id
+LEFT JOIN tasks t ON t.id = req.task_id
+JOIN items i ON i.id = req.item_id
+JOIN jobs j ON j.id = i.job_id;
+
+CREATE VIEW latest_answers AS
+SELECT job, item_id, path, prompt_id, model, content, reasoning, finish_reason, prompt_tokens,
+       completion_tokens, cached_tokens, latency_seconds, created_at, response_id, json_answer,
+       step, question
+FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
+                                     ORDER BY created_at DESC, response_id DESC) AS rank_in_item
+      FROM answers a
+      WHERE a.step != 'map' AND NOT (a.step = 'reduce' AND coalesce(a.segment_count, 1) > 1)
+        AND a.check_error IS NULL)
+WHERE rank_in_item = 1;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -602,6 +637,7 @@ constexpr Migration kMigrations[] = {
     {7, "usage of every answer on requests (refused answers too), retired tasks", kSchemaV7},
     {8, "reduce in levels: intermediate reduces are no final answers", kSchemaV8},
     {9, "refused answers kept; questions the server failed wait again", kSchemaV9},
+    {10, "the question each task asks (tasks.question, answer views)", kSchemaV10},
 };
 
 }  // namespace

@@ -21,7 +21,7 @@ using nlohmann::json;
 #define REEL_MODEL_JOB_DB(m)                            \
   const ModelJobDb& m = SharedModelJobDb(ReelPath());   \
   ASSERT_EQ(m.error, "") << "the model job's database"; \
-  ASSERT_EQ(m.run_exit_code, 1) << "3 questions fail"   \
+  ASSERT_EQ(m.run_exit_code, 3) << "3 questions fail"   \
                                 << "\n"                 \
                                 << m.run_err
 

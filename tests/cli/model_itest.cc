@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "tests/cli/cli_test_util.h"
 #include "tests/support/fake_model_server.h"
@@ -542,7 +543,7 @@ TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
     {"kind": "status", "status": 500, "match": "image_url", "times": 2}
   ])");
   CommandResult faulty = ReelEnv(WithEndpoint(server), "run job.yaml", dir2);
-  EXPECT_EQ(faulty.exit_code, 1) << faulty.err;
+  EXPECT_EQ(faulty.exit_code, 3) << faulty.err;  // the items are fine
   EXPECT_NE(faulty.err.find("questions failed"), std::string::npos) << faulty.err;
   json outcomes = QueryJson(db2,
                             "SELECT outcome, count(*) AS n FROM requests WHERE status = 'failed' "
@@ -551,9 +552,10 @@ TEST(ModelFaultTest, RetriedRecordedRefittedAndRetriedOnRequest) {
       {"outcome": "malformed response", "n": 1}, {"outcome": "server error", "n": 1}])")
                                  .dump());
   EXPECT_EQ(QueryInt(db2, "SELECT count(*) FROM failures WHERE stage = 'request'"), 3);
-  // A plain rerun does not ask failed questions again; --retry-failed does.
+  // A plain rerun does not ask failed questions again (it has nothing to do: 0); --retry-failed
+  // does.
   const size_t before = server.ChatLog().size();
-  EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 1);
+  EXPECT_EQ(ReelEnv(WithEndpoint(server), "run job.yaml", dir2).exit_code, 0);
   EXPECT_EQ(server.ChatLog().size(), before);
   CommandResult retried = ReelEnv(WithEndpoint(server), "run job.yaml --retry-failed", dir2);
   EXPECT_EQ(retried.exit_code, 0) << retried.err;
@@ -614,7 +616,7 @@ TEST(ModelKeyTest, TheKeyIsNeverWritten) {
   server.Script(R"([{"kind": "echo_key", "match": "test patterns", "times": 1}])");
   CommandResult run =
       ReelEnv("REEL_TEST_KEY=" + key + " " + WithEndpoint(server), "run job.yaml -v", dir);
-  EXPECT_EQ(run.exit_code, 1) << run.err;  // the echoed 401 stops the model stage
+  EXPECT_EQ(run.exit_code, 3) << run.err;  // the echoed 401 stops the model stage
   EXPECT_EQ(QueryInt(dir + "/e2e.db",
                      "SELECT count(*) FROM requests WHERE outcome = 'rejected' "
                      "AND error LIKE '%[redacted]%'"),
@@ -646,19 +648,19 @@ TEST(AskTest, StreamsTheAnswerAndRecordsIt) {
   EXPECT_EQ(chats[0]["body"]["stream"], true);
   EXPECT_EQ(QueryJson(db, "SELECT content FROM latest_answers")[0]["content"],
             "Answer to: What is shown?");
-  // Reporting commands find the database too (no ./reel.db here).
-  CommandResult results = ReelEnv(env, "results", dir);
+  // Reporting commands read it when named (--ask-db), and show the question as asked.
+  CommandResult results = ReelEnv(env, "results --ask-db", dir);
   EXPECT_EQ(results.exit_code, 0) << results.err;
   EXPECT_NE(results.out.find("What is shown?"), std::string::npos) << results.out;
-  // Two files: one header each; REEL_MODEL_URL instead of --endpoint; a JSON schema.
+  // Two videos: one header each; REEL_MODEL_URL instead of --endpoint; a JSON schema.
   WriteText(dir + "/schema.json", R"({"type": "object", "properties": {"n": {"type": "integer"}},
                                        "required": ["n"]})");
   CommandResult two = ReelEnv(env + "REEL_MODEL_URL=" + server.endpoint(),
-                              "ask media/notes.md media/still.png 'How many?' --json-schema "
+                              "ask media/short.mp4 media/still.png 'How many?' --json-schema "
                               "schema.json",
                               dir);
   ASSERT_EQ(two.exit_code, 0) << two.err;
-  EXPECT_NE(two.out.find("== " + dir + "/media/notes.md =="), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("== " + dir + "/media/short.mp4 =="), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("== " + dir + "/media/still.png =="), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("{\"n\": 1}"), std::string::npos) << two.out;
   // Without a server: a clear message.
@@ -703,7 +705,7 @@ TEST(AskTest, AnUnreachableServerIsNamedWithTheCause) {
   EXPECT_NE(ask.err.find("nothing listens at 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << ask.err;
   EXPECT_EQ(ask.err.find("nothing could be asked"), std::string::npos) << ask.err;
-  CommandResult status = d.Ask("status");
+  CommandResult status = d.Ask("status --ask-db");
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_NE(status.out.find("nothing listens at 127.0.0.1:" + std::to_string(port)),
             std::string::npos)
@@ -797,14 +799,15 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
   const AskDir d("ask_two_files");
   // No reasoning: the notes' answer text streams from the start (0.4 s a piece, 4 pieces) while
   // the image's, 1 s late, arrives whole.
-  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "test patterns"},
+  fs::copy_file(Clip(3), d.dir + "/media/clip.mp4");
+  server.Script(R"([{"kind": "slow_stream", "chunk_delay": 0.4, "match": "Frame at 2.0 s"},
                     {"kind": "slow", "seconds": 1.0, "match": "image_url"}])");
   CommandResult ask = d.Ask(
-      "ask media/notes.md media/still.png 'What is it?' --thinking disabled "
+      "ask media/clip.mp4 media/still.png 'What is it?' --thinking disabled "
       "--endpoint " +
       server.endpoint());
   EXPECT_EQ(ask.exit_code, 0) << ask.err;
-  for (const char* file : {"notes.md", "still.png"}) {
+  for (const char* file : {"clip.mp4", "still.png"}) {
     EXPECT_NE(ask.out.find("== " + d.dir + "/media/" + file + " ==\nAnswer to: What is it?\n"),
               std::string::npos)
         << ask.out;
@@ -814,6 +817,141 @@ TEST(AskTest, AnswersOfSeveralFilesNeverShareALine) {
        at = ask.out.find("== /", at + 1)) {
     EXPECT_TRUE(at == 0 || ask.out[at - 1] == '\n') << ask.out;
   }
+}
+
+// One question over a video and notes: one request whose context holds the video's frames and
+// the notes (it asked about each file alone: two answers, the video's without the notes); the
+// question is stored as asked and shown by results, show and the report; --system is sent.
+TEST(AskTest, OneQuestionOverAVideoAndNotesInOneContext) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_video_and_notes");
+  fs::copy_file(Clip(3), d.dir + "/media/talk.mp4");
+  CommandResult ask = d.Ask(
+      "ask media/talk.mp4 media/notes.md 'Which slide is on screen?' --system 'Be brief.' "
+      "--endpoint " +
+      server.endpoint());
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_EQ(ask.out, "Answer to: Which slide is on screen?\n");
+  std::vector<json> chats = server.ChatLog();
+  ASSERT_EQ(chats.size(), 1u);
+  const std::string body = chats[0]["body"].dump();
+  EXPECT_NE(body.find("The clips are test patterns."), std::string::npos) << body;
+  EXPECT_NE(body.find("attached:notes.md"), std::string::npos) << body;
+  EXPECT_NE(body.find("image_url"), std::string::npos) << body;
+  EXPECT_NE(body.find("Be brief."), std::string::npos) << body;
+  EXPECT_EQ(QueryInt(d.db(), "SELECT count(*) FROM items"), 1);
+  EXPECT_EQ(QueryJson(d.db(), "SELECT question FROM latest_answers")[0]["question"],
+            "Which slide is on screen?");
+  // An edited note is a new context: asked again.
+  WriteText(d.dir + "/media/notes.md", "# Notes\n\nSlide 3 is about seals.\n");
+  CommandResult edited = d.Ask(
+      "ask media/talk.mp4 media/notes.md 'Which slide is on screen?' "
+      "--system 'Be brief.' --endpoint " +
+      server.endpoint());
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  ASSERT_EQ(server.ChatLog().size(), 2u);
+  EXPECT_NE(server.ChatLog()[1]["body"].dump().find("Slide 3 is about seals."), std::string::npos);
+  // Two text files, no video: the first is the item, the second beside it.
+  WriteText(d.dir + "/media/more.txt", "More text here.\n");
+  CommandResult texts =
+      d.Ask("ask media/notes.md media/more.txt 'Summarise' --endpoint " + server.endpoint());
+  ASSERT_EQ(texts.exit_code, 0) << texts.err;
+  EXPECT_EQ(texts.out, "Answer to: Summarise\n");
+  ASSERT_EQ(server.ChatLog().size(), 3u);
+  EXPECT_NE(server.ChatLog()[2]["body"].dump().find("More text here."), std::string::npos);
+  // The question is shown by results.
+  CommandResult results = d.Ask("results --ask-db --format json");
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  json rows = json::parse(results.out);
+  std::set<std::string> questions;
+  for (const json& r : rows) questions.insert(r["question"].get<std::string>());
+  EXPECT_EQ(questions, (std::set<std::string>{"Which slide is on screen?", "Summarise"}));
+}
+
+// A job priced by GPU time: `reel run` printed its cost, while requests.cost, the report's index,
+// batch.html and `reel report --batch` showed nothing. The run's cost is shared out over its
+// requests: sum(requests.cost) is the figure everywhere.
+TEST(ModelCostTest, GpuTimeCostIsStoredAndShownEverywhereAndProgressCountsQuestions) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir =
+      MakeJobDir("model_cost", "  concurrency: 3\n  price: {gpu_hour: 3600, gpus: 2}\n");
+  CommandResult run = ReelEnv(WithEndpoint(server), "run job.yaml --log-format json", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Progress counts questions too (it counted items only): answered, waiting, in flight, and
+  // output tokens per second.
+  std::istringstream lines(run.err);
+  std::string line;
+  int64_t max_answered = 0, max_in_flight = 0;
+  json last_questions;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    json event = json::parse(line);
+    if (event["event"] != "questions") continue;
+    max_answered = std::max(max_answered, event["answered"].get<int64_t>());
+    max_in_flight = std::max(max_in_flight, event["in_flight"].get<int64_t>());
+    EXPECT_GE(event["waiting"].get<int64_t>(), 0);
+    last_questions = event;
+  }
+  EXPECT_EQ(max_answered, 8) << run.err;  // 4 items x 2 prompts
+  EXPECT_GE(max_in_flight, 1) << run.err;
+  ASSERT_FALSE(last_questions.is_null()) << run.err;
+  EXPECT_GT(last_questions["output_tokens"].get<int64_t>(), 0) << run.err;
+  EXPECT_GT(last_questions["tokens_per_second"].get<double>(), 0) << run.err;
+  const std::string db = dir + "/e2e.db";
+  json sum = QueryJson(db,
+                       "SELECT sum(cost) AS c, count(*) FILTER (WHERE cost IS NULL) AS n "
+                       "FROM requests");
+  ASSERT_TRUE(sum[0]["c"].is_number()) << sum.dump();
+  EXPECT_EQ(sum[0]["n"], 0) << sum.dump();
+  CommandResult status = Reel("status --db e2e.db --format json", dir);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const double gpu = json::parse(status.out)["model_report"]["cost_gpu"].get<double>();
+  EXPECT_GT(gpu, 0);
+  EXPECT_NEAR(sum[0]["c"].get<double>(), gpu, 1e-9 * std::max(1.0, gpu));
+  char figure[32];
+  std::snprintf(figure, sizeof(figure), "%.4f", gpu);
+  CommandResult batch = Reel("report --db e2e.db --batch", dir);
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_NE(batch.out.find(std::string("cost      ") + figure), std::string::npos) << batch.out;
+  ASSERT_EQ(Reel("report --db e2e.db -o site", dir).exit_code, 0);
+  EXPECT_NE(ReadText(dir + "/site/batch.html").find(figure), std::string::npos);
+}
+
+// reel show ITEM: every answer in full (results cut them at 60 characters), oldest first, each
+// with its question; a time in an answer is followed by the frame it points at.
+TEST(AskTest, ShowPrintsEveryAnswerWithItsQuestionAndFrame) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskDir d("ask_show");
+  fs::copy_file(Clip(3), d.dir + "/media/talk.mp4");
+  const std::string long_question =
+      "What happens at 00:02, described at a length that no table cell would ever show whole?";
+  ASSERT_EQ(
+      d.Ask("ask media/talk.mp4 " + ShellQuote(long_question) + " --endpoint " + server.endpoint())
+          .exit_code,
+      0);
+  ASSERT_EQ(d.Ask("ask media/talk.mp4 'And then?' --endpoint " + server.endpoint()).exit_code, 0);
+  CommandResult show = d.Ask("show --ask-db talk.mp4");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const size_t first = show.out.find("Question: " + long_question);
+  const size_t second = show.out.find("Question: And then?");
+  EXPECT_NE(first, std::string::npos) << show.out;
+  EXPECT_NE(second, std::string::npos) << show.out;
+  EXPECT_LT(first, second) << "oldest first\n" << show.out;
+  // (The fake server's answer ends after a few dozen words.)
+  EXPECT_NE(show.out.find("Answer to: What happens at 00:02 [frame 2, 00:02], described at a "
+                          "length that no table cell would ever show"),
+            std::string::npos)
+      << show.out;
+  EXPECT_NE(show.out.find("2 answers"), std::string::npos) << show.out;
+  CommandResult md = d.Ask("show --ask-db talk.mp4 --format md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("**Question:** And then?"), std::string::npos) << md.out;
+  CommandResult none = d.Ask("show --ask-db nosuch.mp4");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no item nosuch.mp4"), std::string::npos) << none.err;
 }
 
 // A refused lock names the command once ("reel import: reel import: ...").

@@ -75,10 +75,13 @@ TEST(ModelServerFaultTest, QuestionsTheServerFailedAreAskedByTheNextPlainRun) {
   // The first question's answer comes; then the server goes down (every connection reset).
   server.Script(R"([{"kind": "ok", "times": 1}, {"kind": "down", "seconds": 600, "reset": true}])");
   CommandResult down = RunWith(server, dir);
-  EXPECT_EQ(down.exit_code, 1) << down.err;
-  EXPECT_NE(down.err.find("the model stage stopped: the model server stayed unreachable"),
+  EXPECT_EQ(down.exit_code, 3) << down.err;  // the items are fine, the questions wait
+  EXPECT_NE(down.err.find("the model stage stopped: the model server at " + server.endpoint() +
+                          " stayed unreachable"),
             std::string::npos)
       << down.err;
+  // It was set: say the server failed, never how to set it.
+  EXPECT_EQ(down.err.find("set model.endpoint"), std::string::npos) << down.err;
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'failed'"), 0);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tasks WHERE status = 'waiting'"), 7);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM failures"), 0);
@@ -88,6 +91,8 @@ TEST(ModelServerFaultTest, QuestionsTheServerFailedAreAskedByTheNextPlainRun) {
             0);
   CommandResult status = Reel("status --db " + ShellQuote(db));
   EXPECT_NE(status.out.find("1 answered, 0 failed, 7 waiting"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("could not reach the model server"), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find("run the job with model.endpoint"), std::string::npos) << status.out;
 
   // The server is back: the next plain run asks the 7 questions and succeeds.
   server.Reset();
@@ -103,7 +108,7 @@ TEST(ModelServerFaultTest, QuestionsTheServerFailedAreAskedByTheNextPlainRun) {
   server.Reset();
   server.Script(R"([{"kind": "stall", "seconds": 3, "match": "number 1", "times": 1}])");
   CommandResult stalled = RunWith(server, dir2);
-  EXPECT_EQ(stalled.exit_code, 1) << stalled.err;
+  EXPECT_EQ(stalled.exit_code, 3) << stalled.err;
   EXPECT_NE(stalled.err.find("1 question the model server failed"), std::string::npos)
       << stalled.err;
   EXPECT_EQ(QueryInt(db2,
@@ -128,7 +133,7 @@ TEST(ModelServerFaultTest, AKeyRefusedOnChatStopsTheStageAndTheQuestionsWait) {
                      "body": {"error": {"message": "Incorrect API key provided.",
                                         "type": "invalid_request_error", "code": 401}}}])");
   CommandResult refused = RunWith(server, dir);
-  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
   EXPECT_EQ(server.ChatLog().size(), 1u) << "sent after the key was refused";
   EXPECT_EQ(Occurrences(refused.err, "refused the API key"), 1u) << refused.err;
   EXPECT_NE(refused.err.find("HTTP 401"), std::string::npos) << refused.err;
@@ -159,7 +164,7 @@ TEST(ModelServerFaultTest, AnAnswerThatDoesNotMatchItsSchemaIsKeptMarked) {
           {{{"kind", "content"}, {"content", kNotJson}, {"match", "List the facts"}, {"times", 1}}})
           .dump());
   CommandResult run = RunWith(server, dir);
-  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.err;
   json kept =
       QueryJson(db,
                 "SELECT p.content, p.check_error, p.json_answer, r.status, r.outcome, "
@@ -184,6 +189,79 @@ TEST(ModelServerFaultTest, AnAnswerThatDoesNotMatchItsSchemaIsKeptMarked) {
   ASSERT_EQ(latest.size(), 1u);
   EXPECT_TRUE(json::parse(latest[0]["json_answer"].get<std::string>())["facts"].is_array());
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses WHERE check_error IS NOT NULL"), 1);
+}
+
+// `reel search`'s frames column links each time the answer names once, however often it names it.
+TEST(ModelServerFaultTest, SearchLinksARepeatedTimeOnce) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir = MakeNotesJob("search_times_once", 1, false, "");
+  server.Script(json::array({{{"kind", "content"},
+                              {"content",
+                               "At 00:01 a walrus; at 00:01 the walrus again; at 00:02 "
+                               "the walrus leaves."},
+                              {"times", 1}}})
+                    .dump());
+  ASSERT_EQ(RunWith(server, dir).exit_code, 0);
+  CommandResult search = Reel("search --db faults.db walrus --answers --format json", dir);
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  json hits = json::parse(search.out);
+  ASSERT_EQ(hits.size(), 1u) << search.out;
+  ASSERT_TRUE(hits[0]["frames"].is_string()) << search.out;
+  const std::string frames = hits[0]["frames"];
+  EXPECT_EQ(Occurrences(frames, "00:01 ->"), 1u) << frames;
+  EXPECT_EQ(Occurrences(frames, "00:02 ->"), 1u) << frames;
+}
+
+// Cron's view (`reel run` exit status): a run says what it did. A question that fails gives 3
+// (the items are fine); the next runs, with nothing to do, exit 0, are recorded succeeded, cost
+// nothing and do not repeat the old failure, which `reel status` lists. A server that cannot be
+// reached fails only a run that has questions to ask, and the message names its URL.
+TEST(ModelServerFaultTest, TheExitStatusSaysWhatThisRunDid) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const std::string dir =
+      MakeNotesJob("server_faults_cron", 1, true, "  price: {gpu_hour: 2, gpus: 1}\n");
+  const std::string db = dir + "/faults.db";
+  server.Script(json::array({{{"kind", "content"},
+                              {"content", "no JSON here"},
+                              {"match", "List the facts"},
+                              {"times", 10}}})
+                    .dump());
+  CommandResult first = RunWith(server, dir, "-v");
+  EXPECT_EQ(first.exit_code, 3) << first.err;
+  EXPECT_NE(first.err.find("1 questions failed"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("prompt 'facts'"), std::string::npos) << first.err;
+
+  // Nothing to do: 0, succeeded, no cost line, no word of the old failure.
+  CommandResult nightly = RunWith(server, dir, "-v");
+  EXPECT_EQ(nightly.exit_code, 0) << nightly.err;
+  EXPECT_EQ(nightly.err.find("prompt 'facts'"), std::string::npos) << nightly.err;
+  EXPECT_EQ(nightly.err.find("failed (`reel status`"), std::string::npos) << nightly.err;
+  EXPECT_EQ(nightly.err.find("cost:"), std::string::npos) << nightly.err;
+  json runs = QueryJson(db, "SELECT status, message FROM runs ORDER BY id");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["status"], "failed");
+  EXPECT_EQ(runs[1]["status"], "succeeded") << runs.dump();
+  EXPECT_TRUE(runs[1]["message"].is_null()) << runs.dump();
+  CommandResult status = Reel("status --db " + ShellQuote(db));
+  EXPECT_EQ(Occurrences(status.out, "prompt 'facts'") + Occurrences(status.out, "facts\n"), 1u)
+      << status.out;
+  EXPECT_NE(status.out.find("facts"), std::string::npos) << status.out;
+
+  // The server is gone but nothing waits for it: still 0.
+  const std::string gone = "http://127.0.0.1:9/v1";
+  const std::string run_gone =
+      "cd " + ShellQuote(dir) + " && EP=" + gone + " " + ShellQuote(ReelPath()) + " run job.yaml";
+  CommandResult idle = RunCommand(run_gone);
+  EXPECT_EQ(idle.exit_code, 0) << idle.err;
+  // A new note has questions to ask: 3, naming the server that could not be reached.
+  WriteText(dir + "/notes/note9.md", "# Note 9\n\nA new note.\n");
+  CommandResult waiting = RunCommand(run_gone);
+  EXPECT_EQ(waiting.exit_code, 3) << waiting.err;
+  EXPECT_NE(waiting.err.find("the server at " + gone + " could not be reached"), std::string::npos)
+      << waiting.err;
+  EXPECT_EQ(waiting.err.find("set model.endpoint"), std::string::npos) << waiting.err;
 }
 
 }  // namespace

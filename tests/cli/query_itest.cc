@@ -2,8 +2,10 @@
 // and how they pick the database.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
 #include <sys/file.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <filesystem>
 
@@ -108,16 +110,78 @@ TEST_F(QueryCommandTest, RefusesWritesAndBadSql) {
   EXPECT_EQ(Q("query --db zoo.db \"SELEC 1\"").exit_code, 2);
 }
 
+// One rule for every command that reads a database (kDatabaseRule): --db, --ask-db, --job's
+// database, $REEL_DB, ./reel.db, the job file of the folder. reel ask's database is read only
+// when named: in a job folder `reel results` read it (the help said ./reel.db).
 TEST_F(QueryCommandTest, DatabaseDefaultsToTheJobsOrReelDb) {
-  EXPECT_EQ(Q("query --job job.yaml \"SELECT count(*) AS n FROM items\" --format jsonl").out,
-            "{\"n\":5}\n");
-  CommandResult none = Q("query \"SELECT 1\"");
+  const std::string home = ScratchDir("query_commands_home");
+  fs::create_directories(home + "/data/reel");
+  const std::string env =
+      "HOME=" + ShellQuote(home) + " XDG_DATA_HOME=" + ShellQuote(home + "/data") + " REEL_DB= ";
+  // An ask database exists (it holds one item).
+  WriteText(home + "/asked/notes.txt", "Asked about.\n");
+  WriteText(home + "/asked/ask.yaml",
+            "name: ask\ninputs: [notes.txt]\nstorage: {database: ../data/reel/reel.db}\n");
+  ASSERT_EQ(Reel("run ask.yaml", home + "/asked").exit_code, 0);
+  fs::remove(home + "/asked/ask.yaml");
+  auto in = [&](const std::string& dir, const std::string& args) {
+    return RunCommand("cd " + ShellQuote(dir) + " && " + env + ShellQuote(ReelPath()) + " " + args);
+  };
+  EXPECT_EQ(
+      in(Dir(), "query --job job.yaml \"SELECT count(*) AS n FROM items\" --format jsonl").out,
+      "{\"n\":5}\n");
+  // The job folder: its job file's database, not reel ask's.
+  for (const char* command : {"query \"SELECT count(*) AS n FROM items\" --format jsonl",
+                              "results --items --format jsonl"}) {
+    CommandResult here = in(Dir(), command);
+    EXPECT_EQ(here.exit_code, 0) << command << here.err;
+    EXPECT_NE(here.out.find(command[0] == 'q' ? "{\"n\":5}" : "walk.mp4"), std::string::npos)
+        << command << here.out;
+  }
+  // --ask-db names reel ask's database.
+  EXPECT_EQ(in(Dir(), "query --ask-db \"SELECT count(*) AS n FROM items\" --format jsonl").out,
+            "{\"n\":1}\n");
+  // A folder without a job file or reel.db: an error that names the rule's choice and --ask-db.
+  CommandResult none = in(home, "query \"SELECT 1\"");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("no database at reel.db"), std::string::npos) << none.err;
-  CommandResult env =
+  EXPECT_NE(none.err.find("--ask-db"), std::string::npos) << none.err;
+  CommandResult env_db = in(Dir(), "query \"SELECT 1 AS one\" --format csv --db zoo.db");
+  EXPECT_EQ(env_db.out, "one\r\n1\r\n") << env_db.err;
+  CommandResult by_env =
       RunCommand("cd " + ShellQuote(Dir()) + " && REEL_DB=zoo.db " + ShellQuote(ReelPath()) +
                  " query \"SELECT 1 AS one\" --format csv");
-  EXPECT_EQ(env.out, "one\r\n1\r\n") << env.err;
+  EXPECT_EQ(by_env.out, "one\r\n1\r\n") << by_env.err;
+  // --help says the rule.
+  for (const char* command : {"query", "results", "status", "search", "report", "export"}) {
+    CommandResult help = Reel(std::string(command) + " --help");
+    EXPECT_NE(help.out.find("else the database of the one job file"), std::string::npos)
+        << command << help.out;
+  }
+}
+
+// Numbers as people read them (no float noise), NULL as an empty cell; --format md.
+TEST_F(QueryCommandTest, NumbersAreReadableAndMarkdownTablesWhole) {
+  CommandResult r =
+      Q("query --db zoo.db \"SELECT 65.72000000000001 AS cost, 0.1 + 0.2 AS sum, 3.0 AS whole, "
+        "NULL AS empty, 'x' AS last\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("65.72000000000001"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NULL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("65.72  0.3      3         x"), std::string::npos) << r.out;
+  CommandResult md =
+      Q("query --db zoo.db --format md " +
+        ShellQuote("SELECT 'a|b' AS t, 'l1' || char(10) || 'l2' AS two, 0.39999999999999997 AS n, "
+                   "NULL AS z, printf('%.100c', 'x') AS long"));
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out,
+            "| t | two | n | z | long |\n| --- | --- | ---: | ---: | --- |\n| a\\|b | l1<br>l2 | "
+            "0.4 |  | " +
+                std::string(100, 'x') + " |\n");
+  CommandResult results = Q("results --db zoo.db --items --format md");
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_EQ(results.out.rfind("| job | item_id | path |", 0), 0u) << results.out;
+  EXPECT_EQ(results.out.find("NULL"), std::string::npos) << results.out;
 }
 
 TEST_F(QueryCommandTest, StatusShowsRunsCountsAndFailures) {
@@ -212,6 +276,34 @@ TEST_F(QueryCommandTest, SearchRanksHitsWithItemAndTime) {
 // Readers refuse what the writer refuses and name the file: a newer schema (was read as if
 // known), a file with no tables (was "prepare: no such table: runs"), and a file a run is
 // creating right now.
+// `reel query --help` names every table and view of a database (generated from the schema), and
+// `reel --help` gives every command's whole line.
+TEST_F(QueryCommandTest, HelpNamesEveryTableAndView) {
+  CommandResult help = Q("query --help");
+  ASSERT_EQ(help.exit_code, 0);
+  nlohmann::json names = QueryJson(Db(),
+                                   "SELECT name FROM sqlite_schema WHERE type IN ('table', "
+                                   "'view') AND name NOT LIKE 'sqlite%' AND name NOT LIKE "
+                                   "'%fts%'");
+  ASSERT_GT(names.size(), 15u);
+  std::string flat = help.out;
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  for (const auto& row : names) {
+    const std::string name = row["name"];
+    EXPECT_TRUE(flat.find(" " + name + ",") != std::string::npos ||
+                flat.find(" " + name + " ") != std::string::npos ||
+                flat.find(" " + name + ".") != std::string::npos)
+        << name << " is not in:\n"
+        << help.out;
+  }
+  EXPECT_NE(flat.find("responses_fts"), std::string::npos) << help.out;  // searchable, listed
+  EXPECT_EQ(flat.find("responses_fts_data"), std::string::npos) << help.out;
+  CommandResult top = Reel("--help");
+  EXPECT_NE(top.out.find("an index, and a page on the runs (batch.html)\n"), std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("  init "), std::string::npos) << top.out;
+}
+
 TEST(ReaderCommandsTest, RefuseNewerAndEmptyDatabasesNamingThem) {
   std::string dir = ScratchDir("reader_refusals");
   WriteText(dir + "/a.txt", "some text\n");

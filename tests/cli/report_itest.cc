@@ -53,7 +53,7 @@ ReportDb Open(const std::string& test) {
 #define REEL_OPEN_REPORT_DB(r, name)                       \
   ReportDb r = Open(name);                                 \
   ASSERT_EQ(r.m->error, "") << "the model job's database"; \
-  ASSERT_EQ(r.m->run_exit_code, 1) << r.m->run_err
+  ASSERT_EQ(r.m->run_exit_code, 3) << r.m->run_err
 
 std::string Page(int64_t item) { return "items/" + std::to_string(item) + ".html"; }
 
@@ -159,8 +159,15 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
             std::string::npos);
   // Chapters from the "chapters" answer: the list, the timeline over the frames (00:31 of 80 s
   // starts at 38.75%, on the frame at 30 s), dividers in the sheet.
-  EXPECT_NE(a.find("From the answer to <a href=\"#answer-chapters\">chapters</a>"),
+  EXPECT_NE(a.find("Chapters from the answer to <a href=\"#answer-chapters\">chapters</a>"),
             std::string::npos);
+  // What people came for first: the answers, then the chapters' strip over the frames; the media
+  // facts last, folded.
+  EXPECT_LT(a.find("id=\"answers\""), a.find("the colour bars scroll left"));
+  EXPECT_LT(a.find("the colour bars scroll left"), a.find("<div class=\"timeline\""));
+  EXPECT_LT(a.find("<div class=\"timeline\""), a.find("<div class=\"sheet"));
+  EXPECT_LT(a.find("<div class=\"sheet"), a.find("<details class=\"media\">"));
+  EXPECT_LT(a.find("<details class=\"media\">"), a.find("SHA-256"));
   EXPECT_EQ(CountOf(a, "<a role=\"listitem\" class=\"chapter"), 3u);
   EXPECT_NE(a.find("href=\"#f12\" style=\"left:38.750%"), std::string::npos);
   EXPECT_EQ(CountOf(a, "<h3 class=\"chapter-start"), 3u);
@@ -193,7 +200,8 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
 
   // b.mp4: "chapters" failed its check (overlapping); the chapters come from "scenes".
   const std::string b = ReadText(site + "/" + Page(r.b));
-  EXPECT_NE(b.find("From the answer to <a href=\"#answer-scenes\">scenes</a>"), std::string::npos);
+  EXPECT_NE(b.find("Chapters from the answer to <a href=\"#answer-scenes\">scenes</a>"),
+            std::string::npos);
   EXPECT_EQ(CountOf(b, "<a role=\"listitem\" class=\"chapter"), 2u);
   EXPECT_NE(b.find("<strong>chapters</strong>"), std::string::npos);
   EXPECT_NE(b.find("the answer failed its check: chapter 2 (00:05-00:12) overlaps chapter 1 "
@@ -222,6 +230,33 @@ TEST(ReportCommandTest, WritesStoryboardPagesFromTheModelJobDatabase) {
 
   const std::string index = ReadText(site + "/index.html");
   EXPECT_EQ(CountOf(index, "<td class=\"path\">"), 4u);
+  // Each item's first answer (not the chapters' JSON) below its name; a.mp4's "describe".
+  EXPECT_NE(index.find("<p class=\"excerpt\"><span class=\"prompt\">describe</span> Nothing but "
+                       "bars until 0:11.</p>"),
+            std::string::npos);
+  EXPECT_NE(index.find("<span class=\"prompt\">describe</span> At 00:03 the colour bars scroll"),
+            std::string::npos);
+  EXPECT_EQ(CountOf(index, "<p class=\"excerpt\">"), 4u);
+  // The search index: every item, with its answers and subtitles, as a script a page opened from
+  // disk can load.
+  const std::string js = ReadText(site + "/search-index.js");
+  const std::string assign = "window.REEL_SEARCH_INDEX = ";
+  ASSERT_NE(js.find(assign), std::string::npos) << js.substr(0, 200);
+  const size_t from = js.find(assign) + assign.size();
+  json entries = json::parse(js.substr(from, js.rfind(';') - from), nullptr, false);
+  ASSERT_TRUE(entries.is_array()) << js.substr(0, 200);
+  EXPECT_EQ(entries.size(), 4u);
+  for (const json& e : entries) {
+    const std::string path = e.value("path", "");
+    EXPECT_TRUE(fs::exists(site + "/" + e.value("page", ""))) << path;
+    if (path.ends_with("/a.mp4")) {
+      const std::string text = e.value("text", "");
+      EXPECT_NE(text.find("describe: At 00:03 the colour bars scroll left."), std::string::npos);
+      EXPECT_NE(text.find("The counter passes seven"), std::string::npos) << "the subtitles";
+      EXPECT_EQ(e.value("page", ""), Page(r.a));
+    }
+  }
+  EXPECT_TRUE(fs::exists(site + "/search.js"));
   EXPECT_EQ(CountOf(index, ">1 failed request<"), 1u);   // b.mp4
   EXPECT_EQ(CountOf(index, ">2 failed requests<"), 1u);  // c.mp4
   const std::string batch = ReadText(site + "/batch.html");
@@ -481,10 +516,10 @@ TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   std::set<std::string> ids;
   for (const std::string& id : Matches(html, "id=\"([^\"]+)\"")) ids.insert(id);
   std::vector<std::string> time_links = Matches(html, "<a class=\"t\" href=\"#([^\"]+)\"");
-  // The chapter list first (00:00, 00:31, 01:04), then the describe answer (00:03, 00:06-00:09,
-  // 0:01:04, 75 seconds), then the scenes answer's times (0:00:00, 0:00:40 twice, 0:01:20).
-  EXPECT_EQ(time_links, (std::vector<std::string>{"f0", "f12", "f26", "f1", "f2", "f26", "f30",
-                                                  "f0", "f16", "f16", "f32"}));
+  // The answers first: describe (00:03, 00:06-00:09, 0:01:04, 75 seconds), the scenes answer's
+  // times (0:00:00, 0:00:40 twice, 0:01:20); then the chapter list (00:00, 00:31, 01:04).
+  EXPECT_EQ(time_links, (std::vector<std::string>{"f1", "f2", "f26", "f30", "f0", "f16", "f16",
+                                                  "f32", "f0", "f12", "f26"}));
   for (const std::string& target : time_links) EXPECT_TRUE(ids.count(target)) << target;
   for (const std::string& src : Matches(html, "<img src=\"([^\"]+)\"")) {
     EXPECT_TRUE(src.starts_with("../thumbs/")) << src;
@@ -518,6 +553,38 @@ TEST(ReportBrowserTest, RendersInHeadlessChromium) {
   // 33 thumbnails of 160x90 are 475,200 pixels.
   EXPECT_GT(differing, 200000) << "thumbnails did not load";
   RecordProperty("thumbnail_pixels_differing", std::to_string(differing));
+}
+
+// The index's search box, from disk (file://, no server): index.html?q=... searches on opening.
+TEST(ReportBrowserTest, TheIndexSearchFindsItemsFromDisk) {
+  const std::string chromium = Chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+  REEL_OPEN_REPORT_DB(r, "report_search");
+  const std::string site = r.out + "/site";
+  ASSERT_EQ(
+      Reel("report --db out.db -o " + ShellQuote(site) + " -q --page-size 1", r.dir).exit_code, 0);
+  auto search = [&](const std::string& query, const std::string& name) {
+    CommandResult dom =
+        Browse(chromium, r.out + "/profile-" + name, "--virtual-time-budget=3000 --dump-dom",
+               "file://" + site + "/index-2.html?q=" + query);
+    EXPECT_EQ(dom.exit_code, 0) << dom.err;
+    const size_t list = dom.out.find("id=\"search-count\"");
+    return list == std::string::npos ? std::string() : dom.out.substr(list);
+  };
+  // A subtitle of a.mp4 (every page searches every item, not only its own).
+  const std::string seven = search("SEVEN%20counter", "seven");
+  EXPECT_NE(seven.find("1 item matches"), std::string::npos) << seven.substr(0, 2000);
+  EXPECT_NE(seven.find("<a href=\"" + Page(r.a) + "\""), std::string::npos)
+      << seven.substr(0, 2000);
+  EXPECT_NE(seven.find("<mark>seven</mark>"), std::string::npos) << seven.substr(0, 2000);
+  // An answer (b.mp4's and c.mp4's chapters have none of it) and a file name.
+  const std::string bars = search("until%200:11", "bars");
+  EXPECT_NE(bars.find("<a href=\"" + Page(r.b) + "\""), std::string::npos) << bars.substr(0, 2000);
+  EXPECT_EQ(bars.find("<a href=\"" + Page(r.a) + "\""), std::string::npos);
+  const std::string notes = search("notes.md", "notes");
+  EXPECT_NE(notes.find("<a href=\"" + Page(r.notes) + "\""), std::string::npos)
+      << notes.substr(0, 2000);
+  EXPECT_NE(search("no-such-words", "none").find("0 items match"), std::string::npos);
 }
 
 }  // namespace

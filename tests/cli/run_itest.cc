@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "storage/database.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/support/test_environment.h"
 
@@ -211,10 +212,16 @@ TEST(RunCommandTest, BadInputsFailAloneWithMessagesNamingTheFile) {
     EXPECT_NE(r.err.find(path), std::string::npos) << "stderr names " << bad;
   }
   EXPECT_NE(r.err.find("4 failed"), std::string::npos) << r.err;
-  // Failed items are not retried unless asked; the exit code stays 1 while they fail.
+  // Failed items are not retried unless asked; a run that skips them did its work (0), is
+  // recorded succeeded and does not name them again (`reel status` lists them).
   CommandResult again = Reel("run job.yaml --log-format json", dir);
-  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(LastJsonLine(again.err)["skipped"], 5);
+  EXPECT_EQ(LastJsonLine(again.err)["status"], "succeeded") << again.err;
+  EXPECT_EQ(again.err.find("\"item_failed\""), std::string::npos) << again.err;
+  EXPECT_EQ(again.err.find("\"warning\""), std::string::npos) << again.err;
+  EXPECT_TRUE(LastJsonLine(again.err).value("message", "").empty()) << again.err;
+  EXPECT_NE(Reel("status --db bad.db", dir).out.find("zero.mp4"), std::string::npos);
   CommandResult retry = Reel("run job.yaml --retry-failed --log-format json", dir);
   EXPECT_EQ(retry.exit_code, 1);
   EXPECT_EQ(LastJsonLine(retry.err)["failed"], 4);
@@ -506,6 +513,80 @@ TEST(RunCommandTest, ShardsMergeIntoTheSameResultAsOneRun) {
                        ShellQuote(ReelPath()) + " run job.yaml")
                 .exit_code,
             2);
+}
+
+// `reel init DIR`: a commented starter job for the media there (videos in two folders, a side-car
+// subtitle, a standalone one, a Markdown note, a file of no known kind) that `reel validate`
+// accepts and `reel run` runs; a second init refuses to replace it unless --force.
+TEST(InitCommandTest, WritesAStarterJobThatValidatesAndRuns) {
+  std::string dir = ScratchDir("init");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/talks");
+  fs::copy_file(SmallClip(), dir + "/a.mp4");
+  fs::copy_file(SmallClip(), dir + "/talks/b.mp4");
+  WriteText(dir + "/a.srt", "1\n00:00:00,000 --> 00:00:01,000\nHello\n");
+  WriteText(dir + "/talks/lone.srt", "1\n00:00:00,000 --> 00:00:01,000\nAlone\n");
+  WriteText(dir + "/notes.md", "# Notes\n\nSome notes.\n");
+  WriteText(dir + "/todo.xyz", "not media");
+  CommandResult init = Reel("init " + ShellQuote(dir));
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  const std::string job = ReadText(dir + "/job.yaml");
+  EXPECT_NE(job.find("# A Reel job, written by `reel init`"), std::string::npos) << job;
+  EXPECT_NE(job.find("2 videos, 1 document, 1 subtitle file"), std::string::npos) << job;
+  EXPECT_NE(job.find("  - \"*.mp4\"\n"), std::string::npos) << job;
+  EXPECT_NE(job.find("  - \"talks/*.mp4\"\n"), std::string::npos) << job;
+  EXPECT_NE(job.find("  - \"talks/*.srt\"\n"), std::string::npos) << job;
+  EXPECT_NE(job.find("  - \"*.md\"\n"), std::string::npos) << job;
+  EXPECT_EQ(job.find("xyz"), std::string::npos) << job;
+  EXPECT_NE(job.find("kind: chapters"), std::string::npos) << job;
+  CommandResult valid = Reel("validate job.yaml", dir);
+  EXPECT_EQ(valid.exit_code, 0) << valid.err;
+  EXPECT_NE(valid.err.find("valid; 4 input files"), std::string::npos) << valid.err;
+  CommandResult run = Reel("run job.yaml --log-format json", dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(LastJsonLine(run.err)["done"], 4) << run.err;
+  // Never replaced without --force.
+  WriteText(dir + "/job.yaml", "# mine\n" + job);
+  CommandResult again = Reel("init", dir);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
+  EXPECT_EQ(ReadText(dir + "/job.yaml").substr(0, 7), "# mine\n");
+  EXPECT_EQ(Reel("init --force", dir).exit_code, 0);
+  EXPECT_EQ(ReadText(dir + "/job.yaml"), job);
+  // No media: nothing is written.
+  const std::string empty = ScratchDir("init_empty");
+  fs::remove_all(empty);
+  fs::create_directories(empty);
+  CommandResult none = Reel("init " + ShellQuote(empty));
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_FALSE(fs::exists(empty + "/job.yaml"));
+}
+
+// A run that died (killed, the machine lost) is marked interrupted by the next run; its wall time
+// ends at its last recorded activity, not when the next run noticed it hours later.
+TEST(RunCommandTest, AnInterruptedRunEndsAtItsLastActivity) {
+  std::string dir = ScratchDir("interrupted_end");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/media");
+  fs::copy_file(SmallClip(), dir + "/media/a.mp4");
+  WriteText(dir + "/job.yaml", "name: ended\ninputs: [media]\n");
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  {
+    Result<storage::Database> db = storage::Database::Open(dir + "/ended.db");
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE(db->Execute("INSERT INTO runs (id, uid, job_id, spec_hash, status, started_at, "
+                            "host, pid) VALUES (99, 'dead-run', 1, 'x', 'running', "
+                            "'2026-01-01T00:00:00.000Z', 'gone-host', 1);"
+                            "INSERT INTO events (uid, run_id, level, time, message) VALUES "
+                            "('dead-event', 99, 'info', '2026-01-01T00:00:07.250Z', 'working')")
+                    .ok());
+  }
+  ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 0);
+  nlohmann::json run =
+      QueryJson(dir + "/ended.db", "SELECT status, finished_at FROM runs WHERE id = 99");
+  ASSERT_EQ(run.size(), 1u);
+  EXPECT_EQ(run[0]["status"], "interrupted");
+  EXPECT_EQ(run[0]["finished_at"], "2026-01-01T00:00:07.250Z") << run.dump();
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 // a range's end not before its start; validated chapters are ordered, not overlapping and inside
 // the item, and snapped frames exist. The same text as an answer (and a subtitle) on a `reel
 // report` storyboard page (jobs/report/item_page.h): the page is valid UTF-8; in the answer's HTML
-// the only markup is Reel's own time links, and the text around them unescapes to the answer.
+// the only markup is Reel's own time links, and the text around them unescapes to the answer; as
+// Markdown, the answer's HTML is valid UTF-8 with no script element or javascript: link.
 //
 // Run: bash scripts/fuzz --seconds 60 answer_times (seeds in tests/fuzz/corpus/answer_times/).
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -95,6 +97,16 @@ void CheckReportPage(std::string_view text, const reel::llm::ChapterTimeline& ti
   const std::string plain = StripTimeLinks(html, text);
   if (reel::IsValidUtf8(content) && content.find('\0') == std::string::npos) {
     Require(plain == content, "the answer's HTML unescapes to the answer", text);
+  }
+  // As Markdown (jobs/report/markdown.h): valid UTF-8, nothing that runs, no marker left over.
+  const std::string markdown = reel::jobs::report::AnswerMarkdownHtml(content, item);
+  Require(reel::IsValidUtf8(markdown), "the Markdown's HTML is valid UTF-8", text);
+  std::string lower = markdown;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  Require(lower.find("<script") == std::string::npos, "no script element", text);
+  Require(lower.find("href=\"javascript:") == std::string::npos, "no javascript: link", text);
+  if (content.find("reel-markup-") == std::string::npos) {
+    Require(markdown.find("reel-markup-") == std::string::npos, "every marker replaced", text);
   }
   const std::string page = reel::jobs::report::RenderItemPage(item, {});
   Require(reel::IsValidUtf8(page), "the page is valid UTF-8", text);

@@ -192,6 +192,38 @@ TEST(JobSpecTest, BrokenFilesReportPositionAndMessage) {
   }
 }
 
+// yaml-cpp reads `question: "hi` (never closed) as "hi "; YAML (PyYAML) refuses it: so does Reel,
+// naming the line and column where the quote opens. Closed quotes, multi-line ones, escaped
+// quotes and '' inside single quotes are fine.
+TEST(JobSpecTest, AnUnclosedQuoteIsAnErrorAtItsLine) {
+  for (const std::string& quote : {"\"", "'"}) {
+    SCOPED_TRACE(quote);
+    Result<JobSpec> job = Parse(kHead + "prompts:\n  - id: q\n    question: " + quote + "hi\n");
+    ASSERT_FALSE(job.ok()) << "accepted as '" << (job.ok() ? job->prompts[0].question : "") << "'";
+    EXPECT_NE(job.status().message().find("job.yaml:5:15: YAML syntax error: the " +
+                                          std::string(quote == "'" ? "single" : "double") +
+                                          "-quoted text starting here is never closed"),
+              std::string::npos)
+        << job.status().message();
+  }
+  Result<JobSpec> fine =
+      Parse(kHead +
+            "prompts:\n  - id: q\n    question: \"say \\\"hi\\\"\n      twice\"\n"
+            "  - id: r\n    question: 'it''s'\n");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ(fine->prompts[0].question, "say \"hi\" twice");
+  EXPECT_EQ(fine->prompts[1].question, "it's");
+}
+
+// A kind that is not one gets its did-you-mean, and no errors about keys that depend on the kind.
+TEST(JobSpecTest, AMistypedPromptKindGetsOnlyItsDidYouMean) {
+  Result<JobSpec> job = Parse(kHead + "prompts:\n  - kind: chapter\n");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(),
+            "job.yaml:4:11: 'prompts[0].kind' must be one of question, chapters; got 'chapter' "
+            "(did you mean 'chapters'?)");
+}
+
 TEST(JobSpecTest, ReportsEveryErrorSortedByPosition) {
   Result<JobSpec> job = Parse(
       "inputs: [a.mp4]\n"

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <regex>
+
 namespace reel::llm {
 namespace {
 
@@ -181,6 +183,61 @@ TEST(ChaptersTest, SchemaAndQuestions) {
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   std::string retry = ChaptersRetryQuestion("chapter 2 overlaps chapter 1");
   EXPECT_NE(retry.find("chapter 2 overlaps chapter 1. Answer again"), std::string::npos) << retry;
+}
+
+// A 3.2-second clip sampled at 5 fps: its chapters are under a second or two long, so the
+// question asks for tenths, the schema lets them through, and the check, its messages and the
+// stored JSON keep them ("00:01.5", not "00:02"; never "empty: it starts and ends at 00:00").
+TEST(ChaptersTest, AShortClipIsChapteredInTenthsOfASecond) {
+  ChapterTimeline clip;
+  for (int i = 0; i < 16; ++i) clip.frame_times.push_back(i * 0.2);
+  clip.duration_seconds = 3.2;
+  const std::string question = ChaptersQuestion(3.2);
+  EXPECT_NE(question.find("The video is 00:03.2 long"), std::string::npos) << question;
+  EXPECT_NE(question.find("MM:SS.s"), std::string::npos) << question;
+  Result<std::vector<Chapter>> example =
+      ValidateChapters(question.substr(question.find("{\"chapters\"")), clip);
+  ASSERT_TRUE(example.ok()) << example.status().message();
+  EXPECT_DOUBLE_EQ((*example)[0].end_seconds, 1.5);
+  nlohmann::json schema = nlohmann::json::parse(ChaptersJsonSchema(3.2));
+  const std::regex pattern(
+      schema["properties"]["chapters"]["items"]["properties"]["start"]["pattern"]
+          .get<std::string>());
+  EXPECT_TRUE(std::regex_match("00:01.5", pattern));
+  EXPECT_TRUE(std::regex_match("00:03", pattern));
+  // A long video keeps whole seconds (its requests do not change).
+  const std::regex whole(nlohmann::json::parse(ChaptersJsonSchema(
+      125.0))["properties"]["chapters"]["items"]["properties"]["start"]["pattern"]
+                             .get<std::string>());
+  EXPECT_FALSE(std::regex_match("00:01.5", whole));
+  EXPECT_EQ(ChaptersJsonSchema(125.0), ChaptersJsonSchema());
+
+  Result<std::vector<Chapter>> chapters = ValidateChapters(
+      R"({"chapters":[{"start":"00:00.0","end":"00:00.6","title":"Pan","summary":"a"},)"
+      R"({"start":"00:00.6","end":"00:01.5","title":"Zoom","summary":"b"},)"
+      R"({"start":"00:01.5","end":"00:03.2","title":"Fade","summary":"c"}]})",
+      clip);
+  ASSERT_TRUE(chapters.ok()) << chapters.status().message();
+  ASSERT_EQ(chapters->size(), 3u);
+  EXPECT_EQ(*(*chapters)[1].start_frame, 3u);  // 0.6 s
+  nlohmann::json stored = nlohmann::json::parse(ChaptersToJson(*chapters));
+  EXPECT_EQ(stored[1]["start"], "00:00.6");
+  EXPECT_EQ(stored[1]["end"], "00:01.5");
+  EXPECT_EQ(stored[2]["end"], "00:03.2");
+  // What is wrong is said at the same precision.
+  Result<std::vector<Chapter>> empty =
+      ValidateChapters(R"([{"start":"00:00.4","end":"00:00.4","title":"A","summary":""}])", clip);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("starts and ends at 00:00.4"), std::string::npos)
+      << empty.status().message();
+  Result<std::vector<Chapter>> overlap =
+      ValidateChapters(R"([{"start":"00:00.0","end":"00:01.4","title":"A","summary":""},)"
+                       R"({"start":"00:01.2","end":"00:02.0","title":"B","summary":""}])",
+                       clip);
+  ASSERT_FALSE(overlap.ok());
+  EXPECT_NE(overlap.status().message().find("(00:01.2-00:02) overlaps chapter 1 (00:00-00:01.4)"),
+            std::string::npos)
+      << overlap.status().message();
 }
 
 }  // namespace
