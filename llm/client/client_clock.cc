@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 namespace reel::llm {
@@ -28,6 +29,12 @@ class RealClock final : public ClientClock {
 ClientClock* ClientClock::Real() {
   static RealClock* const kClock = new RealClock;
   return kClock;
+}
+
+std::string WaitText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g s", seconds);
+  return text;
 }
 
 }  // namespace reel::llm

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
 namespace reel::llm {
 
@@ -17,5 +18,8 @@ class ClientClock {
   // The steady clock; cancellation is noticed within 50 ms. Thread-safe.
   static ClientClock* Real();
 };
+
+// A wait or a time limit as the client's messages show it: three significant digits, "12.5 s".
+std::string WaitText(double seconds);
 
 }  // namespace reel::llm

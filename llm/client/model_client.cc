@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "llm/client/client_clock.h"
 #include "llm/client/endpoint_url.h"
 #include "llm/client/http_client.h"
 #include "llm/client/json_schema.h"
@@ -18,12 +19,6 @@ namespace {
 
 using nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
-
-std::string Seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g s", s);
-  return text;
-}
 
 // What one attempt came to, before the retry decision.
 struct AttemptFailure {
@@ -275,7 +270,7 @@ struct ModelClient::Impl {
       const auto hint =
           ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
       const double wait = RetryDelaySeconds(options.retry, retry, hint, Random());
-      Event("retrying " + request.url + " in " + Seconds(wait) + ": " + Describe(r));
+      Event("retrying " + request.url + " in " + WaitText(wait) + ": " + Describe(r));
       if (!options.clock->SleepUntil(options.clock->Now() + wait, request.cancel)) return r;
     }
   }
@@ -472,7 +467,7 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     if (cancel != nullptr && cancel->load()) return finish(ChatOutcome::kCancelled, "cancelled");
     if (options.request_timeout_s > 0 && wire_s >= options.request_timeout_s) {
       return finish(ChatOutcome::kTimeout, "request timeout: no complete answer within " +
-                                               Seconds(options.request_timeout_s) +
+                                               WaitText(options.request_timeout_s) +
                                                " (model.request_timeout) over " +
                                                std::to_string(result.attempts) + " attempts");
     }
@@ -482,13 +477,13 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     }
     if (verdict == CircuitBreaker::Verdict::kGiveUp) {
       return finish(ChatOutcome::kServerDown,
-                    "the server was unreachable for " + Seconds(breaker.seconds_open()) +
+                    "the server was unreachable for " + WaitText(breaker.seconds_open()) +
                         " (longer than the circuit allows): " + breaker.last_reason());
     }
     const bool probe = verdict == CircuitBreaker::Verdict::kProbe;
     const double waited = limiter.Acquire(reserved, cancel);
     if (waited < 0) return finish(ChatOutcome::kCancelled, "cancelled");
-    if (waited >= 1) Event("rate limit: waited " + Seconds(waited) + " before sending");
+    if (waited >= 1) Event("rate limit: waited " + WaitText(waited) + " before sending");
 
     HttpRequest http_request =
         MakeRequest("POST", base + "/chat/completions", cancel,
@@ -555,7 +550,7 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       failure = FromTransport(r);
       if (r.error == TransportError::kTotalTimeout) {
         failure.message = "request timeout: no complete answer within " +
-                          Seconds(options.request_timeout_s) +
+                          WaitText(options.request_timeout_s) +
                           " (model.request_timeout): " + r.error_message;
       }
     } else {
@@ -621,7 +616,7 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
     ++retries_used;
     result.retry_reasons.push_back(reason);
     Event("retry " + std::to_string(retries_used) + "/" +
-          std::to_string(options.retry.max_retries) + " in " + Seconds(wait) + ": " + reason);
+          std::to_string(options.retry.max_retries) + " in " + WaitText(wait) + ": " + reason);
     if (observer && shown_output) observer->OnRetry(reason);
     if (!options.clock->SleepUntil(options.clock->Now() + wait, cancel)) {
       return finish(ChatOutcome::kCancelled, "cancelled");

@@ -4,18 +4,10 @@
 #include <cstdio>
 #include <ctime>
 
+#include "llm/client/client_clock.h"
 #include "llm/client/server_error.h"
 
 namespace reel::llm {
-namespace {
-
-std::string RunnerSeconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g s", s);
-  return text;
-}
-
-}  // namespace
 
 AttemptVerdict AttemptVerdict::Ok(int http_status) {
   AttemptVerdict v;
@@ -125,13 +117,13 @@ RequestOutcome RequestRunner::Run(int64_t reserved, const std::atomic<bool>* can
     }
     if (gate == CircuitBreaker::Verdict::kGiveUp) {
       return finish(ChatOutcome::kServerDown,
-                    "the server was unreachable for " + RunnerSeconds(breaker_.seconds_open()) +
+                    "the server was unreachable for " + WaitText(breaker_.seconds_open()) +
                         " (longer than the circuit allows): " + breaker_.last_reason());
     }
     const bool probe = gate == CircuitBreaker::Verdict::kProbe;
     const double waited = limiter_.Acquire(reserved, cancel);
     if (waited < 0) return finish(ChatOutcome::kCancelled, "cancelled");
-    if (waited >= 1) Event("rate limit: waited " + RunnerSeconds(waited) + " before sending");
+    if (waited >= 1) Event("rate limit: waited " + WaitText(waited) + " before sending");
 
     ++result.attempts;
     const AttemptVerdict v = attempt(probe);
@@ -169,8 +161,7 @@ RequestOutcome RequestRunner::Run(int64_t reserved, const std::atomic<bool>* can
     ++retries_used;
     result.retry_reasons.push_back(reason);
     Event("retry " + std::to_string(retries_used) + "/" +
-          std::to_string(options_.retry.max_retries) + " in " + RunnerSeconds(wait) + ": " +
-          reason);
+          std::to_string(options_.retry.max_retries) + " in " + WaitText(wait) + ": " + reason);
     if (!options_.clock->SleepUntil(options_.clock->Now() + wait, cancel)) {
       return finish(ChatOutcome::kCancelled, "cancelled");
     }
