@@ -312,10 +312,11 @@ TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
   EXPECT_EQ(job.completion_tokens, totals.completion_tokens);
 }
 
-// Schema 9 undone: responses.check_error gone (the views that name it stand in as stubs; the
-// migration makes them again).
+// Schemas 10 and 9 undone: tasks.question and responses.check_error gone (the views that name
+// them stand in as stubs; the migrations make them again).
 const char* UndoSchema9() {
   return "DROP VIEW latest_answers; DROP VIEW answers; DROP VIEW item_summary; "
+         "ALTER TABLE tasks DROP COLUMN question; "
          "ALTER TABLE responses DROP COLUMN check_error; "
          "CREATE VIEW answers AS SELECT 1 AS stub; CREATE VIEW latest_answers AS SELECT 1 AS stub; "
          "CREATE VIEW item_summary AS SELECT 1 AS stub; PRAGMA user_version = 8";

@@ -46,6 +46,23 @@ const char* ReferenceName(Reference reference);
 // missing (npm; REEL_REQUIRE_REFERENCES=1): ". scripts/test counts skips by this prefix.
 std::string MissingReferencePrefix(Reference reference);
 
+// True in the AddressSanitizer build (scripts/test --sanitize), whose `reel` is built the same way.
+// ASan reserves terabytes of address space and pads every allocation, so an address-space limit
+// (RLIMIT_AS) cannot hold a child and peak-RSS bounds do not apply: tests of those skip their
+// checks here, saying so.
+constexpr bool kUnderAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
 }  // namespace reel::testing
 
 // Skips the current test (or fails it, when the reference is required), with a message:

@@ -40,8 +40,8 @@ TEST(TestEnvironmentTest, HomeAndXdgFoldersAreTheTestsOwn) {
 }
 
 TEST(TestEnvironmentTest, ReelStartedByATestUsesTheTestsHome) {
-  // `reel query` with no --db, --job or $REEL_DB falls back to reel ask's database under
-  // $XDG_DATA_HOME: the test's, not the user's.
+  // `reel query --ask-db` reads reel ask's database under $XDG_DATA_HOME: the test's, not the
+  // user's.
   const std::string dir = ScratchDir("environment_reel");
   CommandResult r = Reel("query \"SELECT 1\"", dir);
   EXPECT_EQ(r.exit_code, 1);
@@ -51,7 +51,8 @@ TEST(TestEnvironmentTest, ReelStartedByATestUsesTheTestsHome) {
   WriteText(dir + "/notes.md", "# Notes\n");
   CommandResult run = Reel("run job.yaml --db " + ShellQuote(ask_db), dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  CommandResult found = Reel("query \"SELECT count(*) AS n FROM items\" --format csv", dir);
+  CommandResult found =
+      Reel("query --ask-db \"SELECT count(*) AS n FROM items\" --format csv", dir);
   EXPECT_EQ(found.out, "n\r\n1\r\n") << found.err;
 }
 
