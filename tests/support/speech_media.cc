@@ -76,7 +76,7 @@ std::vector<int16_t> DecodeWithFfmpeg(const std::string& path, const std::string
     std::ifstream f(raw, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     samples.resize(bytes.size() / 2);
-    std::memcpy(samples.data(), bytes.data(), samples.size() * 2);
+    if (!samples.empty()) std::memcpy(samples.data(), bytes.data(), samples.size() * 2);
   }
   std::error_code ec;
   fs::remove(raw, ec);

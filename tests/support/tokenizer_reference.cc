@@ -107,7 +107,7 @@ IdLists ParseIdLists(const std::string& b) {
     std::memcpy(&n, b.data() + off, 4);
     off += 4;
     std::vector<uint32_t> l(n);
-    std::memcpy(l.data(), b.data() + off, 4ull * n);
+    if (n > 0) std::memcpy(l.data(), b.data() + off, 4ull * n);  // (an empty list's data() is null)
     off += 4ull * n;
     lists.push_back(std::move(l));
   }
