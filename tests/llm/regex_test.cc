@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -80,15 +79,11 @@ TEST(RegexWorkTest, HostilePatternsTakeLinearWork) {
     for (size_t n : {size_t{30}, size_t{1000}, size_t{100000}}) {
       const std::string text = Repeat(h.unit, n) + h.tail;
       Regex::Stats stats;
-      const auto start = std::chrono::steady_clock::now();
       Spans spans = FindAll(re, text, Regex::Memo::kAuto, &stats);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       // At most the work before remembering starts (64 steps a byte), then a bounded number of
-      // steps per state: linear in the text.
+      // steps per state: linear in the text (counted, not timed: the sanitizer build is slow).
       EXPECT_LE(stats.steps, 64 * (text.size() + 1) + 4096 + 400 * (text.size() + 1))
-          << "n " << n << ", " << spans.size() << " matches, " << seconds << " s";
-      EXPECT_LT(seconds, 5.0) << "n " << n;
+          << "n " << n << ", " << spans.size() << " matches";
       if (n == 30) {
         EXPECT_EQ(spans, FindAll(re, text, Regex::Memo::kAlways));
       }
@@ -238,13 +233,10 @@ TEST(RegexWorkTest, HostileTokenizerFileEncodesLongText) {
   // With the '!' the pattern matches nothing (the search backtracks over every split of the
   // run); without it, the whole run is one piece.
   EXPECT_EQ(t->Encode("aaaaa!"), (std::vector<uint32_t>{2, 2, 0, 1}));
-  const auto start = std::chrono::steady_clock::now();
+  // The plain search would never end on this run (RegexWorkTest above counts the steps).
   std::vector<uint32_t> ids = t->Encode(std::string(200000, 'a') + "!");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(ids.size(), 100001u);
   EXPECT_EQ(ids.back(), 1u);
-  EXPECT_LT(seconds, 10.0);
 }
 
 }  // namespace
