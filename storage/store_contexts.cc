@@ -2,6 +2,7 @@
 #include <set>
 
 #include "storage/internal/json_string_array.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/sha256.h"
@@ -96,15 +97,13 @@ Result<std::vector<ContextState>> ContextStates(
                          "superseded_at IS NOT NULL FROM contexts WHERE item_id = ?1 ORDER BY id"));
   stmt.Bind(1, item_id);
   std::vector<ContextState> states;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
     ContextState s;
-    s.id = stmt.ColumnInt(0);
-    s.current = current.count({stmt.ColumnText(1), stmt.ColumnText(2)}) > 0;
-    s.superseded = stmt.ColumnInt(3) != 0;
+    s.id = row.ColumnInt(0);
+    s.current = current.count({row.ColumnText(1), row.ColumnText(2)}) > 0;
+    s.superseded = row.ColumnInt(3) != 0;
     states.push_back(s);
-  }
+  }));
   return states;
 }
 
@@ -248,11 +247,9 @@ Result<RetiredContexts> Store::RetireContexts(
     for (const std::string& source : sources) {
       kept.Reset();
       kept.Bind(1, source);
-      while (true) {
-        REEL_ASSIGN_OR_RETURN(bool row, kept.Step());
-        if (!row) break;
-        out.kept_frames.emplace_back(source, kept.ColumnText(0));
-      }
+      REEL_RETURN_IF_ERROR(internal::ForEachRow(kept, [&](const Statement& row) {
+        out.kept_frames.emplace_back(source, row.ColumnText(0));
+      }));
     }
   }
   REEL_RETURN_IF_ERROR(txn.Commit());
@@ -278,11 +275,8 @@ Result<std::vector<int64_t>> Store::FindContexts(int64_t item_id, const std::str
                          "settings_key = ?3 ORDER BY segment_index, id"));
   find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
   std::vector<int64_t> ids;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, find.Step());
-    if (!row) break;
-    ids.push_back(find.ColumnInt(0));
-  }
+  REEL_RETURN_IF_ERROR(
+      internal::ForEachRow(find, [&](const Statement& row) { ids.push_back(row.ColumnInt(0)); }));
   return ids;
 }
 

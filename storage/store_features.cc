@@ -1,4 +1,5 @@
 // Store: content-addressed blobs, and the features of frames (their bytes are blobs).
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/internal/store_shared.h"
@@ -78,9 +79,8 @@ Result<std::string> Store::PutBlob(std::string_view bytes) {
 Result<std::optional<std::string>> Store::GetBlob(const std::string& hash) {
   REEL_ASSIGN_OR_RETURN(Statement stmt,
                         Statement::Prepare(db_.handle(), "SELECT data FROM blobs WHERE hash = ?1"));
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, hash).Step());
-  if (!row) return std::optional<std::string>();
-  return std::optional<std::string>(stmt.ColumnBlob(0));
+  stmt.Bind(1, hash);
+  return internal::ReadRow(stmt, [](const Statement& row) { return row.ColumnBlob(0); });
 }
 
 Result<int64_t> Store::PutFeature(const FeatureRecord& feature) {
@@ -98,9 +98,8 @@ Result<std::optional<std::string>> Store::FindFeatureData(const std::string& mod
       Statement::Prepare(db_.handle(),
                          "SELECT b.data FROM features f JOIN blobs b ON b.hash = f.blob_hash "
                          "WHERE f.model = ?1 AND f.input_hash = ?2 LIMIT 1"));
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, model).Bind(2, input_hash).Step());
-  if (!row) return std::optional<std::string>();
-  return std::optional<std::string>(stmt.ColumnBlob(0));
+  stmt.Bind(1, model).Bind(2, input_hash);
+  return internal::ReadRow(stmt, [](const Statement& row) { return row.ColumnBlob(0); });
 }
 
 namespace {
@@ -111,7 +110,7 @@ constexpr const char* kFeatureRowSql =
     "FROM features f JOIN frames fr ON fr.id = f.frame_id JOIN items i ON i.id = fr.item_id "
     "JOIN jobs j ON j.id = i.job_id JOIN blobs b ON b.hash = f.blob_hash ";
 
-FeatureRow ReadFeatureRow(Statement& stmt) {
+FeatureRow ReadFeatureRow(const Statement& stmt) {
   FeatureRow r;
   r.feature_id = stmt.ColumnInt(0);
   r.frame_id = stmt.ColumnInt(1);
@@ -137,9 +136,8 @@ Result<std::optional<FeatureRow>> Store::GetFrameFeature(int64_t frame_id,
       Statement::Prepare(db_.handle(), std::string(kFeatureRowSql) +
                                            "WHERE f.frame_id = ?1 AND (?2 IS NULL OR f.model = ?2) "
                                            "ORDER BY f.created_at DESC, f.id DESC LIMIT 1"));
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, frame_id).Bind(2, model).Step());
-  if (!row) return std::optional<FeatureRow>();
-  return std::optional<FeatureRow>(ReadFeatureRow(stmt));
+  stmt.Bind(1, frame_id).Bind(2, model);
+  return internal::ReadRow(stmt, ReadFeatureRow);
 }
 
 Status Store::ForEachFeature(const std::string& model, const std::optional<std::string>& job,
@@ -150,12 +148,7 @@ Status Store::ForEachFeature(const std::string& model, const std::optional<std::
                                            "WHERE f.model = ?1 AND (?2 IS NULL OR j.name = ?2) "
                                            "ORDER BY f.frame_id"));
   stmt.Bind(1, model).Bind(2, job);
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    REEL_RETURN_IF_ERROR(fn(ReadFeatureRow(stmt)));
-  }
-  return Status::Ok();
+  return internal::ForEachRow(stmt, [&](const Statement& row) { return fn(ReadFeatureRow(row)); });
 }
 
 Result<std::vector<std::pair<std::string, int64_t>>> Store::FeatureModels() {
@@ -163,13 +156,9 @@ Result<std::vector<std::pair<std::string, int64_t>>> Store::FeatureModels() {
       Statement stmt, Statement::Prepare(db_.handle(),
                                          "SELECT model, count(*) AS n FROM features GROUP BY model "
                                          "ORDER BY n DESC, model"));
-  std::vector<std::pair<std::string, int64_t>> models;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    models.emplace_back(stmt.ColumnText(0), stmt.ColumnInt(1));
-  }
-  return models;
+  return internal::ReadRows(stmt, [](const Statement& row) {
+    return std::pair<std::string, int64_t>(row.ColumnText(0), row.ColumnInt(1));
+  });
 }
 
 }  // namespace reel::storage

@@ -1,4 +1,5 @@
 // Store: items (the input files), and their frames and segments.
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/internal/store_shared.h"
@@ -138,18 +139,16 @@ Result<std::optional<ItemRecord>> Store::FindItem(int64_t job_id, const std::str
       Statement stmt,
       Statement::Prepare(db_.handle(), "SELECT " + std::string(kItemColumns) +
                                            " FROM items WHERE job_id = ?1 AND path = ?2"));
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, job_id).Bind(2, path).Step());
-  if (!row) return std::optional<ItemRecord>();
-  return std::optional<ItemRecord>(ReadItem(stmt));
+  stmt.Bind(1, job_id).Bind(2, path);
+  return internal::ReadRow(stmt, ReadItem);
 }
 
 Result<std::optional<ItemRecord>> Store::GetItem(int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(Statement stmt,
                         Statement::Prepare(db_.handle(), "SELECT " + std::string(kItemColumns) +
                                                              " FROM items WHERE id = ?1"));
-  REEL_ASSIGN_OR_RETURN(bool row, stmt.Bind(1, item_id).Step());
-  if (!row) return std::optional<ItemRecord>();
-  return std::optional<ItemRecord>(ReadItem(stmt));
+  stmt.Bind(1, item_id);
+  return internal::ReadRow(stmt, ReadItem);
 }
 
 Result<int64_t> Store::UpsertItem(const ItemRecord& item) {
@@ -268,23 +267,19 @@ Result<std::vector<FrameRecord>> Store::ListFrames(int64_t item_id) {
                          "height, thumbnail_hash, phash, duplicate_of FROM frames "
                          "WHERE item_id = ?1 ORDER BY sample_index"));
   stmt.Bind(1, item_id);
-  std::vector<FrameRecord> frames;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
+  return internal::ReadRows(stmt, [](const Statement& row) {
     FrameRecord frame;
-    frame.sample_index = stmt.ColumnInt(0);
-    frame.source_frame = stmt.ColumnOptionalInt(1);
-    frame.pts_seconds = stmt.ColumnOptionalDouble(2);
-    frame.time_seconds = stmt.ColumnDouble(3);
-    frame.width = static_cast<int>(stmt.ColumnInt(4));
-    frame.height = static_cast<int>(stmt.ColumnInt(5));
-    frame.thumbnail_hash = stmt.ColumnOptionalText(6);
-    if (!stmt.IsNull(7)) frame.phash = static_cast<uint64_t>(stmt.ColumnInt(7));
-    frame.duplicate_of = stmt.ColumnOptionalInt(8);
-    frames.push_back(std::move(frame));
-  }
-  return frames;
+    frame.sample_index = row.ColumnInt(0);
+    frame.source_frame = row.ColumnOptionalInt(1);
+    frame.pts_seconds = row.ColumnOptionalDouble(2);
+    frame.time_seconds = row.ColumnDouble(3);
+    frame.width = static_cast<int>(row.ColumnInt(4));
+    frame.height = static_cast<int>(row.ColumnInt(5));
+    frame.thumbnail_hash = row.ColumnOptionalText(6);
+    if (!row.IsNull(7)) frame.phash = static_cast<uint64_t>(row.ColumnInt(7));
+    frame.duplicate_of = row.ColumnOptionalInt(8);
+    return frame;
+  });
 }
 
 Result<std::vector<int64_t>> Store::ListFrameIds(int64_t item_id) {
@@ -293,13 +288,7 @@ Result<std::vector<int64_t>> Store::ListFrameIds(int64_t item_id) {
       Statement::Prepare(db_.handle(),
                          "SELECT id FROM frames WHERE item_id = ?1 ORDER BY sample_index"));
   stmt.Bind(1, item_id);
-  std::vector<int64_t> ids;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    ids.push_back(stmt.ColumnInt(0));
-  }
-  return ids;
+  return internal::ReadRows(stmt, [](const Statement& row) { return row.ColumnInt(0); });
 }
 
 Result<std::vector<SegmentRecord>> Store::ListSegments(int64_t item_id) {
@@ -309,19 +298,15 @@ Result<std::vector<SegmentRecord>> Store::ListSegments(int64_t item_id) {
                          "SELECT source, start_seconds, end_seconds, text, language FROM segments "
                          "WHERE item_id = ?1 ORDER BY start_seconds, source, id"));
   stmt.Bind(1, item_id);
-  std::vector<SegmentRecord> segments;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
+  return internal::ReadRows(stmt, [](const Statement& row) {
     SegmentRecord segment;
-    segment.source = stmt.ColumnText(0);
-    segment.start_seconds = stmt.ColumnDouble(1);
-    segment.end_seconds = stmt.ColumnDouble(2);
-    segment.text = stmt.ColumnText(3);
-    segment.language = stmt.ColumnOptionalText(4);
-    segments.push_back(std::move(segment));
-  }
-  return segments;
+    segment.source = row.ColumnText(0);
+    segment.start_seconds = row.ColumnDouble(1);
+    segment.end_seconds = row.ColumnDouble(2);
+    segment.text = row.ColumnText(3);
+    segment.language = row.ColumnOptionalText(4);
+    return segment;
+  });
 }
 
 }  // namespace reel::storage

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include "storage/internal/random_uid.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 #include "storage/internal/store_shared.h"
@@ -181,11 +182,8 @@ Result<std::vector<RunRecord>> Store::InterruptAbandonedRuns(const std::string& 
                           Statement::Prepare(db, "SELECT " + std::string(kRunColumns) +
                                                      " FROM runs WHERE status = 'running' "
                                                      "ORDER BY id"));
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      runs.push_back(ReadRun(stmt));
-    }
+    REEL_RETURN_IF_ERROR(
+        internal::ForEachRow(stmt, [&](const Statement& row) { runs.push_back(ReadRun(row)); }));
   }
   if (runs.empty()) return runs;
   REEL_ASSIGN_OR_RETURN(
@@ -222,7 +220,6 @@ Status Store::LogEvent(const EventRecord& event) {
   return txn.Commit();
 }
 
-
 Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
   sqlite3* db = db_.handle();
   StatusSummary summary;
@@ -233,11 +230,8 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
                                                      "(SELECT id FROM jobs WHERE name = ?1) "
                                                      "ORDER BY started_at DESC, id DESC LIMIT ?2"));
     stmt.Bind(1, options.job).Bind(2, options.max_runs);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      summary.recent_runs.push_back(ReadRun(stmt));
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(
+        stmt, [&](const Statement& row) { summary.recent_runs.push_back(ReadRun(row)); }));
   }
   {
     REEL_ASSIGN_OR_RETURN(
@@ -246,11 +240,9 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
                            "SELECT i.status, count(*) FROM items i JOIN jobs j ON "
                            "j.id = i.job_id WHERE ?1 IS NULL OR j.name = ?1 GROUP BY i.status"));
     stmt.Bind(1, options.job);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      int64_t n = stmt.ColumnInt(1);
-      switch (ParseStored(ItemStatusNames(), stmt.ColumnText(0))) {
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      int64_t n = row.ColumnInt(1);
+      switch (ParseStored(ItemStatusNames(), row.ColumnText(0))) {
         case ItemStatus::kPending:
           summary.items.pending = n;
           break;
@@ -264,7 +256,7 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
           summary.items.failed = n;
           break;
       }
-    }
+    }));
   }
   {
     REEL_ASSIGN_OR_RETURN(
@@ -274,19 +266,17 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
                            "FROM failures WHERE ?1 IS NULL OR job = ?1 "
                            "ORDER BY time DESC LIMIT ?2"));
     stmt.Bind(1, options.job).Bind(2, options.max_failures);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
       FailureRecord failure;
-      failure.job = stmt.ColumnText(0);
-      failure.item_id = stmt.ColumnInt(1);
-      failure.path = stmt.ColumnText(2);
-      failure.stage = stmt.ColumnText(3);
-      failure.prompt_id = stmt.ColumnOptionalText(4);
-      failure.error = stmt.ColumnText(5);
-      failure.time = stmt.ColumnText(6);
+      failure.job = row.ColumnText(0);
+      failure.item_id = row.ColumnInt(1);
+      failure.path = row.ColumnText(2);
+      failure.stage = row.ColumnText(3);
+      failure.prompt_id = row.ColumnOptionalText(4);
+      failure.error = row.ColumnText(5);
+      failure.time = row.ColumnText(6);
       summary.recent_failures.push_back(std::move(failure));
-    }
+    }));
   }
   {
     // "partial" is written by this version; older rows say it through missing / decode_errors.
@@ -318,19 +308,17 @@ Result<StatusSummary> Store::Summarize(const SummaryOptions& options) {
                             "WHERE (?1 IS NULL OR j.name = ?1) AND ") +
                     kPartial + " ORDER BY coalesce(i.finished_at, i.updated_at) DESC LIMIT ?2"));
     stmt.Bind(1, options.job).Bind(2, options.max_partial);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      summary.recent_partial.push_back({.job = stmt.ColumnText(0),
-                                        .item_id = stmt.ColumnInt(1),
-                                        .path = stmt.ColumnText(2),
-                                        .requested = stmt.ColumnInt(3),
-                                        .returned = stmt.ColumnInt(4),
-                                        .missing = stmt.ColumnInt(5),
-                                        .decode_errors = stmt.ColumnInt(6),
-                                        .truncation = stmt.ColumnText(7),
-                                        .time = stmt.ColumnText(8)});
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      summary.recent_partial.push_back({.job = row.ColumnText(0),
+                                        .item_id = row.ColumnInt(1),
+                                        .path = row.ColumnText(2),
+                                        .requested = row.ColumnInt(3),
+                                        .returned = row.ColumnInt(4),
+                                        .missing = row.ColumnInt(5),
+                                        .decode_errors = row.ColumnInt(6),
+                                        .truncation = row.ColumnText(7),
+                                        .time = row.ColumnText(8)});
+    }));
   }
   return summary;
 }

@@ -1,6 +1,7 @@
 // Store: full-text search (FTS5) over answers and text segments.
 #include <cctype>
 
+#include "storage/internal/rows.h"
 #include "storage/internal/sqlite.h"
 #include "storage/store.h"
 
@@ -64,24 +65,22 @@ Result<std::vector<SearchHit>> Store::Search(const std::string& query,
   sql = "SELECT * FROM (" + sql + ") ORDER BY score, path, start_s LIMIT ?2";
   REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db_.handle(), sql));
   stmt.Bind(1, match).Bind(2, options.limit).Bind(3, options.job);
-  std::vector<SearchHit> hits;
-  while (true) {
-    auto row = stmt.Step();
-    if (!row.ok()) return InvalidArgument("search '" + query + "': " + row.status().message());
-    if (!*row) break;
+  Result<std::vector<SearchHit>> read = internal::ReadRows(stmt, [](const Statement& row) {
     SearchHit hit;
-    hit.source = stmt.ColumnInt(0) == 0 ? SearchHit::Source::kAnswer : SearchHit::Source::kSegment;
-    hit.job = stmt.ColumnText(1);
-    hit.item_id = stmt.ColumnInt(2);
-    hit.path = stmt.ColumnText(3);
-    hit.origin = stmt.ColumnText(4);
-    hit.start_seconds = stmt.ColumnOptionalDouble(5);
-    hit.end_seconds = stmt.ColumnOptionalDouble(6);
-    hit.snippet = stmt.ColumnText(7);
-    hit.score = stmt.ColumnDouble(8);
-    hit.response_id = stmt.ColumnOptionalInt(9);
-    hits.push_back(std::move(hit));
-  }
+    hit.source = row.ColumnInt(0) == 0 ? SearchHit::Source::kAnswer : SearchHit::Source::kSegment;
+    hit.job = row.ColumnText(1);
+    hit.item_id = row.ColumnInt(2);
+    hit.path = row.ColumnText(3);
+    hit.origin = row.ColumnText(4);
+    hit.start_seconds = row.ColumnOptionalDouble(5);
+    hit.end_seconds = row.ColumnOptionalDouble(6);
+    hit.snippet = row.ColumnText(7);
+    hit.score = row.ColumnDouble(8);
+    hit.response_id = row.ColumnOptionalInt(9);
+    return hit;
+  });
+  if (!read.ok()) return InvalidArgument("search '" + query + "': " + read.status().message());
+  std::vector<SearchHit> hits = std::move(read).value();
   // The frames the model meant: references whose text the snippet shows (matches unbracketed).
   for (SearchHit& hit : hits) {
     if (!hit.response_id) continue;
