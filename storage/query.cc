@@ -201,7 +201,7 @@ Result<std::vector<std::pair<std::string, std::string>>> SchemaTablesAndViews() 
           "AND s.name LIKE v.name || '\\_%' ESCAPE '\\') "
           "ORDER BY type = 'view', rowid"));
   std::vector<std::pair<std::string, std::string>> names;
-  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const internal::Statement& row) {
     names.emplace_back(row.ColumnText(0), row.ColumnText(1));
   }));
   return names;
