@@ -130,9 +130,9 @@ Status Database::CheckIntegrity() {
   }
   {
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(handle(), "PRAGMA foreign_key_check"));
-    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement&) {
-      problems += "foreign key violation in " + stmt.ColumnText(0) + " row " +
-                  std::to_string(stmt.ColumnInt(1)) + " -> " + stmt.ColumnText(2) + "; ";
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& violation) {
+      problems += "foreign key violation in " + violation.ColumnText(0) + " row " +
+                  std::to_string(violation.ColumnInt(1)) + " -> " + violation.ColumnText(2) + "; ";
     }));
   }
   if (!problems.empty()) return CorruptData(path_ + ": " + problems);

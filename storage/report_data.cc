@@ -5,6 +5,7 @@
 
 #include "storage/internal/rows.h"
 #include "storage/internal/sqlite.h"
+#include "storage/internal/store_shared.h"
 #include "storage/tasks.h"
 
 namespace reel::storage {
@@ -218,18 +219,7 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                              row.ColumnOptionalText(5), row.ColumnOptionalInt(6)});
     }));
   }
-  {
-    REEL_ASSIGN_OR_RETURN(Statement stmt,
-                          Statement::Prepare(db,
-                                             "SELECT source, start_seconds, end_seconds, text, "
-                                             "language FROM segments WHERE item_id = ?1 "
-                                             "ORDER BY start_seconds, source, id"));
-    stmt.Bind(1, item_id);
-    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
-      item.segments.push_back({row.ColumnText(0), row.ColumnDouble(1), row.ColumnDouble(2),
-                               row.ColumnText(3), row.ColumnOptionalText(4)});
-    }));
-  }
+  REEL_ASSIGN_OR_RETURN(item.segments, internal::ReadSegments(db, item_id));
   {
     const std::string sql =
         "SELECT p.id, r.id, r.prompt_id, r.model, p.content, p.reasoning, p.finish_reason, " +

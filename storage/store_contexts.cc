@@ -274,10 +274,7 @@ Result<std::vector<int64_t>> Store::FindContexts(int64_t item_id, const std::str
                          "SELECT id FROM contexts WHERE item_id = ?1 AND prompt_id = ?2 AND "
                          "settings_key = ?3 ORDER BY segment_index, id"));
   find.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
-  std::vector<int64_t> ids;
-  REEL_RETURN_IF_ERROR(
-      internal::ForEachRow(find, [&](const Statement& row) { ids.push_back(row.ColumnInt(0)); }));
-  return ids;
+  return internal::ReadRows(find, [](const Statement& row) { return row.ColumnInt(0); });
 }
 
 }  // namespace reel::storage

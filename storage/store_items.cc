@@ -291,14 +291,16 @@ Result<std::vector<int64_t>> Store::ListFrameIds(int64_t item_id) {
   return internal::ReadRows(stmt, [](const Statement& row) { return row.ColumnInt(0); });
 }
 
-Result<std::vector<SegmentRecord>> Store::ListSegments(int64_t item_id) {
+namespace internal {
+
+Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,
-      Statement::Prepare(db_.handle(),
+      Statement::Prepare(db,
                          "SELECT source, start_seconds, end_seconds, text, language FROM segments "
                          "WHERE item_id = ?1 ORDER BY start_seconds, source, id"));
   stmt.Bind(1, item_id);
-  return internal::ReadRows(stmt, [](const Statement& row) {
+  return ReadRows(stmt, [](const Statement& row) {
     SegmentRecord segment;
     segment.source = row.ColumnText(0);
     segment.start_seconds = row.ColumnDouble(1);
@@ -307,6 +309,12 @@ Result<std::vector<SegmentRecord>> Store::ListSegments(int64_t item_id) {
     segment.language = row.ColumnOptionalText(4);
     return segment;
   });
+}
+
+}  // namespace internal
+
+Result<std::vector<SegmentRecord>> Store::ListSegments(int64_t item_id) {
+  return internal::ReadSegments(db_.handle(), item_id);
 }
 
 }  // namespace reel::storage

@@ -217,32 +217,20 @@ Result<std::optional<TaskRecord>> TaskStore::FindTask(const std::string& custom_
   REEL_ASSIGN_OR_RETURN(Statement s,
                         Statement::Prepare(db_.handle(), SelectTasks("t.custom_id = ?1")));
   s.Bind(1, custom_id);
-  REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::optional<TaskRecord>();
-  REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(s));
-  return std::optional<TaskRecord>(std::move(t));
+  return internal::ReadRow(s, ReadTask);
 }
 
 Result<std::optional<TaskRecord>> TaskStore::GetTask(int64_t task_id) {
   REEL_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_.handle(), SelectTasks("t.id = ?1")));
   s.Bind(1, task_id);
-  REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::optional<TaskRecord>();
-  REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(s));
-  return std::optional<TaskRecord>(std::move(t));
+  return internal::ReadRow(s, ReadTask);
 }
 
 Result<std::vector<TaskRecord>> TaskStore::ListTasks(int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_.handle(), SelectTasks("t.item_id = ?1 ORDER BY t.id")));
   s.Bind(1, item_id);
-  std::vector<TaskRecord> out;
-  REEL_RETURN_IF_ERROR(internal::ForEachRow(s, [&](const Statement& row) -> Status {
-    REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(row));
-    out.push_back(std::move(t));
-    return Status::Ok();
-  }));
-  return out;
+  return internal::ReadRows(s, ReadTask);
 }
 
 Result<std::vector<int64_t>> TaskStore::ItemsWithTasks(std::optional<int64_t> job_id,
@@ -255,10 +243,7 @@ Result<std::vector<int64_t>> TaskStore::ItemsWithTasks(std::optional<int64_t> jo
           "WHERE t.status = ?1 AND (?2 IS NULL OR i.job_id = ?2) AND t.retired_at IS NULL "
           "ORDER BY t.item_id"));
   s.Bind(1, TaskStatusName(status)).Bind(2, job_id);
-  std::vector<int64_t> out;
-  REEL_RETURN_IF_ERROR(
-      internal::ForEachRow(s, [&](const Statement& row) { out.push_back(row.ColumnInt(0)); }));
-  return out;
+  return internal::ReadRows(s, [](const Statement& row) { return row.ColumnInt(0); });
 }
 
 Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {

@@ -1,5 +1,5 @@
-// What the Store's files (store*.cc, one per table group) share: reading a stored enum name, and
-// the writes that run inside a caller's transaction.
+// What the Store's files (store*.cc, one per table group) and ReportReader share: reading a
+// stored enum name, an item's segments, and the writes that run inside a caller's transaction.
 //
 // Private to storage/. The writes expect an open write transaction on `db` (Transaction::Begin).
 #pragma once
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/enum_names.h"
 #include "base/status.h"
@@ -21,6 +22,9 @@ template <typename E>
 E ParseStored(const EnumNames<E>& names, const std::string& s) {
   return names.Parse(s).value_or(names.entries.front().second);
 }
+
+// The segments of item `item_id` in time order (Store::ListSegments, the report's item page).
+Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id);
 
 // Fails with kNotFound ("<what> <id>") unless the last UPDATE changed a row.
 Status ExpectChanged(sqlite3* db, const char* what, int64_t id);
