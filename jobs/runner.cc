@@ -16,6 +16,7 @@
 #include "jobs/item_processor.h"
 #include "jobs/model_setup.h"
 #include "jobs/stages/stages.h"
+#include "storage/busy_retry.h"
 #include "storage/sha256.h"
 #include "storage/space_reserve.h"
 #include "storage/store.h"
@@ -30,28 +31,7 @@ using Clock = std::chrono::steady_clock;
 // run can still record its end: a few WAL frames are enough.
 constexpr int64_t kEndOfRunReserveBytes = 256 * 1024;
 
-// Runs `write` again while the database is busy (another writer held it past the busy timeout).
-template <typename Fn>
-auto RetryBusy(Fn&& write) -> decltype(write()) {
-  for (int attempt = 0;; ++attempt) {
-    auto result = write();
-    if (result.ok() || result.status().code() != ErrorCode::kUnavailable || attempt >= 4) {
-      return result;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
-  }
-}
-
-// Adapts a Status-returning write to RetryBusy.
-struct StatusResult {
-  Status s;
-  bool ok() const { return s.ok(); }
-  const Status& status() const { return s; }
-};
-
-Status RetryBusyStatus(const std::function<Status()>& write) {
-  return RetryBusy([&] { return StatusResult{write()}; }).s;
-}
+using storage::RetryBusy;  // a write the busy timeout did not let through runs again
 
 // Shared by the workers of one run.
 class Batch {
@@ -166,7 +146,7 @@ class Batch {
 
   void LogEvent(storage::Store& store, std::optional<int64_t> item_id, storage::EventLevel level,
                 const std::string& message) {
-    Status logged = RetryBusyStatus([&] {
+    Status logged = RetryBusy([&] {
       return store.LogEvent(
           {.run_id = run_id_, .item_id = item_id, .level = level, .message = message});
     });
@@ -195,7 +175,7 @@ class Batch {
       if (!id.ok()) StopIfDiskFull(id.status());
     }
     if (item_id) {
-      Status marked = RetryBusyStatus([&] { return store.MarkItemFailed(*item_id, error); });
+      Status marked = RetryBusy([&] { return store.MarkItemFailed(*item_id, error); });
       StopIfDiskFull(marked);  // the item is done again by the next run
       if (!marked.ok()) {
         options_.progress->Warning(input.path +
@@ -271,7 +251,7 @@ class Batch {
         Abandon(store, item_id);
         return;
       }
-      Status running = RetryBusyStatus([&] { return store.MarkItemRunning(item_id, run_id_); });
+      Status running = RetryBusy([&] { return store.MarkItemRunning(item_id, run_id_); });
       if (!running.ok()) {
         if (StopIfDiskFull(running)) return;
         last = running;
@@ -280,7 +260,7 @@ class Batch {
       auto started = Clock::now();
       Result<ItemWork> work = processor_.Process(job_, input, &cancel_);
       if (work.ok()) {
-        last = RetryBusyStatus([&] { return store.MarkItemDone(item_id, work->outputs); });
+        last = RetryBusy([&] { return store.MarkItemDone(item_id, work->outputs); });
         if (last.ok()) {
           for (const auto& stage : processor_.stored_stages()) {
             if (cancel_.load()) break;
@@ -332,7 +312,7 @@ class Batch {
       options_.progress->Warning(warning);
     }
     if (segments.empty()) return;
-    Status kept = RetryBusyStatus([&] { return store.ReplaceItemSegments(item_id, segments); });
+    Status kept = RetryBusy([&] { return store.ReplaceItemSegments(item_id, segments); });
     if (StopIfDiskFull(kept)) return;
     if (!kept.ok()) {
       options_.progress->Warning(input.path + ": could not keep its subtitles: " + kept.message());
@@ -414,15 +394,14 @@ std::string DiskFullMessage(const std::string& database, const Status& error) {
 Status EndRun(storage::Store& store, int64_t run_id, const storage::RunCounters& counters,
               storage::RunStatus* status, std::optional<std::string>* message,
               storage::SpaceReserve& reserve) {
-  Status finished =
-      RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
+  Status finished = RetryBusy([&] { return store.FinishRun(run_id, *status, counters, *message); });
   if (finished.ok() || finished.code() != ErrorCode::kDiskFull) return finished;
   if (*status != storage::RunStatus::kFailed) {
     *status = storage::RunStatus::kFailed;
     *message = DiskFullMessage(store.database().path(), finished);
   }
   reserve.Release();
-  return RetryBusyStatus([&] { return store.FinishRun(run_id, *status, counters, *message); });
+  return RetryBusy([&] { return store.FinishRun(run_id, *status, counters, *message); });
 }
 
 int DefaultWorkers() {
@@ -675,7 +654,7 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
         // so the report, batch.html and sum(requests.cost) show the figure `reel run` prints.
         const std::optional<double> gpu_cost = report.cost_tokens ? std::nullopt : report.cost_gpu;
         Status kept =
-            RetryBusyStatus([&] { return tasks.SetRunReport(run->id, report.ToJson(), gpu_cost); });
+            RetryBusy([&] { return tasks.SetRunReport(run->id, report.ToJson(), gpu_cost); });
         if (kept.code() == ErrorCode::kDiskFull) fatal = kept;
       }
       for (const std::string& line : report.Lines()) progress.Info(line);
