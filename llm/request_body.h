@@ -1,9 +1,9 @@
 // The `messages` of one context segment as an OpenAI-compatible chat request holds them: a
 // BodySource (llm/client/body_source.h) that the model client sends inside its request body
 // (BuildChatBody), a Batch line holds, or `reel context --request` writes. Frames are JPEG files
-// (at the context's frame size; jobs/context_frames.h makes them) read and base64-encoded while
-// the body is read, 48 KiB at a time: a one-hour request is never held in memory, and the same
-// source can be read again (a retry) without decoding anything. The same context, settings and
+// (at the context's frame size; jobs/context/context_frames.h makes them) read and base64-encoded
+// while the body is read, 48 KiB at a time: a one-hour request is never held in memory, and the
+// same source can be read again (a retry) without decoding anything. The same context, settings and
 // frame files give the same bytes.
 //
 // Messages: a system message with the segment's system prompt (M3's template puts it in its

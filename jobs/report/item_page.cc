@@ -7,9 +7,9 @@
 #include <set>
 #include <string_view>
 
-#include "jobs/prompt_kinds.h"
 #include "jobs/report/html.h"
 #include "jobs/report/markdown.h"
+#include "jobs/spec/prompt_kinds.h"
 #include "llm/time_references.h"
 
 namespace reel::jobs::report {
