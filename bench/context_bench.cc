@@ -34,7 +34,7 @@
 #include "jobs/context/item_context.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
-#include "llm/request_body.h"
+#include "llm/context/request_body.h"
 #include "pipeline/image_codec.h"
 #include "storage/store.h"
 

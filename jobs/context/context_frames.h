@@ -24,7 +24,7 @@
 
 #include "base/status.h"
 #include "jobs/spec/job_spec.h"
-#include "llm/context_builder.h"
+#include "llm/context/context_builder.h"
 #include "storage/records.h"
 
 namespace reel::jobs {

@@ -12,7 +12,7 @@
 #include "base/text_encoding.h"
 #include "base/utf8.h"
 #include "jobs/spec/prompt_kinds.h"
-#include "llm/request_body.h"
+#include "llm/context/request_body.h"
 #include "pipeline/smart_resize.h"
 #include "storage/sha256.h"
 

@@ -16,11 +16,11 @@
 #include "base/status.h"
 #include "jobs/context/context_frames.h"
 #include "jobs/spec/job_spec.h"
-#include "llm/chat_template.h"
 #include "llm/client/chat_request.h"
-#include "llm/context_builder.h"
-#include "llm/token_counter.h"
-#include "llm/tokenizer.h"
+#include "llm/context/chat_template.h"
+#include "llm/context/context_builder.h"
+#include "llm/context/token_counter.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "storage/records.h"
 #include "storage/store.h"
 
@@ -98,10 +98,11 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
                                      const ContextSetup& setup, int64_t item_id,
                                      const PromptSpec& prompt);
 
-// The chat request of segment `segment` of `c`: the messages (llm/request_body.h) with the frames
-// from the frame cache `frame_cache` (FrameCacheDir; decoded from the item's file, in one pass,
-// when missing; see jobs/context/context_frames.h), the job's model settings and the prompt kind's
-// JSON schema (chapters). The file transport sends the item's absolute path as a file:// URL.
+// The chat request of segment `segment` of `c`: the messages (llm/context/request_body.h) with the
+// frames from the frame cache `frame_cache` (FrameCacheDir; decoded from the item's file, in one
+// pass, when missing; see jobs/context/context_frames.h), the job's model settings and the prompt
+// kind's JSON schema (chapters). The file transport sends the item's absolute path as a file://
+// URL.
 Result<llm::ChatRequest> ContextChatRequest(const JobSpec& job, const ItemContext& c,
                                             size_t segment, const std::string& frame_cache,
                                             ContextFramesReport* frames = nullptr);

@@ -8,7 +8,7 @@
 
 #include "jobs/context/context_frames.h"
 #include "jobs/spec/prompt_kinds.h"
-#include "llm/request_body.h"
+#include "llm/context/request_body.h"
 #include "storage/sha256.h"
 
 namespace reel::jobs {

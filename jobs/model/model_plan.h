@@ -54,9 +54,9 @@
 #include "jobs/context/item_context.h"
 #include "jobs/model/request_setup.h"
 #include "jobs/spec/job_spec.h"
-#include "llm/chapters.h"
+#include "llm/answers/chapters.h"
 #include "llm/client/chat_request.h"
-#include "llm/context_builder.h"
+#include "llm/context/context_builder.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
 

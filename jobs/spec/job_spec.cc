@@ -1307,7 +1307,7 @@ class Parser {
         }
       }
       if (chapters && !fields->Has("question")) {
-        // The built-in question (llm/chapters.h), with the item's duration.
+        // The built-in question (llm/answers/chapters.h), with the item's duration.
       } else if (!ReadString(*fields, "question", path, &prompt.question)) {
         if (!fields->Has("question") && !unknown_kind) {
           Error(mark, Quoted(path) + ": missing required key 'question'");

@@ -17,7 +17,7 @@
 
 #include "base/status.h"
 #include "base/text_encoding.h"
-#include "llm/context_builder.h"
+#include "llm/context/context_builder.h"
 #include "pipeline/limits.h"
 #include "pipeline/sampling.h"
 #include "pipeline/smart_resize.h"
@@ -33,8 +33,9 @@ enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
 enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
 
 // What a prompt asks for. kQuestion: the job's question, the answer stored as written.
-// kChapters: the built-in chapters prompt (llm/chapters.h; jobs/spec/prompt_kinds.h): its question
-// and JSON schema, the answer checked against the item's frames and asked again once when it fails.
+// kChapters: the built-in chapters prompt (llm/answers/chapters.h; jobs/spec/prompt_kinds.h): its
+// question and JSON schema, the answer checked against the item's frames and asked again once when
+// it fails.
 enum class PromptKind { kQuestion, kChapters };
 
 // What to do when an item's frames and text do not fit the context budget.

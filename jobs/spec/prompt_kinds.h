@@ -10,8 +10,8 @@
 //          after a failed check, in the same conversation.
 //
 // kQuestion: the job's question as written, no schema, every answer accepted, asked about every
-// item. kChapters: llm/chapters.h (the built-in question unless the job wrote one, the chapters
-// schema, the check against the item's sampled frames and duration, snapped to the nearest
+// item. kChapters: llm/answers/chapters.h (the built-in question unless the job wrote one, the
+// chapters schema, the check against the item's sampled frames and duration, snapped to the nearest
 // frame); asked only about items with a timeline (videos and subtitle files with sampled frames
 // or a duration), never about documents or still images, whose answer could not pass the check.
 // The kind's check is what judges its answers: an answer the model client found not to match
@@ -27,8 +27,8 @@
 
 #include "base/status.h"
 #include "jobs/spec/job_spec.h"
-#include "llm/chapters.h"
-#include "llm/context_builder.h"
+#include "llm/answers/chapters.h"
+#include "llm/context/context_builder.h"
 
 namespace reel::jobs {
 

@@ -328,7 +328,7 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
                               AND time_seconds = c.end_frame_s ORDER BY sample_index LIMIT 1);
 )sql";
 
-// Contexts built by the context stage (llm/context_builder.h): how the count was made, the
+// Contexts built by the context stage (llm/context/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
 // run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
 constexpr int kContextsVersion = 4;

@@ -21,7 +21,7 @@
 #include "jobs/progress.h"
 #include "jobs/run/runner.h"
 #include "jobs/stages/stages.h"
-#include "llm/internal/byte_level.h"
+#include "llm/tokenizer/byte_level.h"
 #include "pipeline/image_codec.h"
 #include "storage/query.h"
 #include "storage/store.h"

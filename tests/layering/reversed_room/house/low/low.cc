@@ -1,3 +1,3 @@
-#include "house/high/high.h"
 #include "house/low/low.h"
+#include "house/high/high.h"
 int Low() { return 1; }
