@@ -1,16 +1,13 @@
 #include "llm/context/context_builder.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <cstdio>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "llm/context/fit_steps.h"
 #include "llm/tokenizer/tokenizer.h"
-#include "pipeline/sampling.h"
-#include "pipeline/smart_resize.h"
 
 namespace reel::llm {
 
@@ -151,13 +148,7 @@ std::string DocumentText(const ContextText& t) {
   return "Document (" + t.source + "):\n" + t.text + "\n\n";
 }
 
-// The state the fit steps change.
-struct Plan {
-  std::vector<size_t> frames;          // kept input frames
-  int width = 0, height = 0;           // frame size
-  int64_t max_pixels = 0;              // lower_resolution: the smart-resize max_pixels of that size
-  std::vector<std::string> documents;  // document texts (maybe shortened), by document order
-};
+using fit::Plan;
 
 class Builder {
  public:
@@ -476,142 +467,25 @@ Result<Context> Builder::Build() {
     FitAction action;
     action.step = FitStepName(step);
     action.tokens_before = before;
-    if (step == FitStep::kDedupe && !frames_fixed && plan.frames.size() > 2) {
-      std::vector<size_t> kept = {plan.frames[0]};
-      size_t dropped = 0, marked = 0;
-      for (size_t i = 1; i < plan.frames.size(); ++i) {
-        const ContextFrame& f = in_.frames[plan.frames[i]];
-        const ContextFrame& prev = in_.frames[kept.back()];
-        bool last = i + 1 == plan.frames.size();
-        if (!last && f.duplicate) {  // the vision encoder's near-duplicate mark
-          ++marked;
-          continue;
-        }
-        if (!last && f.phash && prev.phash &&
-            std::popcount(*f.phash ^ *prev.phash) <= o_.dedupe_max_distance) {
-          ++dropped;
-          continue;
-        }
-        kept.push_back(plan.frames[i]);
-      }
-      if (dropped + marked == 0) continue;
-      plan.frames = kept;
-      action.detail = "dropped " + std::to_string(dropped + marked) + " near-duplicate frames (";
-      if (marked > 0) {
-        action.detail +=
-            std::to_string(marked) + " marked by the vision encoder" + (dropped > 0 ? ", " : "");
-      }
-      if (dropped > 0) {
-        action.detail += std::to_string(dropped) + " within " +
-                         std::to_string(o_.dedupe_max_distance) +
-                         " dHash bits of the frame kept before them";
-      }
-      action.detail += ")";
-    } else if (step == FitStep::kLowerResolution && !frames_fixed && !plan.frames.empty() &&
-               in_.source_width > 0 && in_.source_height > 0) {
-      // The largest frame size that fits: smart resize of the source with the largest
-      // max_pixels in [floor, current area) whose request fits (sizes grow with max_pixels).
-      const int old_w = plan.width, old_h = plan.height;
-      auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
-        pipeline::SmartResizeOptions r;
-        r.factor = o_.resize_factor;
-        r.min_pixels = std::min<int64_t>(3136, max_pixels);
-        r.max_pixels = max_pixels;
-        r.max_aspect_ratio = o_.max_aspect_ratio;
-        auto size = pipeline::SmartResize({in_.source_width, in_.source_height}, r);
-        if (!size.ok()) return std::nullopt;
-        Plan p = plan;
-        p.width = size->width;
-        p.height = size->height;
-        p.max_pixels = max_pixels;
-        return p;
-      };
-      const int64_t area = static_cast<int64_t>(plan.width) * plan.height;
-      if (area <= o_.min_pixels_floor) continue;
-      std::optional<Plan> lowest = sized(o_.min_pixels_floor);
-      if (!lowest) continue;
-      int64_t chosen = o_.min_pixels_floor;
-      if (fits(*lowest)) {
-        int64_t lo = o_.min_pixels_floor, hi = area - 1;
-        while (lo < hi) {
-          int64_t mid = lo + (hi - lo + 1) / 2;
-          std::optional<Plan> p = sized(mid);
-          if (p && fits(*p)) {
-            lo = mid;
-          } else {
-            hi = mid - 1;
-          }
-        }
-        chosen = lo;
-      }
-      std::optional<Plan> next = sized(chosen);
-      if (!next || (next->width == plan.width && next->height == plan.height)) continue;
-      plan = *next;
-      action.detail = "frames " + std::to_string(old_w) + "x" + std::to_string(old_h) + " -> " +
-                      std::to_string(plan.width) + "x" + std::to_string(plan.height) +
-                      " (max_pixels " + std::to_string(chosen) + ", the largest that fits; floor " +
-                      std::to_string(o_.min_pixels_floor) + ")";
-    } else if (step == FitStep::kThinFrames && !frames_fixed && plan.frames.size() > 1) {
-      // The most frames that fit, evenly spread, first and last kept, not below min_fps.
-      double span = in_.frames[plan.frames.back()].time_s - in_.frames[plan.frames.front()].time_s;
-      size_t floor_frames = std::max<size_t>(2, static_cast<size_t>(std::ceil(span * o_.min_fps)));
-      size_t lo = std::min(floor_frames, plan.frames.size()), hi = plan.frames.size();
-      auto thinned = [&](size_t k) {
-        Plan p = plan;
-        std::vector<int> positions(plan.frames.size());
-        for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int>(i);
-        std::vector<int> keep = pipeline::ThinEvenly(positions, static_cast<int>(k));
-        p.frames.clear();
-        for (int i : keep) p.frames.push_back(plan.frames[static_cast<size_t>(i)]);
-        return p;
-      };
-      while (lo < hi) {
-        size_t mid = (lo + hi + 1) / 2;
-        if (fits(thinned(mid))) {
-          lo = mid;
-        } else {
-          hi = mid - 1;
-        }
-      }
-      if (lo == plan.frames.size()) continue;
-      size_t before_frames = plan.frames.size();
-      if (!fits(thinned(lo)) && can_split) lo = plan.frames.size();  // leave it to split
-      if (lo == plan.frames.size()) continue;
-      plan = thinned(lo);
-      action.detail = "kept " + std::to_string(lo) + " of " + std::to_string(before_frames) +
-                      " frames, evenly spread, first and last kept";
-    } else if (step == FitStep::kShortenText && !plan.documents.empty()) {
-      // Shorten the longest document first, from its end, as little as needed.
-      size_t shortened = 0;
-      while (!fits(plan)) {
-        size_t longest = 0;
-        for (size_t d = 1; d < plan.documents.size(); ++d) {
-          if (plan.documents[d].size() > plan.documents[longest].size()) longest = d;
-        }
-        std::string original = plan.documents[longest];
-        if (original.empty()) break;
-        auto make = [&](size_t n) {
-          while (n > 0 && n < original.size() &&
-                 (static_cast<unsigned char>(original[n]) & 0xC0) == 0x80) {
-            --n;
-          }
-          return n < original.size() ? original.substr(0, n) + " [...]" : original;
-        };
-        size_t lo = 0, hi = original.size();
-        while (lo < hi) {
-          size_t mid = lo + (hi - lo + 1) / 2;
-          plan.documents[longest] = make(mid);
-          if (fits(plan)) {
-            lo = mid;
-          } else {
-            hi = mid - 1;
-          }
-        }
-        plan.documents[longest] = lo == 0 ? std::string() : make(lo);
-        shortened += original.size() - std::min(original.size(), plan.documents[longest].size());
-      }
-      if (shortened == 0) continue;
-      action.detail = "documents shortened by " + std::to_string(shortened) + " bytes";
+    std::optional<std::string> detail;
+    switch (step) {
+      case FitStep::kDedupe:
+        detail = fit::Dedupe(in_, o_, plan);
+        break;
+      case FitStep::kLowerResolution:
+        detail = fit::LowerResolution(in_, o_, fits, plan);
+        break;
+      case FitStep::kThinFrames:
+        detail = fit::ThinFrames(in_, o_, fits, can_split, plan);
+        break;
+      case FitStep::kShortenText:
+        detail = fit::ShortenText(fits, plan);
+        break;
+      case FitStep::kSplit:
+        break;
+    }
+    if (detail) {
+      action.detail = std::move(*detail);
     } else if (step == FitStep::kSplit && !frames_fixed && plan.frames.size() > 1) {
       split = true;
       action.detail = "split into segments asked one by one, then once over their answers";
@@ -654,32 +528,19 @@ Result<Context> Builder::Build() {
   if (!split) {
     ranges.push_back({0, plan.frames.size()});
   } else {
-    int64_t base = fixed_cost_ + 64;  // the segment's header text and the reduce wording
-    size_t first = 0;
-    while (first < plan.frames.size()) {
-      size_t last = first + 1;
-      auto seg_cost = [&](size_t a, size_t b) {
-        double from = in_.frames[plan.frames[a]].time_s;
-        double to = b < plan.frames.size() ? in_.frames[plan.frames[b]].time_s : 1e300;
-        int64_t n = base + FramesCost(plan, a, b);
-        for (size_t k = 0; k < timed_index_.size(); ++k) {
-          double s = in_.texts[timed_index_[k]].start_s.value_or(0);
-          if ((s >= from || a == 0) && s < to) n += timed_cost_[k];
-        }
-        return n;
-      };
-      if (seg_cost(first, last) > ctx.limit) {
-        return LimitExceeded(in_.item_path + ": one frame with its text needs " +
-                             std::to_string(seg_cost(first, last)) + " tokens; the limit is " +
-                             std::to_string(ctx.limit));
+    const int64_t base = fixed_cost_ + 64;  // the segment's header text and the reduce wording
+    auto segment_cost = [&](size_t a, size_t b) {
+      double from = in_.frames[plan.frames[a]].time_s;
+      double to = b < plan.frames.size() ? in_.frames[plan.frames[b]].time_s : 1e300;
+      int64_t n = base + FramesCost(plan, a, b);
+      for (size_t k = 0; k < timed_index_.size(); ++k) {
+        double s = in_.texts[timed_index_[k]].start_s.value_or(0);
+        if ((s >= from || a == 0) && s < to) n += timed_cost_[k];
       }
-      while (last < plan.frames.size() && FitsFrameLimit(last + 1 - first) &&
-             seg_cost(first, last + 1) <= ctx.limit) {
-        ++last;
-      }
-      ranges.push_back({first, last});
-      first = last;
-    }
+      return n;
+    };
+    REEL_ASSIGN_OR_RETURN(ranges, fit::SplitRanges(in_, plan, ctx.limit, segment_cost,
+                                                   [&](size_t n) { return FitsFrameLimit(n); }));
     ctx.fit.back().detail =
         "split into " + std::to_string(ranges.size()) + " consecutive segments (" +
         (FitsFrameLimit(plan.frames.size())
