@@ -132,4 +132,14 @@ Result<jobs::JobSpec> ResolveJob(const ResolvedDatabase& database) {
   return spec;
 }
 
+Status ReadyForReading(const std::string& path) {
+  int version = 0;
+  {
+    REEL_ASSIGN_OR_RETURN(storage::Database db, storage::Database::OpenReadOnly(path));
+    REEL_ASSIGN_OR_RETURN(version, db.SchemaVersion());
+  }
+  if (version >= storage::Database::LatestSchemaVersion()) return Status::Ok();
+  return storage::Store::Open(path).status();
+}
+
 }  // namespace reel::cli

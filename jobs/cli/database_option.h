@@ -51,4 +51,9 @@ Result<jobs::JobSpec> ResolveJob(const ResolvedDatabase& database);
 // which rule chose it and what to pass instead, --ask-db when reel ask's database exists).
 Result<ResolvedDatabase> ResolveDatabase(const DatabaseChoice& choice);
 
+// For a command that reads: refuses a file that is not (yet) a Reel database or is newer than this
+// build (Database::OpenReadOnly's messages) and brings an older one to the current schema. An
+// empty file stays empty.
+Status ReadyForReading(const std::string& path);
+
 }  // namespace reel::cli

@@ -131,7 +131,9 @@ int RunInit(const InitFlags& flags) {
   jobs::JobSpec probe;
   probe.source = "reel init";
   probe.base_dir = fs::absolute(flags.dir).lexically_normal().string();
-  probe.inputs.push_back(jobs::InputSpec{.path = "."});
+  jobs::InputSpec folder;
+  folder.path = ".";
+  probe.inputs.push_back(folder);
   Result<std::vector<jobs::InputFile>> files = jobs::ExpandInputs(probe);
   if (!files.ok()) {
     std::fprintf(stderr, "reel init: %s\n", files.status().message().c_str());

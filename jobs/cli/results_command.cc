@@ -27,8 +27,8 @@ int RunResults(const ResultsFlags& flags) {
     return db.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
   // Brings an older file to the current schema (latest_answers.question).
-  if (Result<storage::Store> store = storage::Store::Open(db->path); !store.ok()) {
-    std::fprintf(stderr, "reel results: %s\n", store.status().message().c_str());
+  if (Status ready = ReadyForReading(db->path); !ready.ok()) {
+    std::fprintf(stderr, "reel results: %s\n", ready.message().c_str());
     return kExitFailed;
   }
   Result<OutputFormat> format = ParseOutputFormat(flags.format);

@@ -75,8 +75,8 @@ int RunShow(const ShowFlags& flags) {
     return db.status().code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailed;
   }
   // Brings an older file to the current schema (tasks.question).
-  if (Result<storage::Store> store = storage::Store::Open(db->path); !store.ok()) {
-    std::fprintf(stderr, "reel show: %s\n", store.status().message().c_str());
+  if (Status ready = ReadyForReading(db->path); !ready.ok()) {
+    std::fprintf(stderr, "reel show: %s\n", ready.message().c_str());
     return kExitFailed;
   }
   std::string where;

@@ -323,7 +323,10 @@ Result<PlannedSend> ItemPlanner::MakeSend(const TaskRecord& task, size_t prompt_
   counters_.frame_passes += frames.passes;
   counters_.frames_decoded += frames.decoded;
   const std::string schema = setup_.schemas.count(prompt.id) ? setup_.schemas.at(prompt.id) : "";
-  if (!schema.empty() && schema != send.request.json_schema) {
+  // The job's own schema replaces the kind's; a kind's schema (chapters) depends on the item's
+  // length, so it is the one ContextChatRequest set.
+  const bool own_schema = !prompt.json_schema.empty() || !prompt.json_schema_file.empty();
+  if (own_schema && !schema.empty() && schema != send.request.json_schema) {
     send.request.json_schema = schema;
     send.request.json_schema_name = "answer";
   }

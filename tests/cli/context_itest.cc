@@ -397,7 +397,9 @@ TEST(ContextCommandTest, AChaptersPromptSendsItsQuestionAndSchema) {
   nlohmann::json j = nlohmann::json::parse(ReadText(dir + "/c.json"));
   const std::string question = j["messages"].back()["content"].back()["text"];
   EXPECT_NE(question.find("Divide this video into chapters"), std::string::npos) << question;
-  EXPECT_NE(question.find("The video is 00:03 long."), std::string::npos) << question;
+  EXPECT_NE(question.find("The video is 00:03 long, so give times to a tenth of a second."),
+            std::string::npos)
+      << question;
   EXPECT_EQ(j["response_format"]["type"], "json_schema") << j.dump().substr(0, 300);
   // The stored context counted that question; the document (no timeline) has no chapters
   // context, and `reel context` says it is not asked.

@@ -196,7 +196,7 @@ TEST(JobSpecTest, BrokenFilesReportPositionAndMessage) {
 // naming the line and column where the quote opens. Closed quotes, multi-line ones, escaped
 // quotes and '' inside single quotes are fine.
 TEST(JobSpecTest, AnUnclosedQuoteIsAnErrorAtItsLine) {
-  for (const std::string& quote : {"\"", "'"}) {
+  for (const std::string quote : {"\"", "'"}) {
     SCOPED_TRACE(quote);
     Result<JobSpec> job = Parse(kHead + "prompts:\n  - id: q\n    question: " + quote + "hi\n");
     ASSERT_FALSE(job.ok()) << "accepted as '" << (job.ok() ? job->prompts[0].question : "") << "'";

@@ -302,7 +302,7 @@ TEST(TableOutputTest, EveryFormat) {
             "--  -------  --------------\n"
             " 1  a,\"b\"\xE2\x8F\x8E"
             "c  <blob 3 bytes>\n"
-            "22  NULL     0.5\n"
+            "22           0.5\n"  // an empty value is an empty cell
             "(2 rows)\n");
   EXPECT_FALSE(cli::ParseOutputFormat("xml").ok());
 }
