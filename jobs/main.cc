@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   reel::cli::AddStatusCommand(app, exit_code);
   reel::cli::AddResultsCommand(app, exit_code);
   reel::cli::AddShowCommand(app, exit_code);
+  reel::cli::AddPruneCommand(app, exit_code);
   reel::cli::AddSearchCommand(app, exit_code);
   reel::cli::AddMergeCommand(app, exit_code);
   reel::cli::AddTokenizeCommand(app, exit_code);

@@ -58,6 +58,7 @@ struct ReportItemRow {
   std::optional<double> cost;                 // with requests.cost
   std::optional<std::string> thumbnail_hash;  // a frame from the middle of the item
   std::string updated_at;
+  bool input_gone = false;  // the input file was deleted or moved (set by the report's writer)
 };
 
 struct ReportFrame {

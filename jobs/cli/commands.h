@@ -49,5 +49,6 @@ void AddTextCommand(CLI::App& app, int& exit_code);
 void AddPagesCommand(CLI::App& app, int& exit_code);
 void AddTranscribeCommand(CLI::App& app, int& exit_code);
 void AddInitCommand(CLI::App& app, int& exit_code);
+void AddPruneCommand(CLI::App& app, int& exit_code);
 
 }  // namespace reel::cli

@@ -4,6 +4,7 @@
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
+#include "jobs/cli/gone_inputs.h"
 #include "jobs/cli/table_output.h"
 #include "storage/query.h"
 #include "storage/store.h"
@@ -74,6 +75,9 @@ int RunResults(const ResultsFlags& flags) {
     std::fprintf(stderr, "reel results: %s\n", table.status().message().c_str());
     return kExitFailed;
   }
+  if (*format == OutputFormat::kTable || *format == OutputFormat::kMarkdown) {
+    MarkGoneInputs(*table);
+  }
   WriteTable(std::cout, *table, *format, {.max_cell_width = flags.width});
   std::cout.flush();
   return kExitOk;
@@ -90,7 +94,8 @@ void AddResultsCommand(CLI::App& app, int& exit_code) {
       "segments, answers, attempts, error. Answers view (latest_answers, the newest answer\n"
       "per item and prompt): job, item_id, path, prompt_id, question (as asked), model,\n"
       "finish_reason, completion_tokens, created_at, content. `reel show ITEM` prints an\n"
-      "item's every answer in full, with its question.\n"
+      "item's every answer in full, with its question. In table and md formats the path of an\n"
+      "item whose input file is gone starts with [deleted] (`reel prune` drops such items).\n"
       "Exit status: 0 ok, 1 no database or unreadable, 2 bad options.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("--prompt", flags->prompt, "Answers to this prompt id only");

@@ -14,6 +14,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
+#include "storage/prune.h"
 #include "storage/query.h"
 #include "storage/store.h"
 
@@ -144,6 +145,11 @@ int RunShow(const ShowFlags& flags) {
   out += (md ? "\n" : "") + std::string("item ") + item_id + ", job " +
          shown(Str(items->rows[0][2])) + ", " + std::to_string(answers->rows.size()) +
          (answers->rows.size() == 1 ? " answer" : " answers") + "\n";
+  if (storage::InputFileGone(Str(items->rows[0][1]))) {
+    out +=
+        (md ? "\n" : "") +
+        std::string("The input file is gone (deleted or moved): `reel prune` drops this item.\n");
+  }
   for (const auto& row : answers->rows) {
     const int64_t response = std::get<int64_t>(row[0]);
     std::string heading = Str(row[1]);

@@ -20,6 +20,7 @@
 #include "jobs/run/runner.h"
 #include "jobs/run_lock.h"
 #include "storage/database.h"
+#include "storage/prune.h"
 #include "storage/store.h"
 #include "storage/tasks.h"
 
@@ -178,6 +179,10 @@ int RunStatus(const StatusFlags& flags) {
     report = jobs::RunReport::FromJson((*latest_report)->second);
     report_run = (*latest_report)->first;
   }
+  // Items whose input file was deleted or moved since (`reel prune` lists and drops them).
+  Result<std::vector<storage::GoneItem>> gone =
+      storage::ListGoneItems(store.database(), resolved->job_name);
+  const size_t gone_count = gone.ok() ? gone->size() : 0;
   const storage::ItemStatusCounts& items = summary->items;
   const int64_t total = items.pending + items.running + items.done + items.failed;
   std::optional<jobs::LockOwner> holder;
@@ -199,7 +204,8 @@ int RunStatus(const StatusFlags& flags) {
           {"running", items.running},
           {"done", items.done},
           {"partial", items.partial},
-          {"failed", items.failed}}},
+          {"failed", items.failed},
+          {"input_gone", gone_count}}},
         {"runs", rows(RunsTable(summary->recent_runs, holder))},
         {"failures", rows(FailuresTable(summary->recent_failures))},
         {"partial", rows(PartialTable(summary->recent_partial))},
@@ -221,6 +227,12 @@ int RunStatus(const StatusFlags& flags) {
   if (holder) std::cout << "Running now: " << Shown(holder->Describe()) << "\n";
   std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
             << ", pending " << items.pending << ", running " << items.running << ")\n";
+  if (gone_count > 0) {
+    std::cout
+        << "  " << gone_count
+        << (gone_count > 1 ? " items' input files are" : " item's input file is")
+        << " gone (deleted or moved): `reel prune` lists them, `reel prune --yes` drops them\n";
+  }
   if (items.partial > 0) {
     std::cout << "  " << items.partial << " of the done items "
               << (items.partial > 1 ? "have" : "has")

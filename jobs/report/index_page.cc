@@ -93,7 +93,9 @@ std::string RenderIndexPage(const IndexPage& p) {
       const std::string name = slash == std::string::npos ? r.path : r.path.substr(slash + 1);
       const std::string folder = slash == std::string::npos ? "" : r.path.substr(0, slash + 1);
       out += "</td><td class=\"path\"><a href=\"" + page + "\" title=\"" + Html(r.path) + "\">" +
-             Html(name) + "</a><br><span class=\"folder\">" + Html(folder) + "</span>" +
+             Html(name) + "</a>" +
+             (r.input_gone ? " <span class=\"status failed gone\">input deleted</span>" : "") +
+             "<br><span class=\"folder\">" + Html(folder) + "</span>" +
              (p.job ? "" : " <span class=\"job\">job " + Html(r.job) + "</span>");
       if (i < p.excerpts.size() && p.excerpts[i]) {
         out += "<p class=\"excerpt\"><span class=\"prompt\">" + Html(p.excerpts[i]->prompt_id) +

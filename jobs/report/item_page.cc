@@ -607,6 +607,11 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
   }
   out += "</p>";
   if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
+  if (row.input_gone) {
+    out +=
+        "<p class=\"error gone\">The input file is gone (deleted or moved); its results are kept "
+        "until <code>reel prune --yes</code> drops them.</p>";
+  }
   out +=
       "<p class=\"jump\"><a href=\"#answers\">Answers</a> <a href=\"#frames\">Storyboard</a> "
       "<a href=\"#text\">Text</a> <a href=\"#tokens\">Tokens and cost</a> "

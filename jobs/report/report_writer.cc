@@ -16,6 +16,7 @@
 #include "jobs/report/item_page.h"
 #include "jobs/report/report_css.h"
 #include "jobs/report/search_index.h"
+#include "storage/prune.h"
 #include "storage/report_data.h"
 
 namespace reel::jobs::report {
@@ -87,6 +88,7 @@ class Writer {
   // Writes the item's page; with `excerpt`, also its first answer's excerpt and its search entry.
   Status ItemPage(int64_t item_id, std::optional<AnswerExcerpt>* excerpt = nullptr) {
     REEL_ASSIGN_OR_RETURN(storage::ReportItem item, reader_.ReadItem(item_id));
+    item.row.input_gone = storage::InputFileGone(item.row.path);
     if (excerpt != nullptr) {
       *excerpt = FirstAnswerExcerpt(item, kExcerptBytes);
       search_.push_back(SearchEntryFor(item));
@@ -131,6 +133,9 @@ class Writer {
       index.first_item = (page - 1) * size;
       index.job = options_.job;
       REEL_ASSIGN_OR_RETURN(index.rows, reader_.ListItems(options_.job, index.first_item, size));
+      for (storage::ReportItemRow& row : index.rows) {
+        row.input_gone = storage::InputFileGone(row.path);
+      }
       index.status_counts = counts;
       if (page == 1) {
         index.runs_html = BatchHtml(runs, reader_.columns(), /*full=*/false);  // the newest
