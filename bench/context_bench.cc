@@ -31,10 +31,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_util.h"
-#include "jobs/item_context.h"
+#include "jobs/context/item_context.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
-#include "llm/request_body.h"
+#include "llm/context/request_body.h"
 #include "pipeline/image_codec.h"
 #include "storage/store.h"
 

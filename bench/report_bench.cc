@@ -37,7 +37,7 @@
 
 #include "bench/bench_util.h"
 #include "jobs/report/report_writer.h"
-#include "llm/time_references.h"
+#include "llm/answers/time_references.h"
 #include "storage/store.h"
 
 namespace fs = std::filesystem;

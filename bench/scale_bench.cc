@@ -58,8 +58,8 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "jobs/item_plan.h"
-#include "jobs/job_spec.h"
+#include "jobs/run/item_plan.h"
+#include "jobs/spec/job_spec.h"
 #include "storage/database.h"
 #include "storage/records.h"
 #include "storage/sha256.h"

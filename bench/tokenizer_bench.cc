@@ -16,7 +16,7 @@
 //
 // --general-regex: Reel's copy of each file has every Split regex P written as (?:P), which
 // matches the same but has no hand-written matcher, so the pre-tokenizer runs on the general
-// regex engine (llm/internal/regex.h); the baseline reads the file as it is.
+// regex engine (llm/tokenizer/regex.h); the baseline reads the file as it is.
 //
 // Usage: tokenizer_bench [--tokenizers gpt4o,llama3,qwen3] [--text FILE] [--runs N]
 //                        [--general-regex]
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 
 namespace {
 

@@ -8,11 +8,17 @@
 #
 # Levels follow the data flow: base (0) < pipeline (1) < vision (2) < llm (3) < storage (4)
 # < jobs (5).
+#
+# Rooms: a module may declare the subfolders it is split into, lowest first
+# (reel_module(jobs ... ROOMS spec context model ...)). Then a file in a room (sources and
+# headers alike) may include headers of its own room, of a lower room, or of the module's top
+# level; a file at the top level may include only the top level; and every subfolder holding code
+# must be a declared room. A reversed include, or code in an undeclared folder, fails configure.
 
 set_property(GLOBAL PROPERTY REEL_MODULES "")
 
 function(reel_module name)
-  cmake_parse_arguments(ARG "" "LEVEL" "SOURCES;DEPS;PRIVATE_LIBS;PUBLIC_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "LEVEL" "SOURCES;DEPS;PRIVATE_LIBS;PUBLIC_LIBS;ROOMS" ${ARGN})
   if(NOT DEFINED ARG_LEVEL)
     message(FATAL_ERROR "reel_module(${name}): LEVEL is required")
   endif()
@@ -58,6 +64,10 @@ function(reel_module name)
     endforeach()
   endforeach()
 
+  if(ARG_ROOMS)
+    reel_check_rooms(${name} "${ARG_ROOMS}" "${ARG_SOURCES}")
+  endif()
+
   if(NOT ARG_SOURCES)
     # A module with no sources yet: an interface library keeps the graph whole.
     add_library(reel_${name} INTERFACE)
@@ -80,4 +90,49 @@ function(reel_module name)
   if(ARG_PRIVATE_LIBS)
     target_link_libraries(reel_${name} PRIVATE ${ARG_PRIVATE_LIBS})
   endif()
+endfunction()
+
+# The room of `path` (relative to the module's folder) as its rank in `rooms`: -1 for the top
+# level, -2 for a folder that is not a declared room.
+function(reel_room_rank path rooms out)
+  if(NOT path MATCHES "/")
+    set(${out} -1 PARENT_SCOPE)
+    return()
+  endif()
+  string(REGEX REPLACE "/.*" "" folder "${path}")
+  list(FIND rooms "${folder}" rank)
+  if(rank EQUAL -1)
+    set(rank -2)
+  endif()
+  set(${out} ${rank} PARENT_SCOPE)
+endfunction()
+
+# Room check (see the top of this file) over the module's sources and every header under its
+# folder (an executable's main.cc beside them is not the module's).
+function(reel_check_rooms name rooms sources)
+  file(GLOB_RECURSE headers RELATIVE "${CMAKE_CURRENT_SOURCE_DIR}" CONFIGURE_DEPENDS
+       "${CMAKE_CURRENT_SOURCE_DIR}/*.h")
+  set(files ${sources} ${headers})
+  foreach(file IN LISTS files)
+    reel_room_rank("${file}" "${rooms}" file_rank)
+    if(file_rank EQUAL -2)
+      message(FATAL_ERROR
+        "Layering violation: ${name}/${file} is in a folder that is not one of ${name}'s rooms "
+        "(${rooms}); declare the room in its place in the order")
+    endif()
+    file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/${file}" includes REGEX "^#include \"${name}/")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^#include \"${name}/([^\"]*)\".*" "\\1" included "${line}")
+      reel_room_rank("${included}" "${rooms}" included_rank)
+      if(included_rank EQUAL -2)
+        message(FATAL_ERROR
+          "Layering violation: ${name}/${file} includes ${name}/${included}, in no room of ${name}")
+      endif()
+      if(included_rank GREATER file_rank)
+        message(FATAL_ERROR
+          "Layering violation: ${name}/${file} includes ${name}/${included}, a higher room "
+          "(${name}'s rooms, lowest first: top level, ${rooms})")
+      endif()
+    endforeach()
+  endforeach()
 endfunction()

@@ -1,5 +1,6 @@
 #include "storage/database.h"
 
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 
@@ -122,21 +123,17 @@ Status Database::CheckIntegrity() {
   std::string problems;
   {
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(handle(), "PRAGMA integrity_check"));
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      std::string line = stmt.ColumnText(0);
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      std::string line = row.ColumnText(0);
       if (line != "ok") problems += line + "; ";
-    }
+    }));
   }
   {
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(handle(), "PRAGMA foreign_key_check"));
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      problems += "foreign key violation in " + stmt.ColumnText(0) + " row " +
-                  std::to_string(stmt.ColumnInt(1)) + " -> " + stmt.ColumnText(2) + "; ";
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& violation) {
+      problems += "foreign key violation in " + violation.ColumnText(0) + " row " +
+                  std::to_string(violation.ColumnInt(1)) + " -> " + violation.ColumnText(2) + "; ";
+    }));
   }
   if (!problems.empty()) return CorruptData(path_ + ": " + problems);
   return Status::Ok();

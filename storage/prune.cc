@@ -13,7 +13,7 @@ using internal::Statement;
 using internal::Transaction;
 
 bool InputFileGone(const std::string& stored_path) {
-  struct stat st{};
+  struct stat st {};
   const std::string path = UnescapeInvalidUtf8(stored_path);
   return ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
@@ -48,11 +48,10 @@ Result<DropCounts> DropItems(Database& db, const std::vector<int64_t>& ids) {
   DropCounts counts;
   REEL_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db.handle()));
   {
-    REEL_ASSIGN_OR_RETURN(
-        Statement answers,
-        Statement::Prepare(db.handle(),
-                           "SELECT count(*) FROM responses r JOIN requests q "
-                           "ON q.id = r.request_id WHERE q.item_id = ?1"));
+    REEL_ASSIGN_OR_RETURN(Statement answers,
+                          Statement::Prepare(db.handle(),
+                                             "SELECT count(*) FROM responses r JOIN requests q "
+                                             "ON q.id = r.request_id WHERE q.item_id = ?1"));
     REEL_ASSIGN_OR_RETURN(Statement drop,
                           Statement::Prepare(db.handle(), "DELETE FROM items WHERE id = ?1"));
     for (int64_t id : ids) {

@@ -35,8 +35,8 @@ Result<std::vector<GoneItem>> ListGoneItems(Database& db, const std::optional<st
 struct DropCounts {
   int64_t items = 0;
   int64_t answers = 0;
-  int64_t blobs = 0;        // stored pictures and features no longer named by any row
-  int64_t blob_bytes = 0;   // their size
+  int64_t blobs = 0;       // stored pictures and features no longer named by any row
+  int64_t blob_bytes = 0;  // their size
 };
 
 // Deletes the items `ids` and what only they used, in one transaction. Errors: the database's.

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "storage/database.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/sqlite.h"
 
 namespace reel::storage {
@@ -200,11 +201,9 @@ Result<std::vector<std::pair<std::string, std::string>>> SchemaTablesAndViews() 
           "AND s.name LIKE v.name || '\\_%' ESCAPE '\\') "
           "ORDER BY type = 'view', rowid"));
   std::vector<std::pair<std::string, std::string>> names;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    names.emplace_back(stmt.ColumnText(0), stmt.ColumnText(1));
-  }
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const internal::Statement& row) {
+    names.emplace_back(row.ColumnText(0), row.ColumnText(1));
+  }));
   return names;
 }
 

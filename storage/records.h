@@ -162,8 +162,8 @@ struct ContextRecord {
   // The settings key of the job's context this row belongs to (unset: its own settings_key; a
   // re-fit or a reduce names the key it was made from). See Store::RetireContexts.
   std::optional<std::string> base_key = {};
-  // What the row's frame files in the frame cache were made from (opaque; jobs/context_frames.h);
-  // unset when it sends no cached frames.
+  // What the row's frame files in the frame cache were made from (opaque;
+  // jobs/context/context_frames.h); unset when it sends no cached frames.
   std::optional<std::string> frame_source = {};
 };
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "storage/internal/rows.h"
 #include "storage/internal/sqlite.h"
+#include "storage/internal/store_shared.h"
 #include "storage/tasks.h"
 
 namespace reel::storage {
@@ -129,11 +131,9 @@ Result<std::vector<std::pair<std::string, int64_t>>> ReportReader::CountByStatus
                          "WHERE ?1 IS NULL OR j.name = ?1 GROUP BY i.status ORDER BY i.status"));
   stmt.Bind(1, job);
   std::vector<std::pair<std::string, int64_t>> counts;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    counts.emplace_back(stmt.ColumnText(0), stmt.ColumnInt(1));
-  }
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+    counts.emplace_back(row.ColumnText(0), row.ColumnInt(1));
+  }));
   return counts;
 }
 
@@ -146,11 +146,8 @@ Result<std::vector<ReportItemRow>> ReportReader::ListItems(const std::optional<s
                                            "ORDER BY j.name, i.path LIMIT ?2 OFFSET ?3"));
   stmt.Bind(1, job).Bind(2, limit).Bind(3, offset);
   std::vector<ReportItemRow> rows;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    rows.push_back(ReadItemRow(stmt));
-  }
+  REEL_RETURN_IF_ERROR(
+      internal::ForEachRow(stmt, [&](const Statement& row) { rows.push_back(ReadItemRow(row)); }));
   return rows;
 }
 
@@ -178,11 +175,9 @@ Result<std::optional<int64_t>> ReportReader::FindItem(const std::optional<std::s
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db_.handle(), sql));
     stmt.Bind(1, id_or_path).Bind(2, job);
     std::vector<std::pair<int64_t, std::string>> found;
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      found.emplace_back(stmt.ColumnInt(0), stmt.ColumnText(1));
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      found.emplace_back(row.ColumnInt(0), row.ColumnText(1));
+    }));
     if (found.size() == 1) return std::optional<int64_t>(found[0].first);
     if (found.size() > 1) {
       return InvalidArgument("'" + id_or_path + "' names several items (jobs " + found[0].second +
@@ -218,29 +213,13 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                            "LEFT JOIN blobs b ON b.hash = f.thumbnail_hash "
                            "WHERE f.item_id = ?1 ORDER BY f.sample_index"));
     stmt.Bind(1, item_id);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      item.frames.push_back({stmt.ColumnInt(0), stmt.ColumnInt(1), stmt.ColumnDouble(2),
-                             static_cast<int>(stmt.ColumnInt(3)),
-                             static_cast<int>(stmt.ColumnInt(4)), stmt.ColumnOptionalText(5),
-                             stmt.ColumnOptionalInt(6)});
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      item.frames.push_back({row.ColumnInt(0), row.ColumnInt(1), row.ColumnDouble(2),
+                             static_cast<int>(row.ColumnInt(3)), static_cast<int>(row.ColumnInt(4)),
+                             row.ColumnOptionalText(5), row.ColumnOptionalInt(6)});
+    }));
   }
-  {
-    REEL_ASSIGN_OR_RETURN(Statement stmt,
-                          Statement::Prepare(db,
-                                             "SELECT source, start_seconds, end_seconds, text, "
-                                             "language FROM segments WHERE item_id = ?1 "
-                                             "ORDER BY start_seconds, source, id"));
-    stmt.Bind(1, item_id);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      item.segments.push_back({stmt.ColumnText(0), stmt.ColumnDouble(1), stmt.ColumnDouble(2),
-                               stmt.ColumnText(3), stmt.ColumnOptionalText(4)});
-    }
-  }
+  REEL_ASSIGN_OR_RETURN(item.segments, internal::ReadSegments(db, item_id));
   {
     const std::string sql =
         "SELECT p.id, r.id, r.prompt_id, r.model, p.content, p.reasoning, p.finish_reason, " +
@@ -262,29 +241,27 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
         "ORDER BY r.prompt_id";
     REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
     stmt.Bind(1, item_id);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
       ReportAnswer a;
-      a.response_id = stmt.ColumnInt(0);
-      a.request_id = stmt.ColumnInt(1);
-      a.prompt_id = stmt.ColumnText(2);
-      a.model = stmt.ColumnOptionalText(3);
-      a.content = stmt.ColumnText(4);
-      a.reasoning = stmt.ColumnOptionalText(5);
-      a.finish_reason = stmt.ColumnOptionalText(6);
-      a.prompt_tokens = stmt.ColumnOptionalInt(7);
-      a.completion_tokens = stmt.ColumnOptionalInt(8);
-      a.cached_tokens = stmt.ColumnOptionalInt(9);
-      a.latency_seconds = stmt.ColumnOptionalDouble(10);
-      a.ttft_seconds = stmt.ColumnOptionalDouble(11);
-      a.attempts = stmt.ColumnOptionalInt(12);
-      a.cost = stmt.ColumnOptionalDouble(13);
-      a.created_at = stmt.ColumnText(14);
-      a.earlier_answers = stmt.ColumnInt(15);
-      a.question = stmt.ColumnOptionalText(16);
+      a.response_id = row.ColumnInt(0);
+      a.request_id = row.ColumnInt(1);
+      a.prompt_id = row.ColumnText(2);
+      a.model = row.ColumnOptionalText(3);
+      a.content = row.ColumnText(4);
+      a.reasoning = row.ColumnOptionalText(5);
+      a.finish_reason = row.ColumnOptionalText(6);
+      a.prompt_tokens = row.ColumnOptionalInt(7);
+      a.completion_tokens = row.ColumnOptionalInt(8);
+      a.cached_tokens = row.ColumnOptionalInt(9);
+      a.latency_seconds = row.ColumnOptionalDouble(10);
+      a.ttft_seconds = row.ColumnOptionalDouble(11);
+      a.attempts = row.ColumnOptionalInt(12);
+      a.cost = row.ColumnOptionalDouble(13);
+      a.created_at = row.ColumnText(14);
+      a.earlier_answers = row.ColumnInt(15);
+      a.question = row.ColumnOptionalText(16);
       item.answers.push_back(std::move(a));
-    }
+    }));
   }
   {
     REEL_ASSIGN_OR_RETURN(
@@ -300,13 +277,11 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                     " ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1) "
                     "ORDER BY c.prompt_id"));
     stmt.Bind(1, item_id);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      item.contexts.push_back({stmt.ColumnText(0), stmt.ColumnInt(1), stmt.ColumnInt(2),
-                               stmt.ColumnInt(3), stmt.ColumnInt(4), stmt.ColumnInt(5),
-                               stmt.ColumnText(6)});
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      item.contexts.push_back({row.ColumnText(0), row.ColumnInt(1), row.ColumnInt(2),
+                               row.ColumnInt(3), row.ColumnInt(4), row.ColumnInt(5),
+                               row.ColumnText(6)});
+    }));
   }
   {
     REEL_ASSIGN_OR_RETURN(
@@ -320,12 +295,10 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                                    "FROM requests r WHERE r.item_id = ?1 AND r.status = 'failed' "
                                    "ORDER BY r.id"));
     stmt.Bind(1, item_id);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      item.request_failures.push_back({stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2),
-                                       stmt.ColumnText(3), stmt.ColumnInt(4) != 0});
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+      item.request_failures.push_back({row.ColumnText(0), row.ColumnText(1), row.ColumnText(2),
+                                       row.ColumnText(3), row.ColumnInt(4) != 0});
+    }));
   }
   return item;
 }
@@ -356,30 +329,27 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
                            "WHERE ?1 IS NULL OR j.name = ?1 "
                            "ORDER BY r.started_at DESC, r.id DESC LIMIT ?2"));
     stmt.Bind(1, job).Bind(2, max_runs);
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
       ReportRun r;
       RunRecord& run = r.run;
-      run.id = stmt.ColumnInt(0);
-      run.uid = stmt.ColumnText(1);
-      run.job_id = stmt.ColumnInt(2);
-      run.spec_hash = stmt.ColumnText(3);
-      run.host = stmt.ColumnText(4);
-      run.pid = stmt.ColumnInt(5);
-      run.shard_index = stmt.ColumnInt(6);
-      run.shard_count = stmt.ColumnInt(7);
-      run.status = RunStatusNames().Parse(stmt.ColumnText(8)).value_or(RunStatus::kRunning);
-      run.started_at = stmt.ColumnText(9);
-      run.finished_at = stmt.ColumnOptionalText(10);
-      run.counters = {stmt.ColumnInt(11), stmt.ColumnInt(12), stmt.ColumnInt(13),
-                      stmt.ColumnInt(14), stmt.ColumnInt(15), stmt.ColumnInt(16),
-                      stmt.ColumnInt(17)};
-      run.message = stmt.ColumnOptionalText(18);
-      r.job = stmt.ColumnText(19);
-      r.wall_seconds = stmt.ColumnOptionalDouble(20);
+      run.id = row.ColumnInt(0);
+      run.uid = row.ColumnText(1);
+      run.job_id = row.ColumnInt(2);
+      run.spec_hash = row.ColumnText(3);
+      run.host = row.ColumnText(4);
+      run.pid = row.ColumnInt(5);
+      run.shard_index = row.ColumnInt(6);
+      run.shard_count = row.ColumnInt(7);
+      run.status = RunStatusNames().Parse(row.ColumnText(8)).value_or(RunStatus::kRunning);
+      run.started_at = row.ColumnText(9);
+      run.finished_at = row.ColumnOptionalText(10);
+      run.counters = {row.ColumnInt(11), row.ColumnInt(12), row.ColumnInt(13), row.ColumnInt(14),
+                      row.ColumnInt(15), row.ColumnInt(16), row.ColumnInt(17)};
+      run.message = row.ColumnOptionalText(18);
+      r.job = row.ColumnText(19);
+      r.wall_seconds = row.ColumnOptionalDouble(20);
       runs.push_back(std::move(r));
-    }
+    }));
   }
   for (ReportRun& r : runs) {
     const int64_t id = r.run.id;
@@ -390,15 +360,13 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
                              "SELECT status, count(*) FROM requests WHERE run_id = ?1 "
                              "GROUP BY status"));
       stmt.Bind(1, id);
-      while (true) {
-        REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-        if (!row) break;
-        const std::string status = stmt.ColumnText(0);
-        int64_t n = stmt.ColumnInt(1);
+      REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+        const std::string status = row.ColumnText(0);
+        int64_t n = row.ColumnInt(1);
         (status == "succeeded" ? r.requests_succeeded
          : status == "failed"  ? r.requests_failed
                                : r.requests_sent) += n;
-      }
+      }));
     }
     {
       const std::string sql =
@@ -438,12 +406,10 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
                               " FROM requests WHERE run_id = ?1 AND status != 'sent'";
       REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, sql));
       stmt.Bind(1, id);
-      while (true) {
-        REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-        if (!row) break;
-        if (!stmt.IsNull(0)) r.latencies.push_back(stmt.ColumnDouble(0));
-        if (!stmt.IsNull(1)) r.ttfts.push_back(stmt.ColumnDouble(1));
-      }
+      REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+        if (!row.IsNull(0)) r.latencies.push_back(row.ColumnDouble(0));
+        if (!row.IsNull(1)) r.ttfts.push_back(row.ColumnDouble(1));
+      }));
     }
     // Per item: processing time (items this run last started) and its requests in the run.
     const std::string per_item =
@@ -465,12 +431,10 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
     auto read_items = [&](const std::string& order, std::vector<ReportRunItem>& out) -> Status {
       REEL_ASSIGN_OR_RETURN(Statement stmt, Statement::Prepare(db, per_item + order + " LIMIT ?2"));
       stmt.Bind(1, id).Bind(2, top);
-      while (true) {
-        REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-        if (!row) break;
-        out.push_back({stmt.ColumnInt(0), stmt.ColumnText(1), stmt.ColumnOptionalDouble(2),
-                       stmt.ColumnDouble(3), stmt.ColumnInt(4), stmt.ColumnOptionalDouble(5)});
-      }
+      REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+        out.push_back({row.ColumnInt(0), row.ColumnText(1), row.ColumnOptionalDouble(2),
+                       row.ColumnDouble(3), row.ColumnInt(4), row.ColumnOptionalDouble(5)});
+      }));
       return Status::Ok();
     };
     REEL_RETURN_IF_ERROR(
@@ -501,12 +465,10 @@ Result<std::vector<ReportRun>> ReportReader::ReadRuns(const std::optional<std::s
                   "FROM items i WHERE i.last_run_id = ?1 AND i.finished_at IS NOT NULL "
                   "AND i.status IN ('done', 'failed') ORDER BY 1"));
       stmt.Bind(1, id).Bind(2, r.run.started_at);
-      while (true) {
-        REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-        if (!row) break;
-        r.events.push_back({std::max(0.0, stmt.ColumnDouble(0)), stmt.ColumnInt(1),
-                            stmt.ColumnInt(2), stmt.ColumnInt(3), stmt.ColumnInt(4)});
-      }
+      REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+        r.events.push_back({std::max(0.0, row.ColumnDouble(0)), row.ColumnInt(1), row.ColumnInt(2),
+                            row.ColumnInt(3), row.ColumnInt(4)});
+      }));
     }
     // Work recorded after the run's end (answers imported later) extends it.
     if (!r.events.empty() && (!r.wall_seconds || *r.wall_seconds < r.events.back().at_seconds)) {

@@ -8,6 +8,7 @@
 
 #include "storage/internal/json_string_array.h"
 #include "storage/internal/random_uid.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/schema.h"
 #include "storage/internal/sqlite.h"
 
@@ -216,33 +217,20 @@ Result<std::optional<TaskRecord>> TaskStore::FindTask(const std::string& custom_
   REEL_ASSIGN_OR_RETURN(Statement s,
                         Statement::Prepare(db_.handle(), SelectTasks("t.custom_id = ?1")));
   s.Bind(1, custom_id);
-  REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::optional<TaskRecord>();
-  REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(s));
-  return std::optional<TaskRecord>(std::move(t));
+  return internal::ReadRow(s, ReadTask);
 }
 
 Result<std::optional<TaskRecord>> TaskStore::GetTask(int64_t task_id) {
   REEL_ASSIGN_OR_RETURN(Statement s, Statement::Prepare(db_.handle(), SelectTasks("t.id = ?1")));
   s.Bind(1, task_id);
-  REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::optional<TaskRecord>();
-  REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(s));
-  return std::optional<TaskRecord>(std::move(t));
+  return internal::ReadRow(s, ReadTask);
 }
 
 Result<std::vector<TaskRecord>> TaskStore::ListTasks(int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(
       Statement s, Statement::Prepare(db_.handle(), SelectTasks("t.item_id = ?1 ORDER BY t.id")));
   s.Bind(1, item_id);
-  std::vector<TaskRecord> out;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    REEL_ASSIGN_OR_RETURN(TaskRecord t, ReadTask(s));
-    out.push_back(std::move(t));
-  }
-  return out;
+  return internal::ReadRows(s, ReadTask);
 }
 
 Result<std::vector<int64_t>> TaskStore::ItemsWithTasks(std::optional<int64_t> job_id,
@@ -255,13 +243,7 @@ Result<std::vector<int64_t>> TaskStore::ItemsWithTasks(std::optional<int64_t> jo
           "WHERE t.status = ?1 AND (?2 IS NULL OR i.job_id = ?2) AND t.retired_at IS NULL "
           "ORDER BY t.item_id"));
   s.Bind(1, TaskStatusName(status)).Bind(2, job_id);
-  std::vector<int64_t> out;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(s.ColumnInt(0));
-  }
-  return out;
+  return internal::ReadRows(s, [](const Statement& row) { return row.ColumnInt(0); });
 }
 
 Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {
@@ -273,11 +255,9 @@ Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {
                          "GROUP BY t.status"));
   s.Bind(1, job_id);
   TaskCounts counts;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    REEL_ASSIGN_OR_RETURN(TaskStatus status, ParseStatus(s.ColumnText(0)));
-    const int64_t n = s.ColumnInt(1);
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(s, [&](const Statement& row) -> Status {
+    REEL_ASSIGN_OR_RETURN(TaskStatus status, ParseStatus(row.ColumnText(0)));
+    const int64_t n = row.ColumnInt(1);
     switch (status) {
       case TaskStatus::kWaiting:
         counts.waiting = n;
@@ -292,7 +272,8 @@ Result<TaskCounts> TaskStore::CountTasks(std::optional<int64_t> job_id) {
         counts.failed = n;
         break;
     }
-  }
+    return Status::Ok();
+  }));
   return counts;
 }
 
@@ -302,11 +283,8 @@ Result<std::vector<std::pair<int64_t, std::string>>> TaskStore::DoneItems(int64_
                                                         "?1 AND status = 'done' ORDER BY id"));
   s.Bind(1, job_id);
   std::vector<std::pair<int64_t, std::string>> out;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.emplace_back(s.ColumnInt(0), s.ColumnText(1));
-  }
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(
+      s, [&](const Statement& row) { out.emplace_back(row.ColumnInt(0), row.ColumnText(1)); }));
   return out;
 }
 
@@ -455,19 +433,17 @@ Result<std::vector<ContextRow>> TaskStore::ListContexts(int64_t item_id,
                          "settings_key = ?3 ORDER BY segment_index, id"));
   s.Bind(1, item_id).Bind(2, prompt_id).Bind(3, settings_key);
   std::vector<ContextRow> out;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(s, [&](const Statement& row) {
     ContextRow c;
-    c.id = s.ColumnInt(0);
-    c.context_hash = s.ColumnText(1);
-    c.segment_index = s.ColumnInt(2);
-    c.segment_count = s.ColumnInt(3);
-    c.total_tokens = s.ColumnInt(4);
-    c.start_seconds = s.ColumnOptionalDouble(5);
-    c.end_seconds = s.ColumnOptionalDouble(6);
+    c.id = row.ColumnInt(0);
+    c.context_hash = row.ColumnText(1);
+    c.segment_index = row.ColumnInt(2);
+    c.segment_count = row.ColumnInt(3);
+    c.total_tokens = row.ColumnInt(4);
+    c.start_seconds = row.ColumnOptionalDouble(5);
+    c.end_seconds = row.ColumnOptionalDouble(6);
     out.push_back(std::move(c));
-  }
+  }));
   return out;
 }
 
@@ -523,11 +499,9 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
   s.Bind(3, std::string(kAnswerCheckRetry));
   SendTotals t;
   t.first_sent_unix = 0;
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    const std::string status = s.ColumnText(0);
-    const std::string outcome = s.ColumnText(1);
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(s, [&](const Statement& row) {
+    const std::string status = row.ColumnText(0);
+    const std::string outcome = row.ColumnText(1);
     ++t.sends;
     if (outcome == "cancelled") {
       ++t.cancelled;
@@ -537,30 +511,30 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
       ++t.failed;
     }
     if (outcome == "prompt too long") ++t.too_long;
-    const int64_t rechecked = s.ColumnInt(14);
+    const int64_t rechecked = row.ColumnInt(14);
     t.rechecked += rechecked;
-    t.retries += std::max<int64_t>(0, s.ColumnInt(2) - 1 - rechecked);
-    if (s.ColumnInt(13) > 0) ++t.resent;
-    if (std::optional<double> latency = s.ColumnOptionalDouble(3)) {
+    t.retries += std::max<int64_t>(0, row.ColumnInt(2) - 1 - rechecked);
+    if (row.ColumnInt(13) > 0) ++t.resent;
+    if (std::optional<double> latency = row.ColumnOptionalDouble(3)) {
       if (status == "succeeded") {
         t.latency_sum += *latency;
         t.latencies.push_back(*latency);
       }
     }
-    if (std::optional<double> ttft = s.ColumnOptionalDouble(4); ttft && status == "succeeded") {
+    if (std::optional<double> ttft = row.ColumnOptionalDouble(4); ttft && status == "succeeded") {
       t.ttft_seconds.push_back(*ttft);
     }
     // Usage: every answer the server gave, whatever became of the request (a refused answer
     // was billed too).
-    t.prompt_tokens += s.ColumnOptionalInt(15).value_or(0);
-    t.completion_tokens += s.ColumnOptionalInt(7).value_or(0);
-    t.cached_tokens += s.ColumnOptionalInt(8).value_or(0);
-    t.reasoning_tokens += s.ColumnOptionalInt(9).value_or(0);
+    t.prompt_tokens += row.ColumnOptionalInt(15).value_or(0);
+    t.completion_tokens += row.ColumnOptionalInt(7).value_or(0);
+    t.cached_tokens += row.ColumnOptionalInt(8).value_or(0);
+    t.reasoning_tokens += row.ColumnOptionalInt(9).value_or(0);
     if (status == "succeeded") {
-      // Reel's count against the server's count of the stored answer's prompt.
-      const std::optional<int64_t> local = s.ColumnOptionalInt(5);
-      const std::optional<int64_t> server = s.ColumnOptionalInt(6);
-      if (s.ColumnInt(10) != 0) ++t.truncated;
+      // Reel'row count against the server'row count of the stored answer'row prompt.
+      const std::optional<int64_t> local = row.ColumnOptionalInt(5);
+      const std::optional<int64_t> server = row.ColumnOptionalInt(6);
+      if (row.ColumnInt(10) != 0) ++t.truncated;
       if (local && server) {
         ++t.compared;
         t.local_prompt_tokens += *local;
@@ -569,11 +543,11 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
             std::max<int64_t>(t.max_abs_token_difference, std::llabs(*server - *local));
       }
     }
-    const std::optional<double> sent = s.ColumnOptionalDouble(11);
-    const std::optional<double> finished = s.ColumnOptionalDouble(12);
+    const std::optional<double> sent = row.ColumnOptionalDouble(11);
+    const std::optional<double> finished = row.ColumnOptionalDouble(12);
     if (sent && (t.first_sent_unix == 0 || *sent < t.first_sent_unix)) t.first_sent_unix = *sent;
     if (finished && *finished > t.last_finished_unix) t.last_finished_unix = *finished;
-  }
+  }));
   // /tokenize comparisons of the tasks those sends belong to.
   REEL_ASSIGN_OR_RETURN(
       Statement k,
@@ -588,14 +562,12 @@ Result<SendTotals> TaskStore::Totals(std::optional<int64_t> run_id, std::optiona
   } else {
     k.Bind(2, job_id);
   }
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, k.Step());
-    if (!row) break;
-    const int64_t d = k.ColumnInt(0);
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(k, [&](const Statement& row) {
+    const int64_t d = row.ColumnInt(0);
     ++t.tokenize_compared;
     t.tokenize_difference_sum += d;
     t.tokenize_max_abs_difference = std::max<int64_t>(t.tokenize_max_abs_difference, std::llabs(d));
-  }
+  }));
   return t;
 }
 

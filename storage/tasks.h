@@ -65,7 +65,7 @@ struct TaskRecord {
 
 // Whether the task's answer is its prompt's answer: an "ask", or the reduce that covers every
 // segment of a split video (segment_count 1). A reduce with segment_count > 1 is an intermediate
-// one of a reduce in levels (jobs/model_plan.h): group segment_index of segment_count at its
+// one of a reduce in levels (jobs/model/model_plan.h): group segment_index of segment_count at its
 // level, covering start_seconds to end_seconds.
 inline bool IsFinalTask(const TaskRecord& t) {
   return t.step == TaskStep::kAsk || (t.step == TaskStep::kReduce && t.segment_count == 1);
@@ -80,8 +80,8 @@ struct SendRecord {
 };
 
 // A retry reason (SendOutcome::retry_reasons, requests.retry_reasons) that starts with this is no
-// HTTP retry: the answer failed its prompt kind's check (jobs/prompt_kinds.h) and the model was
-// asked again in the same conversation; the check's reason follows.
+// HTTP retry: the answer failed its prompt kind's check (jobs/spec/prompt_kinds.h) and the model
+// was asked again in the same conversation; the check's reason follows.
 inline constexpr std::string_view kAnswerCheckRetry = "answer check: ";
 
 // Whether a send failed for the server's reasons, not the question's: the server could not be

@@ -28,9 +28,9 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/stop_signal.h"
-#include "jobs/job_spec.h"
 #include "jobs/progress.h"
-#include "jobs/runner.h"
+#include "jobs/run/runner.h"
+#include "jobs/spec/job_spec.h"
 #include "llm/client/endpoint_url.h"
 
 namespace reel::cli {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::cli {
 

@@ -3,7 +3,7 @@
 //
 // Builds the contexts of a job's stored items with the job's current settings (what the next run
 // stores and sends) and shows their token breakdown and fit steps, or writes one exact request
-// body. Reads the database; --request also fills the frame cache (jobs/context_frames.h).
+// body. Reads the database; --request also fills the frame cache (jobs/context/context_frames.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,9 +13,9 @@
 
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
-#include "jobs/item_context.h"
-#include "jobs/prompt_kinds.h"
-#include "jobs/runner.h"
+#include "jobs/context/item_context.h"
+#include "jobs/run/runner.h"
+#include "jobs/spec/prompt_kinds.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
 #include "storage/query.h"

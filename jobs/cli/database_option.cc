@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <set>
 
-#include "jobs/job_spec.h"
-#include "jobs/runner.h"
+#include "jobs/run/runner.h"
+#include "jobs/spec/job_spec.h"
 #include "storage/query.h"
 #include "storage/store.h"
 

@@ -6,7 +6,7 @@
 
 #include "base/status.h"
 #include "jobs/cli/commands.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::cli {
 

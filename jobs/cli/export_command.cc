@@ -3,9 +3,9 @@
 // reel import [--db FILE] [--job JOB.yaml|NAME] RESULTS.jsonl [--dialect vllm|sglang|openai]
 #include <cstdio>
 
-#include "jobs/batch_files.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
+#include "jobs/model/batch_files.h"
 
 namespace reel::cli {
 namespace {

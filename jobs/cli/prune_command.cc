@@ -60,8 +60,7 @@ int RunPrune(const PruneFlags& flags) {
   }
   Result<std::vector<storage::GoneItem>> gone = storage::ListGoneItems(*database, db->job_name);
   if (!gone.ok()) {
-    std::fprintf(stderr, "reel prune: %s: %s\n", db->path.c_str(),
-                 gone.status().message().c_str());
+    std::fprintf(stderr, "reel prune: %s: %s\n", db->path.c_str(), gone.status().message().c_str());
     return kExitFailed;
   }
   storage::Table table;
@@ -69,9 +68,8 @@ int RunPrune(const PruneFlags& flags) {
   std::vector<int64_t> ids;
   int64_t answers = 0;
   for (const storage::GoneItem& item : *gone) {
-    table.rows.push_back(
-        {Text(item.job), storage::Value(item.id), Text(item.path), Text(item.kind),
-         storage::Value(item.answers)});
+    table.rows.push_back({Text(item.job), storage::Value(item.id), Text(item.path), Text(item.kind),
+                          storage::Value(item.answers)});
     ids.push_back(item.id);
     answers += item.answers;
   }

@@ -6,7 +6,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
-#include "jobs/job_values.h"
+#include "jobs/spec/job_values.h"
 #include "storage/query.h"
 
 namespace reel::cli {

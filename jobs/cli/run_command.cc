@@ -8,10 +8,10 @@
 
 #include "jobs/cli/commands.h"
 #include "jobs/cli/stop_signal.h"
-#include "jobs/job_spec.h"
 #include "jobs/progress.h"
-#include "jobs/runner.h"
-#include "jobs/shard.h"
+#include "jobs/run/runner.h"
+#include "jobs/run/shard.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::cli {
 namespace {

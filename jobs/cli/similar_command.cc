@@ -11,7 +11,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 #include "pipeline/frame_sampler.h"
 #include "pipeline/image_codec.h"
 #include "pipeline/smart_resize.h"

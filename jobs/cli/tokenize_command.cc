@@ -8,7 +8,7 @@
 
 #include "base/file_util.h"
 #include "jobs/cli/commands.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 
 namespace reel::cli {
 

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "jobs/cli/commands.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::cli {
 namespace {

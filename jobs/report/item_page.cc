@@ -7,10 +7,10 @@
 #include <set>
 #include <string_view>
 
-#include "jobs/prompt_kinds.h"
 #include "jobs/report/html.h"
 #include "jobs/report/markdown.h"
-#include "llm/time_references.h"
+#include "jobs/spec/prompt_kinds.h"
+#include "llm/answers/time_references.h"
 
 namespace reel::jobs::report {
 namespace {

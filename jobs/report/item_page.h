@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "llm/chapters.h"
+#include "llm/answers/chapters.h"
 #include "storage/report_data.h"
 
 namespace reel::jobs::report {

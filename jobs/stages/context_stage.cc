@@ -1,12 +1,12 @@
 // The context stage: after an item is committed (or found up to date), builds and stores the
 // context of each prompt whose context is missing or was built from other settings (prompts that
-// do not apply to the item, jobs/prompt_kinds.h, get none: nothing is asked about them), hands the
-// builds to the model stage (ItemWork::contexts), and retires the contexts the job no longer
+// do not apply to the item, jobs/spec/prompt_kinds.h, get none: nothing is asked about them), hands
+// the builds to the model stage (ItemWork::contexts), and retires the contexts the job no longer
 // builds.
 #include <mutex>
 
-#include "jobs/item_context.h"
-#include "jobs/prompt_kinds.h"
+#include "jobs/context/item_context.h"
+#include "jobs/spec/prompt_kinds.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {
@@ -56,7 +56,7 @@ class ContextStage : public StoredItemStage {
         continue;
       }
       REEL_RETURN_IF_ERROR(StoreContext(store, *item, prompt, *context, *input, key).status());
-      // The model stage sends this build (jobs/model_plan.h: ItemPlanner::Adopt).
+      // The model stage sends this build (jobs/model/model_plan.h: ItemPlanner::Adopt).
       work.contexts.push_back(std::make_shared<const ItemContext>(
           ItemContext{*item, prompt, *input, std::move(context).value(), key}));
     }

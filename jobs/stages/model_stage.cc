@@ -1,6 +1,6 @@
 // The model stage: after the context stage has stored an item's contexts, hands the item to the
 // run's ModelRun, which records its questions as tasks and (with an endpoint) asks them.
-#include "jobs/model_run.h"
+#include "jobs/model/model_run.h"
 #include "jobs/stages/stages.h"
 
 namespace reel::jobs {

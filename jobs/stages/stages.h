@@ -1,4 +1,4 @@
-// The built-in item stages and frame consumers (see jobs/item_stage.h for the contracts).
+// The built-in item stages and frame consumers (see jobs/stages/item_stage.h for the contracts).
 // Each is stateless and thread-safe; one file per stage.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "base/text_encoding.h"
-#include "jobs/item_stage.h"
+#include "jobs/stages/item_stage.h"
 
 namespace reel::jobs {
 
@@ -47,14 +47,14 @@ std::unique_ptr<ItemStage> MakeDocumentStage();
 void ReportTextEncoding(ItemWork& work, const std::string& what, const std::string& source,
                         const TextEncodingInfo& info);
 
-// Builds and stores the context of every prompt (jobs/item_context.h), after the item is
+// Builds and stores the context of every prompt (jobs/context/item_context.h), after the item is
 // committed; skips contexts already stored with the same settings key. Then retires the item's
 // contexts the job no longer builds, deleting their frame files in `frame_cache` (FrameCacheDir)
 // that no current context sends (RetireOldContexts).
 std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache);
 
 class ModelRun;
-// Hands the item to the run's model engine (jobs/model_run.h), after the context stage: its
+// Hands the item to the run's model engine (jobs/model/model_run.h), after the context stage: its
 // questions are recorded as tasks and, with an endpoint, asked. Null `run`: does nothing.
 std::unique_ptr<StoredItemStage> MakeModelStage(ModelRun* run);
 

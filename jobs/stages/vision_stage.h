@@ -20,8 +20,8 @@
 #include <memory>
 #include <string>
 
-#include "jobs/item_stage.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
+#include "jobs/stages/item_stage.h"
 
 namespace reel::jobs {
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/time_references.h"
+#include "storage/internal/rows.h"
 #include "storage/internal/sqlite.h"
 
 namespace reel::storage::internal {
@@ -72,11 +73,9 @@ Result<int64_t> IndexStaleResponseTimes(sqlite3* db, int batch_size) {
                            "ORDER BY r.id LIMIT ?2"));
     stale.Bind(1, kTimeReferenceGrammarVersion).Bind(2, batch_size);
     std::vector<std::pair<int64_t, std::string>> batch;
-    while (true) {
-      REEL_ASSIGN_OR_RETURN(bool row, stale.Step());
-      if (!row) break;
-      batch.emplace_back(stale.ColumnInt(0), stale.ColumnText(1));
-    }
+    REEL_RETURN_IF_ERROR(internal::ForEachRow(stale, [&](const Statement& row) {
+      batch.emplace_back(row.ColumnInt(0), row.ColumnText(1));
+    }));
     stale.Reset();
     for (const auto& [id, content] : batch) {
       REEL_RETURN_IF_ERROR(IndexResponseTimes(db, id, content));
@@ -98,23 +97,21 @@ Result<std::vector<AnswerTimeRecord>> ListResponseTimes(sqlite3* db, int64_t res
                          "end_seconds, frame_id, frame_index, frame_seconds, end_frame_index "
                          "FROM answer_time_frames WHERE response_id = ?1 ORDER BY char_start"));
   stmt.Bind(1, response_id);
-  while (true) {
-    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
     AnswerTimeRecord t;
-    t.response_id = stmt.ColumnInt(0);
-    t.char_start = stmt.ColumnInt(1);
-    t.char_end = stmt.ColumnInt(2);
-    t.text = stmt.ColumnText(3);
-    t.form = stmt.ColumnText(4);
-    t.seconds = stmt.ColumnDouble(5);
-    t.end_seconds = stmt.ColumnOptionalDouble(6);
-    t.frame_id = stmt.ColumnOptionalInt(7);
-    t.frame_index = stmt.ColumnOptionalInt(8);
-    t.frame_seconds = stmt.ColumnOptionalDouble(9);
-    t.end_frame_index = stmt.ColumnOptionalInt(10);
+    t.response_id = row.ColumnInt(0);
+    t.char_start = row.ColumnInt(1);
+    t.char_end = row.ColumnInt(2);
+    t.text = row.ColumnText(3);
+    t.form = row.ColumnText(4);
+    t.seconds = row.ColumnDouble(5);
+    t.end_seconds = row.ColumnOptionalDouble(6);
+    t.frame_id = row.ColumnOptionalInt(7);
+    t.frame_index = row.ColumnOptionalInt(8);
+    t.frame_seconds = row.ColumnOptionalDouble(9);
+    t.end_frame_index = row.ColumnOptionalInt(10);
     times.push_back(std::move(t));
-  }
+  }));
   return times;
 }
 

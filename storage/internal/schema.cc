@@ -328,7 +328,7 @@ LEFT JOIN frames e ON e.id = (SELECT id FROM frames WHERE item_id = c.item_id
                               AND time_seconds = c.end_frame_s ORDER BY sample_index LIMIT 1);
 )sql";
 
-// Contexts built by the context stage (llm/context_builder.h): how the count was made, the
+// Contexts built by the context stage (llm/context/context_builder.h): how the count was made, the
 // transport, the segment of a split video, and the key of what the context was built from (so a
 // run rebuilds only contexts whose prompt or settings changed). Touches only `contexts`.
 constexpr int kContextsVersion = 4;
@@ -489,11 +489,11 @@ WHERE EXISTS (SELECT 1 FROM responses p WHERE p.request_id = requests.id);
 ALTER TABLE tasks ADD COLUMN retired_at TEXT;
 )sql";
 
-// Version 8: a reduce in levels (jobs/model_plan.h). A split video whose segment answers do not
-// fit one reduce is reduced in groups, level by level; an intermediate reduce is a 'reduce' task
-// with segment_count > 1 (its level's groups), the final one has segment_count 1. Its answer is
-// not the prompt's answer (latest_answers), and its success does not hide another task's
-// failure (failures). Views only.
+// Version 8: a reduce in levels (jobs/model/model_plan.h). A split video whose segment answers do
+// not fit one reduce is reduced in groups, level by level; an intermediate reduce is a 'reduce'
+// task with segment_count > 1 (its level's groups), the final one has segment_count 1. Its answer
+// is not the prompt's answer (latest_answers), and its success does not hide another task's failure
+// (failures). Views only.
 constexpr const char* kSchemaV8 = R"sql(
 DROP VIEW latest_answers;
 DROP VIEW failures;

@@ -77,8 +77,7 @@ TEST(PruneCommandTest, MarksListsThenDropsItemsWhoseInputIsGone) {
             std::string::npos);
   CommandResult status = Reel("status --db p.db", dir);
   EXPECT_NE(status.out.find("2 items' input files are gone"), std::string::npos) << status.out;
-  EXPECT_EQ(json::parse(Reel("status --db p.db --format json", dir).out)["items"]["input_gone"],
-            2);
+  EXPECT_EQ(json::parse(Reel("status --db p.db --format json", dir).out)["items"]["input_gone"], 2);
   const std::string site = dir + "/site";
   ASSERT_EQ(Reel("report --db p.db -o " + ShellQuote(site), dir).exit_code, 0);
   EXPECT_EQ(Count(ReadText(site + "/index.html"), "input deleted"), 2u);
@@ -110,8 +109,9 @@ TEST(PruneCommandTest, MarksListsThenDropsItemsWhoseInputIsGone) {
   ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
   EXPECT_NE(dropped.err.find("dropped 2 item(s), 2 answer(s)"), std::string::npos) << dropped.err;
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items"), 2);
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM items WHERE path LIKE '%/a.mp4' OR path LIKE "
-                         "'%/b.mp4'"),
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM items WHERE path LIKE '%/a.mp4' OR path LIKE "
+                     "'%/b.mp4'"),
             0);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses"), 2);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM responses_fts"), 2);

@@ -1,5 +1,5 @@
-// A reduce in levels (jobs/model_plan.h) end to end: a 40 s video split into 5 segments under a
-// small token budget, whose segment answers (made long by the fake server's --answer-words) do
+// A reduce in levels (jobs/model/model_plan.h) end to end: a 40 s video split into 5 segments under
+// a small token budget, whose segment answers (made long by the fake server's --answer-words) do
 // not fit one reduce unshortened. `reel run` against the fake OpenAI-compatible server reduces
 // them in groups, level by level; killed with -9 mid-way and run again; a failed intermediate
 // reduce; the same job exported and imported round by round.

@@ -18,8 +18,8 @@
 
 #include "base/utf8.h"
 #include "jobs/report/item_page.h"
-#include "llm/chapters.h"
-#include "llm/time_references.h"
+#include "llm/answers/chapters.h"
+#include "llm/answers/time_references.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using reel::fuzz::Require;

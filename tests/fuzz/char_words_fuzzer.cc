@@ -1,5 +1,5 @@
 // libFuzzer target for the word-cutting fast path of SentencePiece-style tokenizers
-// (llm/internal/char_words.h: raw text cut into words before '▁', cached and merged together)
+// (llm/tokenizer/char_words.h: raw text cut into words before '▁', cached and merged together)
 // against the general path, on any text (outside input: every prompt is tokenized). The first
 // byte picks one of 256 small random tokenizers (tests/support/sentencepiece_tokenizers.h:
 // merges that put characters before '▁', byte fallback / unk, with and without a Prepend, "\n"
@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/support/sentencepiece_tokenizers.h"
 

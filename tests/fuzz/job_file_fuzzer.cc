@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "base/utf8.h"
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using reel::fuzz::Require;

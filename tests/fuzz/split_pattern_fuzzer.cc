@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "llm/internal/regex.h"
-#include "llm/internal/split_pattern.h"
-#include "llm/internal/unicode.h"
-#include "llm/internal/utf8.h"
+#include "llm/tokenizer/regex.h"
+#include "llm/tokenizer/split_pattern.h"
+#include "llm/tokenizer/unicode.h"
+#include "llm/tokenizer/utf8.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -1,15 +1,15 @@
-// libFuzzer target for the tokenizer.json loader and the tokenizer it builds (llm/tokenizer.h):
-// untrusted tokenizer files. The input is split at the first NUL byte: before it, the
-// tokenizer.json text; after it, text to encode. Invariants: a file is loaded or refused with a
-// message (never a crash); a loaded tokenizer encodes any bytes (valid UTF-8 or not), Count
-// agrees with Encode, and decoding and id lookups never fail.
-// Seeds: tests/fuzz/corpus/tokenizer_json (small tokenizer.json files written for it).
+// libFuzzer target for the tokenizer.json loader and the tokenizer it builds
+// (llm/tokenizer/tokenizer.h): untrusted tokenizer files. The input is split at the first NUL byte:
+// before it, the tokenizer.json text; after it, text to encode. Invariants: a file is loaded or
+// refused with a message (never a crash); a loaded tokenizer encodes any bytes (valid UTF-8 or
+// not), Count agrees with Encode, and decoding and id lookups never fail. Seeds:
+// tests/fuzz/corpus/tokenizer_json (small tokenizer.json files written for it).
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -17,11 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobs/item_context.h"
+#include "jobs/context/item_context.h"
 #include "jobs/progress.h"
-#include "jobs/runner.h"
+#include "jobs/run/runner.h"
 #include "jobs/stages/stages.h"
-#include "llm/internal/byte_level.h"
+#include "llm/tokenizer/byte_level.h"
 #include "pipeline/image_codec.h"
 #include "storage/query.h"
 #include "storage/store.h"

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::jobs {
 namespace {

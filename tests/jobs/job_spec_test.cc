@@ -1,4 +1,4 @@
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 
 #include "base/file_util.h"
-#include "jobs/job_values.h"
+#include "jobs/spec/job_values.h"
 #include "tests/support/test_media.h"
 
 namespace reel::jobs {

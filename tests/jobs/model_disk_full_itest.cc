@@ -13,9 +13,9 @@
 #include <future>
 #include <thread>
 
-#include "jobs/job_spec.h"
 #include "jobs/progress.h"
-#include "jobs/runner.h"
+#include "jobs/run/runner.h"
+#include "jobs/spec/job_spec.h"
 #include "storage/query.h"
 #include "tests/support/fake_model_server.h"
 #include "tests/support/full_disk_vfs.h"

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobs/job_spec.h"
-#include "jobs/model_setup.h"
-#include "jobs/run_report.h"
+#include "jobs/model/request_setup.h"
+#include "jobs/model/usage_report.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::jobs {
 namespace {

@@ -1,11 +1,11 @@
 // Prompt kinds: `kind: chapters` in a job file (defaults, validation, the rendered job parsing
-// back) and what jobs/prompt_kinds.h gives the model stage for each kind.
-#include "jobs/prompt_kinds.h"
+// back) and what jobs/spec/prompt_kinds.h gives the model stage for each kind.
+#include "jobs/spec/prompt_kinds.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "jobs/job_spec.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::jobs {
 namespace {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "jobs/cli/table_output.h"
-#include "jobs/item_plan.h"
+#include "jobs/run/item_plan.h"
+#include "jobs/run/shard.h"
 #include "jobs/run_lock.h"
-#include "jobs/shard.h"
 #include "jobs/stages/document_chunks.h"
 #include "jobs/stages/frame_features.h"
 #include "pipeline/image_codec.h"
@@ -107,7 +107,7 @@ TEST(ShardTest, EveryPathBelongsToExactlyOneShardWhateverTheBaseDirectory) {
   EXPECT_EQ(ShardDatabasePath("lectures.db", {0, 1}), "lectures.db");
 }
 
-// The documented rule (jobs/shard.h): shard FNV-1a-64(path relative to the base) mod N. A split
+// The documented rule (jobs/run/shard.h): shard FNV-1a-64(path relative to the base) mod N. A split
 // that ignored the path (every file in one shard, or by position) fails here.
 TEST(ShardTest, ShardIsTheHashOfTheRelativePathAndTheSplitIsEven) {
   auto fnv1a64 = [](std::string_view text) {

@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "base/utf8.h"
-#include "jobs/item_plan.h"
-#include "jobs/job_spec.h"
 #include "jobs/json_output.h"
+#include "jobs/run/item_plan.h"
+#include "jobs/spec/job_spec.h"
 #include "tests/support/test_media.h"
 
 namespace reel::jobs {

@@ -1,4 +1,4 @@
-// The merge table (llm/internal/merge_table.h) and the merge loops (llm/internal/bpe_merge.h)
+// The merge table (llm/tokenizer/merge_table.h) and the merge loops (llm/tokenizer/bpe_merge.h)
 // of byte-level pieces and of pieces given as ids against plain reference code: random merge
 // lists (with repeated pairs, as real files have, and enough merges that buckets overflow),
 // random pieces over a small alphabet so that they merge a lot, both instruction sets.
@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "llm/internal/bpe_merge.h"
-#include "llm/internal/merge_table.h"
+#include "llm/tokenizer/bpe_merge.h"
+#include "llm/tokenizer/merge_table.h"
 
 namespace reel::llm::internal {
 namespace {

@@ -1,6 +1,6 @@
-// The `chapters` prompt kind (llm/chapters.h): the schema, the question, and the check of
+// The `chapters` prompt kind (llm/answers/chapters.h): the schema, the question, and the check of
 // answers, table-driven: good answers, overlapping, out of order, out of range, not JSON, ...
-#include "llm/chapters.h"
+#include "llm/answers/chapters.h"
 
 #include <gtest/gtest.h>
 

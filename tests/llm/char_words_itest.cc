@@ -1,5 +1,5 @@
 // Gemma 3's tokenizer.json (from npm, see tests/support/tokenizer_reference.h) through the
-// word-cutting fast path (llm/internal/char_words.h) against the general path (the same file
+// word-cutting fast path (llm/tokenizer/char_words.h) against the general path (the same file
 // with its pre-tokenizer's String " " given as a Regex: the same ids, but not recognized as
 // leaving the text whole) and against the Hugging Face library, on texts made to be hard for
 // it: runs of spaces, leading and trailing spaces, tabs and newlines (added tokens), the one
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 

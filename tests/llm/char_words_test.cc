@@ -1,4 +1,4 @@
-// The word-cutting fast path of SentencePiece-style tokenizers (llm/internal/char_words.h)
+// The word-cutting fast path of SentencePiece-style tokenizers (llm/tokenizer/char_words.h)
 // against the general path: random small tokenizers whose merges put characters before '▁'
 // (places that must not be cut), with byte fallback, unk or both, with and without a Prepend,
 // on random texts (runs of spaces, leading and trailing spaces, newlines as added tokens,
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "llm/internal/char_words.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/char_words.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/support/sentencepiece_tokenizers.h"
 
 namespace reel::llm {

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm/chat_template.h"
 #include "llm/client/body_source.h"
-#include "llm/context_builder.h"
-#include "llm/internal/byte_level.h"
-#include "llm/request_body.h"
-#include "llm/token_counter.h"
-#include "llm/tokenizer.h"
+#include "llm/context/chat_template.h"
+#include "llm/context/context_builder.h"
+#include "llm/context/request_body.h"
+#include "llm/context/token_counter.h"
+#include "llm/tokenizer/byte_level.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "pipeline/smart_resize.h"
 
 namespace reel::llm {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "llm/internal/regex.h"
-#include "llm/internal/split_pattern.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/regex.h"
+#include "llm/tokenizer/split_pattern.h"
+#include "llm/tokenizer/tokenizer.h"
 
 namespace reel::llm {
 namespace {

@@ -1,6 +1,6 @@
-// The grammar of time references in answers (llm/time_references.h): what is a video time, what
-// is not, spans and values; frame linking; the clock format.
-#include "llm/time_references.h"
+// The grammar of time references in answers (llm/answers/time_references.h): what is a video time,
+// what is not, spans and values; frame linking; the clock format.
+#include "llm/answers/time_references.h"
 
 #include <gtest/gtest.h>
 

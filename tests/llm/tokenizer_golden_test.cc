@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "llm/internal/unicode.h"
-#include "llm/internal/utf8.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/unicode.h"
+#include "llm/tokenizer/utf8.h"
 
 namespace reel::llm {
 namespace {

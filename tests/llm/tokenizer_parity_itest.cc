@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
 #include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "llm/internal/byte_level.h"
-#include "llm/internal/pre_tokenizer.h"
-#include "llm/internal/regex.h"
-#include "llm/internal/split_pattern.h"
-#include "llm/internal/utf8.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/byte_level.h"
+#include "llm/tokenizer/pre_tokenizer.h"
+#include "llm/tokenizer/regex.h"
+#include "llm/tokenizer/split_pattern.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/utf8.h"
 #include "tests/support/tokenizer_reference.h"
 
 namespace reel::llm {

@@ -1,4 +1,4 @@
-// The tokenizer's UTF-8 helpers (llm/internal/utf8.h) against base/utf8.h, on random bytes that
+// The tokenizer's UTF-8 helpers (llm/tokenizer/utf8.h) against base/utf8.h, on random bytes that
 // are mostly valid UTF-8 with an invalid or cut sequence here and there.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/utf8.h"
-#include "llm/internal/utf8.h"
+#include "llm/tokenizer/utf8.h"
 
 namespace reel::llm::internal {
 namespace {

@@ -8,10 +8,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "llm/internal/pre_tokenizer.h"
-#include "llm/internal/unicode.h"
-#include "llm/internal/utf8.h"
-#include "llm/tokenizer.h"
+#include "llm/tokenizer/pre_tokenizer.h"
+#include "llm/tokenizer/tokenizer.h"
+#include "llm/tokenizer/unicode.h"
+#include "llm/tokenizer/utf8.h"
 #include "tests/support/test_environment.h"
 #include "tests/support/tokenizer_reference.h"
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "llm/internal/unicode.h"
+#include "llm/tokenizer/unicode.h"
 
 namespace reel::llm::internal {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <random>
 
-#include "llm/time_references.h"
+#include "llm/answers/time_references.h"
 #include "storage/database.h"
 #include "storage/internal/schema.h"
 #include "storage/merge.h"

@@ -1,6 +1,6 @@
 // Small random SentencePiece-style tokenizer.json files (a ' ' -> '▁' Replace, maybe a Prepend,
 // BPE with byte fallback or unk), each in two forms that must give the same ids: one that takes
-// the tokenizer's word-cutting fast path (llm/internal/char_words.h) and one that does not (its
+// the tokenizer's word-cutting fast path (llm/tokenizer/char_words.h) and one that does not (its
 // pre-tokenizer is a Split on the *regex* " ", which finds nothing in text whose spaces became
 // '▁', so it changes nothing, but is not recognized as leaving the text whole). The merges are
 // random over a few characters, '▁', '>' and '<' among them, so that some tokens have

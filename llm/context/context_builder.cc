@@ -1,0 +1,697 @@
+#include "llm/context/context_builder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/context/fit_steps.h"
+#include "llm/tokenizer/tokenizer.h"
+
+namespace reel::llm {
+
+const char* TransportName(Transport t) {
+  switch (t) {
+    case Transport::kImages:
+      return "images";
+    case Transport::kVideo:
+      return "video";
+    case Transport::kFile:
+      return "file";
+  }
+  return "images";
+}
+
+Result<Transport> ParseTransport(const std::string& name) {
+  if (name == "images") return Transport::kImages;
+  if (name == "video") return Transport::kVideo;
+  if (name == "file") return Transport::kFile;
+  return InvalidArgument("unknown transport \"" + name + "\" (images, video or file)");
+}
+
+const char* FitStepName(FitStep s) {
+  switch (s) {
+    case FitStep::kDedupe:
+      return "dedupe";
+    case FitStep::kLowerResolution:
+      return "lower_resolution";
+    case FitStep::kThinFrames:
+      return "thin_frames";
+    case FitStep::kShortenText:
+      return "shorten_text";
+    case FitStep::kSplit:
+      return "split";
+  }
+  return "dedupe";
+}
+
+Result<FitStep> ParseFitStep(const std::string& name) {
+  for (FitStep s : {FitStep::kDedupe, FitStep::kLowerResolution, FitStep::kThinFrames,
+                    FitStep::kShortenText, FitStep::kSplit}) {
+    if (name == FitStepName(s)) return s;
+  }
+  return InvalidArgument("unknown fit step \"" + name +
+                         "\" (dedupe, lower_resolution, thin_frames, shorten_text, split)");
+}
+
+namespace {
+
+std::string Seconds1(double s) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+// What the server renders, in order: text, or an expanded image / frame pair.
+struct Piece {
+  enum class Kind { kText, kImage, kVideo } kind = Kind::kText;
+  bool media = false;
+  std::string text;          // text pieces
+  int64_t placeholders = 0;  // media pieces: placeholder tokens (H/28)(W/28)
+};
+
+// Counts rendered pieces: the text between media is one chunk to the tokenizer (the media's
+// start/end tokens are special tokens, so nothing merges across them).
+class PieceCounter {
+ public:
+  PieceCounter(const ChatTemplate& t, const TokenCounter& counter) : t_(t), counter_(counter) {
+    // A media expansion's fixed tokens: its start and end (one each when the tokenizer has them
+    // as added tokens, as M3's does), and the cost of one placeholder.
+    start_cost_ = Special(t.image_start);
+    end_cost_ = Special(t.image_end);
+    image_placeholder_cost_ = Special(t.image_placeholder);
+    video_placeholder_cost_ = Special(t.video_placeholder);
+  }
+
+  TokenBreakdown Count(const std::vector<Piece>& pieces) const {
+    TokenBreakdown b;
+    std::string chunk;
+    int64_t video_text = 0;  // timestamp tokens inside the chunk
+    auto flush = [&]() {
+      if (chunk.empty()) return;
+      int64_t n = counter_.Count(chunk);
+      b.video += std::min(video_text, n);
+      b.text += n - std::min(video_text, n);
+      chunk.clear();
+      video_text = 0;
+    };
+    for (const Piece& p : pieces) {
+      if (!p.media) {
+        chunk += p.text;
+        if (p.kind == Piece::Kind::kVideo) video_text += counter_.Count(p.text);
+        continue;
+      }
+      flush();
+      bool video = p.kind == Piece::Kind::kVideo;
+      int64_t n = start_cost_ + end_cost_ +
+                  p.placeholders * (video ? video_placeholder_cost_ : image_placeholder_cost_);
+      (video ? b.video : b.image) += n;
+    }
+    flush();
+    b.total = b.text + b.image + b.video;
+    return b;
+  }
+
+  int64_t MediaTokens(int64_t placeholders, bool video) const {
+    return start_cost_ + end_cost_ +
+           placeholders * (video ? video_placeholder_cost_ : image_placeholder_cost_);
+  }
+  int64_t Text(std::string_view s) const { return counter_.Count(s); }
+
+ private:
+  int64_t Special(const std::string& s) const {
+    if (s.empty()) return 0;
+    if (counter_.tokenizer() != nullptr) {
+      if (counter_.tokenizer()->TokenToId(s)) return 1;
+      return counter_.Count(s);
+    }
+    return 1;
+  }
+  const ChatTemplate& t_;
+  const TokenCounter& counter_;
+  int64_t start_cost_ = 1, end_cost_ = 1, image_placeholder_cost_ = 1, video_placeholder_cost_ = 1;
+};
+
+int64_t Placeholders(int width, int height, int factor) {
+  return static_cast<int64_t>(width / factor) * (height / factor);
+}
+
+std::string FrameLabel(double t) { return "Frame at " + Seconds1(t) + " s:\n"; }
+
+std::string TimedLine(const ContextText& t) {
+  return "[" + Seconds1(t.start_s.value_or(0)) + "-" + Seconds1(t.end_s.value_or(0)) + " s] " +
+         t.text + "\n";
+}
+
+std::string DocumentText(const ContextText& t) {
+  return "Document (" + t.source + "):\n" + t.text + "\n\n";
+}
+
+using fit::Plan;
+
+class Builder {
+ public:
+  Builder(const ContextInput& in, const ContextOptions& o, const ChatTemplate& t,
+          const TokenCounter& c)
+      : in_(in), o_(o), t_(t), c_(c), pieces_(t, c) {}
+
+  Result<Context> Build();
+
+ private:
+  std::string SystemPrompt() const {
+    return o_.system_prompt.empty() ? t_.default_system_prompt : o_.system_prompt;
+  }
+  std::string Head() const {
+    std::string h = t_.prompt_begin;
+    if (t_.fixed_system_block) {
+      std::string block = t_.identity_text;
+      const std::string& line = t_.thinking_line[static_cast<int>(o_.thinking_mode)];
+      if (!block.empty() && !line.empty()) block += "\n";
+      block += line;
+      h += t_.turn_begin + "system" + t_.after_role + block + t_.turn_end;
+    }
+    std::string system = SystemPrompt();
+    if (!system.empty()) h += t_.turn_begin + t_.system_role + t_.after_role + system + t_.turn_end;
+    h += t_.turn_begin + t_.user_role + t_.after_role;
+    return h;
+  }
+  std::string Tail() const {
+    return t_.turn_end + t_.turn_begin + t_.assistant_role + t_.after_role +
+           t_.generation_suffix[static_cast<int>(o_.thinking_mode)];
+  }
+
+  // The user turn of a segment: frames [first, last) of plan.frames, timed texts in
+  // [from_s, to_s), the documents when `with_documents`.
+  std::vector<ContextPart> Parts(const Plan& plan, size_t first, size_t last, double from_s,
+                                 double to_s, bool with_documents) const;
+  // Renders a segment's parts for counting (with the template around them).
+  std::vector<Piece> Render(const std::vector<ContextPart>& parts, const std::string& question,
+                            const std::string& padding) const;
+  // The padding that ends the prefix (the user turn before the question) on a block boundary,
+  // and the prefix's tokens with it; nullopt if none of the tries lands on one.
+  std::optional<std::pair<std::string, int64_t>> Align(const std::vector<ContextPart>& parts,
+                                                       int64_t* unpadded) const;
+
+  // Planning cost of the whole item in one request under `plan` (near-exact; the final count is
+  // exact).
+  int64_t Cost(const Plan& plan) const;
+  int64_t FramesCost(const Plan& plan, size_t first, size_t last) const;
+  bool FitsFrameLimit(size_t frames) const {
+    return o_.transport != Transport::kVideo || o_.server_num_frames <= 0 ||
+           frames <= static_cast<size_t>(o_.server_num_frames);
+  }
+
+  const ContextInput& in_;
+  const ContextOptions& o_;
+  const ChatTemplate& t_;
+  const TokenCounter& c_;
+  PieceCounter pieces_;
+  std::vector<size_t> document_index_;  // input texts that are documents
+  std::vector<size_t> timed_index_;     // input texts that are timed, by start
+  int64_t fixed_cost_ = 0;              // head + tail + question
+  std::vector<int64_t> timed_cost_;     // by timed_index_ position
+};
+
+std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t last, double from_s,
+                                        double to_s, bool with_documents) const {
+  std::vector<ContextPart> parts;
+  auto text = [&](std::string s) {
+    if (s.empty()) return;
+    if (!parts.empty() && parts.back().kind == ContextPart::Kind::kText) {
+      parts.back().text += s;
+    } else {
+      ContextPart p;
+      p.text = std::move(s);
+      parts.push_back(std::move(p));
+    }
+  };
+  std::string docs;
+  if (with_documents) {
+    for (size_t d = 0; d < document_index_.size(); ++d) {
+      ContextText t = in_.texts[document_index_[d]];
+      t.text = plan.documents[d];
+      docs += DocumentText(t);
+    }
+  }
+  if (o_.documents_first) text(docs);
+  // Timed texts of this range, in start order.
+  std::vector<size_t> lines;
+  for (size_t k : timed_index_) {
+    double s = in_.texts[k].start_s.value_or(0);
+    if (s >= from_s && s < to_s) lines.push_back(k);
+  }
+  size_t next_line = 0;
+  auto lines_until = [&](double t) {
+    std::string out;
+    while (next_line < lines.size() && in_.texts[lines[next_line]].start_s.value_or(0) < t) {
+      out += TimedLine(in_.texts[lines[next_line]]);
+      ++next_line;
+    }
+    return out;
+  };
+  const bool has_frames = last > first;
+  if (has_frames && in_.kind == ContextItemKind::kImage) {
+    ContextPart p;
+    p.kind = ContextPart::Kind::kImage;
+    p.frames = {plan.frames[first]};
+    p.width = plan.width;
+    p.height = plan.height;
+    parts.push_back(std::move(p));
+  } else if (has_frames && o_.transport == Transport::kImages) {
+    for (size_t i = first; i < last; ++i) {
+      const ContextFrame& f = in_.frames[plan.frames[i]];
+      text(lines_until(f.time_s));
+      text(FrameLabel(f.time_s));
+      ContextPart p;
+      p.kind = ContextPart::Kind::kImage;
+      p.frames = {plan.frames[i]};
+      p.width = plan.width;
+      p.height = plan.height;
+      parts.push_back(std::move(p));
+    }
+  } else if (has_frames) {
+    // One video part; its timed lines before it, with the real time range.
+    double a = in_.frames[plan.frames[first]].time_s;
+    double b = in_.frames[plan.frames[last - 1]].time_s;
+    text(lines_until(to_s));
+    text("Video from " + Seconds1(a) + " s to " + Seconds1(b) + " s:\n");
+    ContextPart p;
+    p.kind = o_.transport == Transport::kFile ? ContextPart::Kind::kVideoFile
+                                              : ContextPart::Kind::kVideo;
+    for (size_t i = first; i < last; ++i) p.frames.push_back(plan.frames[i]);
+    p.width = plan.width;
+    p.height = plan.height;
+    parts.push_back(std::move(p));
+  }
+  text(lines_until(1e300));
+  if (!o_.documents_first) text(docs);
+  return parts;
+}
+
+std::vector<Piece> Builder::Render(const std::vector<ContextPart>& parts,
+                                   const std::string& question, const std::string& padding) const {
+  std::vector<Piece> out;
+  auto text = [&](std::string s, Piece::Kind kind = Piece::Kind::kText) {
+    Piece p;
+    p.kind = kind;
+    p.text = std::move(s);
+    out.push_back(std::move(p));
+  };
+  text(Head());
+  for (const ContextPart& part : parts) {
+    switch (part.kind) {
+      case ContextPart::Kind::kText:
+        text(part.text);
+        break;
+      case ContextPart::Kind::kImage: {
+        Piece p;
+        p.kind = Piece::Kind::kImage;
+        p.media = true;
+        p.placeholders = Placeholders(part.width, part.height, o_.resize_factor);
+        out.push_back(p);
+        break;
+      }
+      case ContextPart::Kind::kVideo:
+      case ContextPart::Kind::kVideoFile: {
+        size_t pairs = (part.frames.size() + 1) / 2;
+        for (size_t p = 0; p < pairs; ++p) {
+          if (part.kind == ContextPart::Kind::kVideoFile) {
+            text(t_.Timestamp(in_.frames[part.frames[2 * p]].time_s), Piece::Kind::kVideo);
+          } else if (o_.server_timestamps) {
+            text(t_.Timestamp(static_cast<double>(2 * p) / o_.server_fps), Piece::Kind::kVideo);
+          }
+          Piece m;
+          m.kind = Piece::Kind::kVideo;
+          m.media = true;
+          m.placeholders = Placeholders(part.width, part.height, o_.resize_factor);
+          out.push_back(m);
+        }
+        break;
+      }
+    }
+  }
+  text(padding + question + Tail());
+  return out;
+}
+
+std::optional<std::pair<std::string, int64_t>> Builder::Align(const std::vector<ContextPart>& parts,
+                                                              int64_t* unpadded) const {
+  std::vector<Piece> pieces = Render(parts, "", "");
+  Piece& last = pieces.back();
+  last.text.resize(last.text.size() - Tail().size());
+  // Text after the last image or pair is one chunk with the padding; the rest is counted once.
+  size_t media = pieces.size();
+  for (size_t i = pieces.size(); i-- > 0;) {
+    if (pieces[i].media) {
+      media = i;
+      break;
+    }
+  }
+  std::vector<Piece> head;
+  std::string chunk;
+  if (media == pieces.size()) {
+    for (const Piece& p : pieces) chunk += p.text;
+  } else {
+    head.assign(pieces.begin(), pieces.begin() + static_cast<long>(media) + 1);
+    for (size_t i = media + 1; i < pieces.size(); ++i) chunk += pieces[i].text;
+  }
+  const int64_t base = pieces_.Count(head).total;
+  auto count = [&](const std::string& pad) { return base + pieces_.Text(chunk + pad); };
+  const int64_t block = o_.prefix_block;
+  *unpadded = count("");
+  if (*unpadded % block == 0) return std::make_pair(std::string(), *unpadded);
+  // Padding: k units of " ." and one or two newlines (so the question starts a new piece).
+  // The cost of a unit is measured, then the predicted padding checked by an exact count.
+  for (const char* end : {"\n", "\n\n"}) {
+    int64_t zero = count(end);
+    int64_t unit = count(std::string(" .") + end) - zero;
+    if (unit <= 0) continue;
+    int64_t want = (block - zero % block) % block;
+    for (int64_t extra = 0; extra < 3; ++extra) {
+      int64_t k = want / unit + extra * block;
+      if ((want + extra * block) % unit != 0) k = (want + extra * block) / unit;
+      std::string pad;
+      for (int64_t i = 0; i < k; ++i) pad += " .";
+      pad += end;
+      int64_t n = count(pad);
+      if (n % block == 0) return std::make_pair(pad, n);
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t Builder::FramesCost(const Plan& plan, size_t first, size_t last) const {
+  if (last <= first) return 0;
+  int64_t placeholders = Placeholders(plan.width, plan.height, o_.resize_factor);
+  if (in_.kind == ContextItemKind::kImage || o_.transport == Transport::kImages) {
+    int64_t n = 0;
+    for (size_t i = first; i < last; ++i) {
+      n += pieces_.MediaTokens(placeholders, false);
+      if (in_.kind != ContextItemKind::kImage) {
+        n += pieces_.Text(FrameLabel(in_.frames[plan.frames[i]].time_s));
+      }
+    }
+    return n;
+  }
+  size_t pairs = (last - first + 1) / 2;
+  int64_t n = static_cast<int64_t>(pairs) * pieces_.MediaTokens(placeholders, true) + 16;
+  for (size_t p = 0; p < pairs; ++p) {
+    if (o_.transport == Transport::kFile) {
+      n += pieces_.Text(t_.Timestamp(in_.frames[plan.frames[first + 2 * p]].time_s));
+    } else if (o_.server_timestamps) {
+      n += pieces_.Text(t_.Timestamp(static_cast<double>(2 * p) / o_.server_fps));
+    }
+  }
+  return n;
+}
+
+int64_t Builder::Cost(const Plan& plan) const {
+  int64_t n = fixed_cost_ + FramesCost(plan, 0, plan.frames.size());
+  for (int64_t c : timed_cost_) n += c;
+  for (size_t d = 0; d < plan.documents.size(); ++d) {
+    ContextText t = in_.texts[document_index_[d]];
+    t.text = plan.documents[d];
+    n += pieces_.Text(DocumentText(t));
+  }
+  return n;
+}
+
+Result<Context> Builder::Build() {
+  if (o_.token_budget <= 0 || o_.reserve_output_tokens < 0) {
+    return InvalidArgument("token_budget must be positive and reserve_output_tokens not negative");
+  }
+  if (o_.transport == Transport::kVideo && o_.server_fps <= 0) {
+    return InvalidArgument("the server's video fps must be positive");
+  }
+  Context ctx;
+  ctx.template_name = t_.name;
+  ctx.template_exact = t_.exact;
+  ctx.count_method = c_.Method();
+  ctx.count_exact = c_.exact();
+  ctx.transport = o_.transport;
+  ctx.limit = o_.token_budget - o_.reserve_output_tokens - t_.margin_tokens;
+  if (ctx.limit <= 0) {
+    return InvalidArgument(
+        "nothing is left for the prompt: budget " + std::to_string(o_.token_budget) + " - output " +
+        std::to_string(o_.reserve_output_tokens) + " - margin " + std::to_string(t_.margin_tokens));
+  }
+  for (size_t k = 0; k < in_.texts.size(); ++k) {
+    (in_.texts[k].start_s ? timed_index_ : document_index_).push_back(k);
+  }
+  std::stable_sort(timed_index_.begin(), timed_index_.end(), [&](size_t a, size_t b) {
+    return *in_.texts[a].start_s < *in_.texts[b].start_s;
+  });
+  for (size_t k : timed_index_) timed_cost_.push_back(pieces_.Text(TimedLine(in_.texts[k])));
+  fixed_cost_ = pieces_.Text(Head()) + pieces_.Text(o_.question + Tail()) + 8;
+
+  Plan plan;
+  for (size_t i = 0; i < in_.frames.size(); ++i) plan.frames.push_back(i);
+  if (!in_.frames.empty()) {
+    plan.width = in_.frames[0].width;
+    plan.height = in_.frames[0].height;
+  }
+  for (size_t d : document_index_) plan.documents.push_back(in_.texts[d].text);
+
+  // The steps fit tokens; the server's frame limit is met by splitting, never by dropping.
+  auto fits = [&](const Plan& p) { return Cost(p) <= ctx.limit; };
+  const bool can_split =
+      std::find(o_.fit_steps.begin(), o_.fit_steps.end(), FitStep::kSplit) != o_.fit_steps.end();
+  bool split = false;
+  const bool frames_fixed = o_.transport == Transport::kFile;
+  for (FitStep step : o_.fit_steps) {
+    const bool tokens_ok = fits(plan);
+    if (tokens_ok && FitsFrameLimit(plan.frames.size())) break;
+    if (tokens_ok && step != FitStep::kSplit) continue;  // only the frame limit is left
+    int64_t before = Cost(plan);
+    FitAction action;
+    action.step = FitStepName(step);
+    action.tokens_before = before;
+    std::optional<std::string> detail;
+    switch (step) {
+      case FitStep::kDedupe:
+        detail = fit::Dedupe(in_, o_, plan);
+        break;
+      case FitStep::kLowerResolution:
+        detail = fit::LowerResolution(in_, o_, fits, plan);
+        break;
+      case FitStep::kThinFrames:
+        detail = fit::ThinFrames(in_, o_, fits, can_split, plan);
+        break;
+      case FitStep::kShortenText:
+        detail = fit::ShortenText(fits, plan);
+        break;
+      case FitStep::kSplit:
+        break;
+    }
+    if (detail) {
+      action.detail = std::move(*detail);
+    } else if (step == FitStep::kSplit && !frames_fixed && plan.frames.size() > 1) {
+      split = true;
+      action.detail = "split into segments asked one by one, then once over their answers";
+      action.tokens_after = 0;
+      ctx.fit.push_back(action);
+      break;
+    } else {
+      continue;
+    }
+    action.tokens_after = Cost(plan);
+    ctx.fit.push_back(action);
+  }
+  if (!split && fits(plan) && !FitsFrameLimit(plan.frames.size()) && can_split) {
+    split = true;
+    FitAction action;
+    action.step = "split";
+    action.tokens_before = action.tokens_after = Cost(plan);
+    ctx.fit.push_back(action);
+  }
+  if (!split && (!fits(plan) || !FitsFrameLimit(plan.frames.size()))) {
+    if (!FitsFrameLimit(plan.frames.size())) {
+      return LimitExceeded(in_.item_path + ": " + std::to_string(plan.frames.size()) +
+                           " frames, but the server keeps " + std::to_string(o_.server_num_frames) +
+                           " per video; allow the split fit step or raise the server's "
+                           "num_frames");
+    }
+    return LimitExceeded(in_.item_path + ": needs " + std::to_string(Cost(plan)) +
+                         " tokens, the limit is " + std::to_string(ctx.limit) + " (budget " +
+                         std::to_string(o_.token_budget) + " - output " +
+                         std::to_string(o_.reserve_output_tokens) + " - margin " +
+                         std::to_string(t_.margin_tokens) + ") after: " + [&] {
+                           std::string s;
+                           for (const FitAction& a : ctx.fit) s += a.step + " ";
+                           return s.empty() ? std::string("no fit step applied") : s;
+                         }());
+  }
+
+  // Segments: [first frame, last frame) each, consecutive, each within the limit.
+  std::vector<std::pair<size_t, size_t>> ranges;
+  if (!split) {
+    ranges.push_back({0, plan.frames.size()});
+  } else {
+    const int64_t base = fixed_cost_ + 64;  // the segment's header text and the reduce wording
+    auto segment_cost = [&](size_t a, size_t b) {
+      double from = in_.frames[plan.frames[a]].time_s;
+      double to = b < plan.frames.size() ? in_.frames[plan.frames[b]].time_s : 1e300;
+      int64_t n = base + FramesCost(plan, a, b);
+      for (size_t k = 0; k < timed_index_.size(); ++k) {
+        double s = in_.texts[timed_index_[k]].start_s.value_or(0);
+        if ((s >= from || a == 0) && s < to) n += timed_cost_[k];
+      }
+      return n;
+    };
+    REEL_ASSIGN_OR_RETURN(ranges, fit::SplitRanges(in_, plan, ctx.limit, segment_cost,
+                                                   [&](size_t n) { return FitsFrameLimit(n); }));
+    ctx.fit.back().detail =
+        "split into " + std::to_string(ranges.size()) + " consecutive segments (" +
+        (FitsFrameLimit(plan.frames.size())
+             ? std::string("token limit")
+             : "at most " + std::to_string(o_.server_num_frames) + " frames per video") +
+        "), asked one by one, then once over their answers";
+    ctx.reduce_question = o_.reduce_question.empty()
+                              ? "The video was too long for one request and was asked about in " +
+                                    std::to_string(ranges.size()) +
+                                    " consecutive parts. The answers for the parts follow, each "
+                                    "with its time range. Using them, answer: " +
+                                    o_.question
+                              : o_.reduce_question;
+  }
+
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    auto [a, b] = ranges[r];
+    ContextSegment seg;
+    seg.system_prompt = SystemPrompt();
+    double from = b > a ? in_.frames[plan.frames[a]].time_s : 0;
+    double to = b < plan.frames.size() ? in_.frames[plan.frames[b]].time_s : 1e300;
+    if (r == 0) from = -1e300;
+    seg.start_s = b > a ? in_.frames[plan.frames[a]].time_s : 0;
+    seg.end_s = b > a ? in_.frames[plan.frames[b - 1]].time_s : in_.duration_s;
+    seg.parts = Parts(plan, a, b, from, to, /*with_documents=*/!split);
+    // Block alignment of the prefix (everything before the question): exact counts only.
+    if (o_.prefix_block > 0 && c_.exact()) {
+      int64_t unpadded = 0;
+      if (auto aligned = Align(seg.parts, &unpadded)) {
+        seg.padding = aligned->first;
+        seg.prefix_tokens = aligned->second;
+        seg.prefix_aligned = true;
+      } else {
+        seg.prefix_tokens = unpadded;
+      }
+    } else {
+      std::vector<Piece> prefix = Render(seg.parts, "", "");
+      prefix.back().text.resize(prefix.back().text.size() - Tail().size());
+      seg.prefix_tokens = pieces_.Count(prefix).total;
+    }
+    ContextPart question;
+    question.text = seg.padding + o_.question;
+    seg.parts.push_back(std::move(question));
+    seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+    if (seg.tokens.total > ctx.limit && !seg.padding.empty()) {
+      // The padding is a nicety: a request that fits only without it goes unaligned.
+      seg.parts.back().text = o_.question;
+      seg.padding.clear();
+      seg.prefix_aligned = false;
+      seg.tokens = pieces_.Count(Render(seg.parts, "", ""));
+      std::vector<Piece> prefix =
+          Render(std::vector<ContextPart>(seg.parts.begin(), seg.parts.end() - 1), "", "");
+      prefix.back().text.resize(prefix.back().text.size() - Tail().size());
+      seg.prefix_tokens = pieces_.Count(prefix).total;
+    }
+    seg.tokens.margin = t_.margin_tokens;
+    if (seg.tokens.total > ctx.limit) {
+      return LimitExceeded(in_.item_path + ": the request needs " +
+                           std::to_string(seg.tokens.total) + " tokens, the limit is " +
+                           std::to_string(ctx.limit));
+    }
+    ctx.segments.push_back(std::move(seg));
+  }
+  ctx.kept_frames = plan.frames;
+  ctx.frame_width = plan.width;
+  ctx.frame_height = plan.height;
+  ctx.frame_max_pixels = plan.max_pixels;
+  return ctx;
+}
+
+}  // namespace
+
+std::string Context::ManifestJson(const ContextInput& input, size_t segment) const {
+  using nlohmann::json;
+  const ContextSegment& seg = segments.at(segment);
+  json parts = json::array();
+  for (const ContextPart& p : seg.parts) {
+    json j;
+    switch (p.kind) {
+      case ContextPart::Kind::kText:
+        j["type"] = "text";
+        j["chars"] = p.text.size();
+        break;
+      case ContextPart::Kind::kImage:
+        j["type"] = "image";
+        break;
+      case ContextPart::Kind::kVideo:
+        j["type"] = "video";
+        break;
+      case ContextPart::Kind::kVideoFile:
+        j["type"] = "video_file";
+        break;
+    }
+    if (p.kind != ContextPart::Kind::kText) {
+      json frames = json::array();
+      for (size_t f : p.frames) {
+        frames.push_back(
+            {{"sample_index", input.frames[f].sample_index}, {"time_s", input.frames[f].time_s}});
+      }
+      j["frames"] = frames;
+      j["size"] = std::to_string(p.width) + "x" + std::to_string(p.height);
+    }
+    parts.push_back(j);
+  }
+  json texts = json::array();
+  for (const ContextText& t : input.texts) {
+    json j = {{"source", t.source}, {"bytes", t.text.size()}};
+    if (t.start_s) j["start_s"] = *t.start_s;
+    if (t.end_s) j["end_s"] = *t.end_s;
+    texts.push_back(j);
+  }
+  json fit_steps = json::array();
+  for (const FitAction& a : fit) {
+    fit_steps.push_back({{"step", a.step},
+                         {"detail", a.detail},
+                         {"tokens_before", a.tokens_before},
+                         {"tokens_after", a.tokens_after}});
+  }
+  json m = {
+      {"item", input.item_path},
+      {"template", {{"name", template_name}, {"exact", template_exact}}},
+      {"count", {{"method", count_method}, {"exact", count_exact}}},
+      {"transport", TransportName(transport)},
+      {"limit", limit},
+      {"segment", {{"index", segment}, {"count", segments.size()}}},
+      {"time_range_s", {seg.start_s, seg.end_s}},
+      {"tokens",
+       {{"text", seg.tokens.text},
+        {"image", seg.tokens.image},
+        {"video", seg.tokens.video},
+        {"total", seg.tokens.total},
+        {"margin", seg.tokens.margin}}},
+      {"prefix",
+       {{"tokens", seg.prefix_tokens}, {"padding", seg.padding}, {"aligned", seg.prefix_aligned}}},
+      {"fit", fit_steps},
+      {"frames",
+       {{"input", input.frames.size()},
+        {"kept", kept_frames.size()},
+        {"size", std::to_string(frame_width) + "x" + std::to_string(frame_height)}}},
+      {"texts", texts},
+      {"system_prompt", seg.system_prompt},
+      {"parts", parts},
+  };
+  if (segments.size() > 1) m["reduce_question"] = reduce_question;
+  return m.dump();
+}
+
+Result<Context> BuildContext(const ContextInput& input, const ContextOptions& options,
+                             const ChatTemplate& chat_template, const TokenCounter& counter) {
+  Builder b(input, options, chat_template, counter);
+  return b.Build();
+}
+
+}  // namespace reel::llm

@@ -1,0 +1,163 @@
+// The context builder: one item's frames and text, and one prompt, become what the model reads,
+// counted token by token the way the server counts it, fitted to the budget, and described in
+// a deterministic manifest. The model client (another stage) sends what this builds.
+//
+// Layout of the user turn, in time order: documents (before or after the video, as the job
+// says), then each frame (or frame pair) with its time and the subtitle / transcript lines that
+// start before the next frame, then padding up to a 128-token block boundary (exact counts, when
+// the request still fits with it), then the question. Everything before the question depends only
+// on the item, the system prompt and the settings, so the prompts of a job share a cacheable
+// prefix.
+//
+// Transports (how frames travel; token costs as the MiniMax-M3 processor of vLLM and SGLang
+// expands them, see docs/contexts.md):
+//   images  each frame an image part after a text part with its time; an image is a pair of
+//           itself: (H/28)(W/28) placeholders + start and end tokens per frame.
+//   video   the frames of a segment as one video (data:video/jpeg;base64,f1,f2,...): per pair of
+//           frames (H/28)(W/28) placeholders + start and end, after a timestamp text that the
+//           server makes up as index / fps (vLLM) or leaves out (SGLang); at most
+//           server_num_frames frames per video.
+//   file    a file:// path the server samples itself (same rule and sizes as Reel's): the
+//           frames Reel sampled are the ones the server will take, with their real times.
+//
+// Fitting (in the order of `fit_steps`) when the request does not fit token_budget minus the
+// reserved output minus the template's margin: drop near-duplicate frames (the vision encoder's
+// marks, then the dHash distance),
+// lower the frame size (the largest max_pixels that fits, not below a floor), thin frames evenly
+// (first and last kept, not below min_fps), shorten documents, split the video into consecutive
+// segments asked one by one and then once more over their answers (map-reduce). A video transport
+// whose server keeps fewer frames than a video has is split too (never thinned for that). Every
+// step is recorded in the manifest.
+//
+// Thread safety: BuildContext is a pure function of its arguments.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "llm/context/chat_template.h"
+#include "llm/context/token_counter.h"
+
+namespace reel::llm {
+
+enum class Transport { kImages, kVideo, kFile };
+enum class FitStep { kDedupe, kLowerResolution, kThinFrames, kShortenText, kSplit };
+
+const char* TransportName(Transport t);
+Result<Transport> ParseTransport(const std::string& name);
+const char* FitStepName(FitStep s);
+Result<FitStep> ParseFitStep(const std::string& name);
+
+struct ContextFrame {
+  int64_t sample_index = 0;  // the frame's row in the item's sample
+  double time_s = 0;         // seconds from the start of the media
+  int width = 0;             // at the model size
+  int height = 0;
+  std::optional<uint64_t> phash{};  // 64-bit dHash of the frame, for near-duplicate dropping
+  bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
+};
+
+struct ContextText {
+  std::string source;             // "subtitle:0", "sidecar:a.srt", "document"
+  std::optional<double> start_s;  // unset for documents (not timed)
+  std::optional<double> end_s;
+  std::string text;
+};
+
+enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
+
+struct ContextInput {
+  std::string item_path;
+  ContextItemKind kind = ContextItemKind::kVideo;
+  std::vector<ContextFrame> frames;  // in time order; one for an image
+  int source_width = 0;              // the video's upright size before resizing (lower_resolution)
+  int source_height = 0;
+  double duration_s = 0;
+  std::vector<ContextText> texts;
+};
+
+struct ContextOptions {
+  int64_t token_budget = 1048576;
+  int64_t reserve_output_tokens = 16384;
+  Transport transport = Transport::kImages;
+  int server_num_frames = 32;     // video: frames the server keeps of a video (0 or less: all)
+  double server_fps = 1.0;        // video: rate the server assumes for made-up frame times
+  bool server_timestamps = true;  // video: vLLM writes (made-up) times, SGLang none
+  std::vector<FitStep> fit_steps = {FitStep::kDedupe, FitStep::kLowerResolution,
+                                    FitStep::kThinFrames, FitStep::kShortenText, FitStep::kSplit};
+  int dedupe_max_distance = 4;        // dHash bits that may differ for "near-duplicate"
+  int64_t min_pixels_floor = 100352;  // lower_resolution stops here (128 tokens per pair)
+  double min_fps = 0.25;              // thin_frames keeps at least this many frames a second
+  int resize_factor = 28;
+  double max_aspect_ratio = 200;
+  bool documents_first = true;
+  int prefix_block = 128;  // pad the shared prefix to a multiple of this (exact counts; 0: off)
+  ThinkingMode thinking_mode = ThinkingMode::kAdaptive;
+  std::string system_prompt;  // "" = the template's default
+  std::string question;
+  std::string reduce_question;  // split: asked over the segment answers ("" = default)
+};
+
+struct TokenBreakdown {
+  int64_t text = 0;    // template, prompts, times, subtitles, documents, padding
+  int64_t image = 0;   // image parts: placeholders and their start/end tokens
+  int64_t video = 0;   // video parts: placeholders, start/end tokens, server timestamps
+  int64_t total = 0;   // text + image + video (what the server reports as prompt_tokens)
+  int64_t margin = 0;  // the template's allowance for what is not known exactly
+};
+
+// One piece of the user turn.
+struct ContextPart {
+  enum class Kind { kText, kImage, kVideo, kVideoFile };
+  Kind kind = Kind::kText;
+  std::string text;            // kText: the text
+  std::vector<size_t> frames;  // kImage (one), kVideo (several): indices into input frames
+  int width = 0, height = 0;   // kImage, kVideo: the size frames are sent at
+};
+
+// One request: the whole item, or one segment of a split video.
+struct ContextSegment {
+  double start_s = 0, end_s = 0;
+  std::vector<ContextPart> parts;  // the user turn, question last
+  TokenBreakdown tokens;
+  int64_t prefix_tokens = 0;    // tokens before the question
+  std::string padding;          // text added before the question for block alignment
+  bool prefix_aligned = false;  // prefix_tokens is a multiple of prefix_block (by exact count)
+  std::string system_prompt;    // as sent
+};
+
+struct FitAction {
+  std::string step;    // a FitStepName, or "split" for the server's frame limit
+  std::string detail;  // what was done and why
+  int64_t tokens_before = 0;
+  int64_t tokens_after = 0;
+};
+
+struct Context {
+  std::string template_name;
+  bool template_exact = false;
+  std::string count_method;
+  bool count_exact = false;
+  Transport transport = Transport::kImages;
+  int64_t limit = 0;  // tokens a request may hold: budget - reserved output - margin
+  std::vector<ContextSegment> segments;  // 1 unless split
+  std::vector<FitAction> fit;
+  std::vector<size_t> kept_frames;        // indices into the input frames, after the fit steps
+  int frame_width = 0, frame_height = 0;  // frame size after the fit steps
+  int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
+  std::string reduce_question;   // split: the map-reduce question over the answers
+  // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
+  std::string ManifestJson(const ContextInput& input, size_t segment) const;
+};
+
+// Builds the context. Errors: kLimitExceeded when it cannot fit (the message says by how much
+// and what was tried); kInvalidArgument for inconsistent options.
+Result<Context> BuildContext(const ContextInput& input, const ContextOptions& options,
+                             const ChatTemplate& chat_template, const TokenCounter& counter);
+
+}  // namespace reel::llm

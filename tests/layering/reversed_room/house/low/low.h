@@ -1,0 +1,2 @@
+#pragma once
+#include "house/top.h"
