@@ -54,6 +54,11 @@ RunRecord ReadRun(const Statement& stmt) {
   return run;
 }
 
+// The run's counters as BindCounters binds them (?2 to ?8), for an UPDATE's SET.
+constexpr const char* kSetCounters =
+    "items_seen = ?2, items_done = ?3, items_skipped = ?4, items_failed = ?5, frames = ?6, "
+    "segments = ?7, requests = ?8";
+
 // Binds the counters to ?2..?8.
 void BindCounters(Statement& stmt, const RunCounters& c) {
   stmt.Bind(2, c.items_seen)
@@ -143,10 +148,7 @@ Status Store::UpdateRunCounters(int64_t run_id, const RunCounters& counters) {
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,
-      Statement::Prepare(db,
-                         "UPDATE runs SET items_seen = ?2, items_done = ?3, "
-                         "items_skipped = ?4, items_failed = ?5, frames = ?6, segments = ?7, "
-                         "requests = ?8 WHERE id = ?1"));
+      Statement::Prepare(db, std::string("UPDATE runs SET ") + kSetCounters + " WHERE id = ?1"));
   stmt.Bind(1, run_id);
   BindCounters(stmt, counters);
   REEL_RETURN_IF_ERROR(stmt.Run());
@@ -158,13 +160,10 @@ Status Store::FinishRun(int64_t run_id, RunStatus status, const RunCounters& cou
                         const std::optional<std::string>& message) {
   sqlite3* db = db_.handle();
   REEL_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
-  REEL_ASSIGN_OR_RETURN(
-      Statement stmt,
-      Statement::Prepare(db,
-                         "UPDATE runs SET items_seen = ?2, items_done = ?3, "
-                         "items_skipped = ?4, items_failed = ?5, frames = ?6, segments = ?7, "
-                         "requests = ?8, status = ?9, message = ?10, finished_at = " +
-                             std::string(internal::kNowSql) + " WHERE id = ?1"));
+  REEL_ASSIGN_OR_RETURN(Statement stmt,
+                        Statement::Prepare(db, std::string("UPDATE runs SET ") + kSetCounters +
+                                                   ", status = ?9, message = ?10, finished_at = " +
+                                                   internal::kNowSql + " WHERE id = ?1"));
   stmt.Bind(1, run_id);
   BindCounters(stmt, counters);
   stmt.Bind(9, RunStatusName(status)).Bind(10, message);
