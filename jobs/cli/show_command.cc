@@ -146,9 +146,9 @@ int RunShow(const ShowFlags& flags) {
          shown(Str(items->rows[0][2])) + ", " + std::to_string(answers->rows.size()) +
          (answers->rows.size() == 1 ? " answer" : " answers") + "\n";
   if (storage::InputFileGone(Str(items->rows[0][1]))) {
-    out +=
-        (md ? "\n" : "") +
-        std::string("The input file is gone (deleted or moved): `reel prune` drops this item.\n");
+    out += (md ? "\n" : "") +
+           std::string(
+               "The input file is gone (deleted or moved): `reel prune --yes` drops this item.\n");
   }
   for (const auto& row : answers->rows) {
     const int64_t response = std::get<int64_t>(row[0]);

@@ -228,10 +228,10 @@ int RunStatus(const StatusFlags& flags) {
   std::cout << "\nItems: " << total << " (done " << items.done << ", failed " << items.failed
             << ", pending " << items.pending << ", running " << items.running << ")\n";
   if (gone_count > 0) {
-    std::cout
-        << "  " << gone_count
-        << (gone_count > 1 ? " items' input files are" : " item's input file is")
-        << " gone (deleted or moved): `reel prune` lists them, `reel prune --yes` drops them\n";
+    std::cout << "  " << gone_count
+              << (gone_count > 1 ? " items' input files are" : " item's input file is")
+              << " gone (deleted or moved): `reel prune` lists such items, `reel prune --yes` "
+                 "drops them\n";
   }
   if (items.partial > 0) {
     std::cout << "  " << items.partial << " of the done items "
