@@ -25,7 +25,6 @@ enum class TranscriptStatus {
   kFailed,   // the audio could not be read (`error`); a rerun tries again
 };
 
-
 // The names stored in the database ("running", "video", "done", "warning", ...).
 const EnumNames<RunStatus>& RunStatusNames();
 const EnumNames<ItemKind>& ItemKindNames();

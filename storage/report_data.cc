@@ -220,8 +220,7 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                              row.ColumnOptionalText(5), row.ColumnOptionalInt(6)});
     }));
   }
-  REEL_ASSIGN_OR_RETURN(item.segments,
-                        internal::ReadSegments(db, item_id, columns_.transcripts));
+  REEL_ASSIGN_OR_RETURN(item.segments, internal::ReadSegments(db, item_id, columns_.transcripts));
   if (columns_.transcripts) {
     REEL_ASSIGN_OR_RETURN(item.transcript, internal::ReadTranscript(db, item_id));
   }

@@ -298,8 +298,7 @@ Result<std::vector<int64_t>> Store::ListFrameIds(int64_t item_id) {
 
 namespace internal {
 
-Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id,
-                                               bool speech_columns) {
+Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id, bool speech_columns) {
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,
       Statement::Prepare(db, std::string("SELECT source, start_seconds, end_seconds, text, "

@@ -64,10 +64,9 @@ Result<std::optional<TranscriptRecord>> Store::GetTranscript(int64_t item_id) {
 
 Result<std::vector<TranscriptChunkRecord>> Store::ListTranscriptChunks(int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(
-      Statement stmt,
-      Statement::Prepare(db_.handle(),
-                         "SELECT chunk, start_seconds, end_seconds, segments FROM "
-                         "transcript_chunks WHERE item_id = ?1 ORDER BY chunk"));
+      Statement stmt, Statement::Prepare(db_.handle(),
+                                         "SELECT chunk, start_seconds, end_seconds, segments FROM "
+                                         "transcript_chunks WHERE item_id = ?1 ORDER BY chunk"));
   stmt.Bind(1, item_id);
   return internal::ReadRows(stmt, [](const Statement& row) {
     TranscriptChunkRecord c;
@@ -86,8 +85,7 @@ Status Store::StartTranscript(const TranscriptRecord& transcript) {
       Statement same,
       Statement::Prepare(db, "SELECT settings_key = ?2 FROM transcripts WHERE item_id = ?1"));
   same.Bind(1, transcript.item_id).Bind(2, transcript.settings_key);
-  REEL_ASSIGN_OR_RETURN(std::optional<bool> kept,
-                        internal::ReadRow(same, [](const Statement& row) {
+  REEL_ASSIGN_OR_RETURN(std::optional<bool> kept, internal::ReadRow(same, [](const Statement& row) {
                           return row.ColumnInt(0) != 0;
                         }));
   if (!kept.value_or(false)) {  // new, or made from other settings: start from nothing
@@ -202,8 +200,7 @@ Result<int64_t> Store::CountUnfinishedTranscripts(int64_t job_id) {
                          "SELECT count(*) FROM transcripts t JOIN items i ON i.id = t.item_id "
                          "WHERE i.job_id = ?1 AND t.status IN ('running', 'partial')"));
   stmt.Bind(1, job_id);
-  REEL_ASSIGN_OR_RETURN(std::optional<int64_t> n,
-                        internal::ReadRow(stmt, [](const Statement& row) {
+  REEL_ASSIGN_OR_RETURN(std::optional<int64_t> n, internal::ReadRow(stmt, [](const Statement& row) {
                           return row.ColumnInt(0);
                         }));
   return n.value_or(0);

@@ -128,9 +128,8 @@ Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage:
       break;
   }
   return Unavailable(item.path + wait + std::to_string(t->failed_chunks) + " of " +
-                     std::to_string(t->chunks) +
-                     " speech chunks not transcribed: " + t->error.value_or("unknown") +
-                     "; run again to retry them)");
+                     std::to_string(t->chunks) + " speech chunks not transcribed: " +
+                     t->error.value_or("unknown") + "; run again to retry them)");
 }
 
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id,

@@ -164,8 +164,9 @@ std::string Cut(const std::string& text, size_t max_chars) {
 std::string TranscriptNote(const storage::TranscriptRecord& t) {
   std::string out = "Speech: ";
   if (t.backend == "pocketsphinx") {
-    out += "transcribed offline with PocketSphinx, English only (weak on noisy or accented "
-           "speech)";
+    out +=
+        "transcribed offline with PocketSphinx, English only (weak on noisy or accented "
+        "speech)";
   } else {
     out += "transcribed by " + Html(t.model.empty() ? t.backend : t.model) + " (" +
            Html(t.backend) + " server)";
@@ -454,12 +455,12 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
       out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
         const bool speech = s->source == storage::kSpeechSource;
-        out +=
-            std::string(speech ? "<p class=\"sub speech\" title=\"speech (transcript) " : "<p class=\"sub\" title=\"") +
-            Html((speech ? std::string() : s->source + " ") + MediaTime(s->start_seconds) + "-" +
-                 MediaTime(s->end_seconds)) +
-            "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
-            Html(s->text) + "</p>";
+        out += std::string(speech ? "<p class=\"sub speech\" title=\"speech (transcript) "
+                                  : "<p class=\"sub\" title=\"") +
+               Html((speech ? std::string() : s->source + " ") + MediaTime(s->start_seconds) + "-" +
+                    MediaTime(s->end_seconds)) +
+               "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
+               Html(s->text) + "</p>";
       }
       out += "</figcaption>";
     }
@@ -638,7 +639,8 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
     out += " &middot; " + Count(static_cast<int64_t>(chapters->chapters.size())) + " chapters";
   }
   out += "</p>";
-  if (item.transcript) out += "<p class=\"transcript-note\">" + TranscriptNote(*item.transcript) + "</p>";
+  if (item.transcript)
+    out += "<p class=\"transcript-note\">" + TranscriptNote(*item.transcript) + "</p>";
   if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
   if (row.input_gone) {
     out +=

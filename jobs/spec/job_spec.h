@@ -167,7 +167,7 @@ struct PromptSpec {
 // subtitles. Off by default. A changed setting here re-transcribes; it redoes nothing else.
 struct SpeechSpec {
   bool enabled = false;
-  std::string backend = "auto";  // auto (openai with an endpoint, else pocketsphinx) | ...
+  std::string backend = "auto";         // auto (openai with an endpoint, else pocketsphinx) | ...
   std::optional<std::string> endpoint;  // a server with POST /v1/audio/transcriptions
   // openai: the served model ("" = "whisper-1"); pocketsphinx: a model folder ("" = Debian's).
   std::string model;
@@ -179,8 +179,8 @@ struct SpeechSpec {
   double max_chunk_s = 30;  // longest speech chunk (capped at the backend's window)
   int concurrency = 4;      // chunks in flight (server backends)
   double connect_timeout_s = 10;
-  double read_timeout_s = 600;  // silence allowed while a server transcribes one chunk
-  int retries = 2;              // retries of transient failures per chunk
+  double read_timeout_s = 600;     // silence allowed while a server transcribes one chunk
+  int retries = 2;                 // retries of transient failures per chunk
   double time_limit_s = 6 * 3600;  // one item's transcription, reading and transcribing
 };
 

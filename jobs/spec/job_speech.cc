@@ -9,9 +9,9 @@ namespace reel::jobs::parser {
 namespace {
 
 const std::vector<std::string> kSpeechKeys = {
-    "enabled",     "backend",     "endpoint",        "model",        "language", "api_key_env",
-    "prefer",      "max_chunk",   "concurrency",     "connect_timeout", "read_timeout",
-    "retries",     "time_limit"};
+    "enabled",      "backend", "endpoint",  "model",       "language",
+    "api_key_env",  "prefer",  "max_chunk", "concurrency", "connect_timeout",
+    "read_timeout", "retries", "time_limit"};
 
 }  // namespace
 

@@ -215,8 +215,8 @@ class SpeechStage final : public StoredItemStage {
     options.connect_timeout_s = s.connect_timeout_s;
     options.read_timeout_s = s.read_timeout_s;
     options.retry.max_retries = s.retries;
-    Result<llm::ApiKey> key = llm::ApiKey::FromEnvironment(
-        options.backend == "openai" ? s.api_key_env : std::string());
+    Result<llm::ApiKey> key =
+        llm::ApiKey::FromEnvironment(options.backend == "openai" ? s.api_key_env : std::string());
     if (!key.ok()) {
       creation_error_ = key.status().WithPrefix("speech.api_key_env");
       return creation_error_;

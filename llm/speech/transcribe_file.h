@@ -51,7 +51,7 @@ struct FileTranscript {
   std::string model;
   std::vector<TranscriptSegment> segments;  // in time order
   int chunks = 0;
-  int skipped_chunks = 0;  // left out by skip_chunk
+  int skipped_chunks = 0;              // left out by skip_chunk
   std::vector<ChunkFailure> failures;  // chunks not transcribed, in order
   std::vector<std::string> notes;      // the audio's notes, then the backend's (each once)
 

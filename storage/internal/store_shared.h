@@ -26,7 +26,7 @@ E ParseStored(const EnumNames<E>& names, const std::string& s) {
 // The segments of item `item_id` in time order (Store::ListSegments, the report's item page).
 // `speech_columns`: read confidence and words_json (schema 11; false for an older file).
 Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id,
-                                               bool speech_columns = true);
+                                                bool speech_columns = true);
 
 // The transcript of item `item_id`, if any (schema 11).
 Result<std::optional<TranscriptRecord>> ReadTranscript(sqlite3* db, int64_t item_id);

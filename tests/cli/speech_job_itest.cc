@@ -82,7 +82,8 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   EXPECT_EQ(t[0]["failed_chunks"], 1);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM frames"), 4);
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 0) << "questions wait";
-  const int64_t stored_first = QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'");
+  const int64_t stored_first =
+      QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'");
   EXPECT_GT(stored_first, 0);
   EXPECT_LT(stored_first, static_cast<int64_t>(video.placed.size()));
 
@@ -95,8 +96,9 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'done'"), 1);
   // Every burst once, at the time it was placed (the server's times are relative to its chunk).
   nlohmann::json segments =
-      QueryJson(db, "SELECT text, start_seconds FROM segments WHERE source = 'speech' "
-                    "ORDER BY start_seconds");
+      QueryJson(db,
+                "SELECT text, start_seconds FROM segments WHERE source = 'speech' "
+                "ORDER BY start_seconds");
   ASSERT_EQ(segments.size(), video.placed.size());
   for (size_t i = 0; i < segments.size(); ++i) {
     EXPECT_EQ(segments[i]["text"], video.placed[i].text);
@@ -127,12 +129,12 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
 
   // A changed speech setting re-transcribes everything and rebuilds the context, but does not
   // redo the item; a third run with nothing changed sends nothing.
-  Replace(dir + "/job.yaml", "  retries: 0\n", "  retries: 0\n  max_chunk: 20\n");
+  Replace(dir + "/job.yaml", "  retries: 0\n", "  retries: 0\n  max_chunk: 10\n");
   server.Reset();
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 1);
-  EXPECT_GT(Uploads(server), first_uploads) << "20 s chunks: more of them";
+  EXPECT_GT(Uploads(server), first_uploads) << "10 s chunks: more of them";
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
             static_cast<int64_t>(video.placed.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 1);
@@ -142,13 +144,51 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   EXPECT_EQ(Uploads(server), 0);
 }
 
+// Killed while a chunk is being transcribed: the chunks stored stay, and the next run sends only
+// the rest; every burst ends up stored once.
+TEST(SpeechJobTest, AKilledRunResumesAtTheFirstChunkNotStored) {
+  FakeServerOptions fo;
+  fo.model = "whisper-1";
+  FakeModelServer server(fo);
+  ASSERT_TRUE(server.started());
+  const std::string dir =
+      ToneJob("speech_job_kill", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() +
+                                     "\n  concurrency: 1\n");
+  const std::string db = dir + "/out.db";
+  server.Script(R"([{"kind": "stall", "seconds": 60, "match": "chunk-00004.wav"}])");
+  {
+    ReelProcess run({"run", dir + "/job.yaml"}, dir + "/run.err");
+    ASSERT_GT(run.pid(), 0);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return fs::exists(db) && QueryInt(db, "SELECT count(*) FROM transcript_chunks") == 4;
+        },
+        std::chrono::seconds(60)))
+        << ReadText(dir + "/run.err");
+    run.Signal(SIGKILL);
+    EXPECT_EQ(run.Wait(), 128 + SIGKILL);
+  }
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'running'"), 1);
+  EXPECT_GE(Uploads(server), 4) << "chunks 0-3 (and perhaps the one that stalled)";
+  server.Reset();
+  CommandResult again = Reel("run job.yaml", dir);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(Uploads(server), 3) << "chunks 4, 5 and 6 only";
+  const SpeechVideo video = ToneBurstVideo();
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
+            static_cast<int64_t>(video.placed.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(DISTINCT text) FROM segments WHERE source = 'speech'"),
+            static_cast<int64_t>(video.placed.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts"), 1);
+}
+
 TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   FakeServerOptions fo;
   fo.model = "whisper-1";
   FakeModelServer server(fo);
   ASSERT_TRUE(server.started());
-  const std::string dir = ToneJob("speech_job_prefer", "speech:\n  enabled: true\n  endpoint: " +
-                                                           server.endpoint() + "\n");
+  const std::string dir = ToneJob(
+      "speech_job_prefer", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() + "\n");
   WriteText(dir + "/media/talk.srt", "1\n00:00:01,000 --> 00:00:02,000\nA subtitle line\n");
   auto request_body = [&]() {
     CommandResult run = Reel("run job.yaml", dir);
@@ -160,6 +200,8 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   std::string body = request_body();  // prefer: subtitles (the default)
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_EQ(body.find("tone 380"), std::string::npos);
+  const int once = Uploads(server);
+  EXPECT_GE(once, 3);
   Replace(dir + "/job.yaml", "  enabled: true\n", "  enabled: true\n  prefer: speech\n");
   body = request_body();
   EXPECT_EQ(body.find("A subtitle line"), std::string::npos);
@@ -168,7 +210,7 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   body = request_body();
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_NE(body.find("tone 380"), std::string::npos);
-  EXPECT_EQ(Uploads(server), 3) << "prefer changes contexts only: transcribed once";
+  EXPECT_EQ(Uploads(server), once) << "prefer changes contexts only: transcribed once";
   // Speech off: the transcript stays searchable but no context takes it.
   Replace(dir + "/job.yaml", "  enabled: true\n", "  enabled: false\n");
   Replace(dir + "/job.yaml", "  prefer: both\n", "  prefer: speech\n");
@@ -200,8 +242,9 @@ TEST(SpeechJobTest, OfflineTranscriptHasTheWordsAtTheirTimes) {
   EXPECT_EQ(t[0]["status"], "done");
   std::vector<TimedWord> words;
   for (const nlohmann::json& s :
-       QueryJson(db, "SELECT words_json FROM segments WHERE source = 'speech' "
-                     "ORDER BY start_seconds")) {
+       QueryJson(db,
+                 "SELECT words_json FROM segments WHERE source = 'speech' "
+                 "ORDER BY start_seconds")) {
     for (const nlohmann::json& w : nlohmann::json::parse(s["words_json"].get<std::string>())) {
       words.push_back({w["start"].get<double>(), w["end"].get<double>(), w["text"]});
     }
