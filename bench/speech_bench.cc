@@ -222,9 +222,8 @@ int main(int argc, char** argv) {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", asr_minutes * 60);
   const std::string wav = media_dir + "/asr-" + seconds + "s.wav";
-  if (!fs::exists(wav) &&
-      !Run("ffmpeg -v error -y -i " + ShellQuote(input) + " -t " + seconds +
-           " -vn -ac 1 -ar 16000 -c:a pcm_s16le " + ShellQuote(wav))) {
+  if (!fs::exists(wav) && !Run("ffmpeg -v error -y -i " + ShellQuote(input) + " -t " + seconds +
+                               " -vn -ac 1 -ar 16000 -c:a pcm_s16le " + ShellQuote(wav))) {
     std::printf("ffmpeg could not write %s\n", wav.c_str());
     return 1;
   }

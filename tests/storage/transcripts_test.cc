@@ -25,9 +25,9 @@ SegmentRecord Speech(double start, const std::string& text) {
 class TranscriptsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = reel::testing::ScratchDir(
-        std::string("TranscriptsTest.") +
-        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        reel::testing::ScratchDir(std::string("TranscriptsTest.") +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
     Result<Store> store = Store::Open(dir_ + "/reel.db");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_.emplace(std::move(store).value());
@@ -60,8 +60,9 @@ class TranscriptsTest : public ::testing::Test {
 TEST_F(TranscriptsTest, ChunksAreKeptForTheSameKeyAndDroppedForAnother) {
   TranscriptRecord t{.item_id = item_, .settings_key = "k1", .backend = "openai", .model = "w"};
   ASSERT_TRUE(store_->StartTranscript(t).ok());
-  ASSERT_TRUE(store_->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
-                                         {Speech(1, "hello there"), Speech(4, "general")})
+  ASSERT_TRUE(store_
+                  ->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
+                                       {Speech(1, "hello there"), Speech(4, "general")})
                   .ok());
   std::optional<TranscriptRecord> stored = store_->GetTranscript(item_).value();
   ASSERT_TRUE(stored);
@@ -74,8 +75,8 @@ TEST_F(TranscriptsTest, ChunksAreKeptForTheSameKeyAndDroppedForAnother) {
 
   // The item redone (new frames, other subtitles): the transcript's segments stay.
   ItemOutputs outputs;
-  outputs.segments.push_back({.source = "subtitle:2", .start_seconds = 1, .end_seconds = 2,
-                              .text = "a cue"});
+  outputs.segments.push_back(
+      {.source = "subtitle:2", .start_seconds = 1, .end_seconds = 2, .text = "a cue"});
   ASSERT_TRUE(store_->MarkItemDone(item_, outputs).ok());
   EXPECT_EQ(SpeechSegments().size(), 2u);
   EXPECT_EQ(store_->ListSegments(item_).value().size(), 3u);
@@ -83,8 +84,9 @@ TEST_F(TranscriptsTest, ChunksAreKeptForTheSameKeyAndDroppedForAnother) {
   // Resumed with the same key: the chunk stays (a rerun skips it).
   ASSERT_TRUE(store_->StartTranscript(t).ok());
   EXPECT_EQ(store_->ListTranscriptChunks(item_).value().size(), 1u);
-  ASSERT_TRUE(store_->AddTranscriptChunk(item_, {.chunk = 1, .start_seconds = 9, .end_seconds = 20},
-                                         {Speech(12, "kenobi")})
+  ASSERT_TRUE(store_
+                  ->AddTranscriptChunk(item_, {.chunk = 1, .start_seconds = 9, .end_seconds = 20},
+                                       {Speech(12, "kenobi")})
                   .ok());
   t.status = TranscriptStatus::kDone;
   t.chunks = 2;
@@ -97,8 +99,8 @@ TEST_F(TranscriptsTest, ChunksAreKeptForTheSameKeyAndDroppedForAnother) {
   EXPECT_EQ(store_->CountUnfinishedTranscripts(1).value(), 0);
 
   // Another key: everything of the old transcript goes.
-  TranscriptRecord other{.item_id = item_, .settings_key = "k2", .backend = "pocketsphinx",
-                         .model = "en-us"};
+  TranscriptRecord other{
+      .item_id = item_, .settings_key = "k2", .backend = "pocketsphinx", .model = "en-us"};
   ASSERT_TRUE(store_->StartTranscript(other).ok());
   EXPECT_TRUE(SpeechSegments().empty());
   EXPECT_TRUE(store_->ListTranscriptChunks(item_).value().empty());
@@ -107,8 +109,9 @@ TEST_F(TranscriptsTest, ChunksAreKeptForTheSameKeyAndDroppedForAnother) {
   // Finishing the old key's transcript is refused: it is not the stored one.
   EXPECT_EQ(store_->FinishTranscript(t).code(), ErrorCode::kNotFound);
   // Full-text search sees only the current segments.
-  ASSERT_TRUE(store_->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
-                                         {Speech(2, "obi wan")})
+  ASSERT_TRUE(store_
+                  ->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
+                                       {Speech(2, "obi wan")})
                   .ok());
   EXPECT_EQ(store_->Search("kenobi").value().size(), 0u);
   EXPECT_EQ(store_->Search("obi wan").value().size(), 1u);
@@ -118,8 +121,9 @@ TEST_F(TranscriptsTest, MergeCarriesTranscripts) {
   TranscriptRecord t{.item_id = item_, .settings_key = "k1", .backend = "openai", .model = "w"};
   ASSERT_TRUE(store_->StartTranscript(t).ok());
   ASSERT_TRUE(store_->MarkItemDone(item_, {}).ok());
-  ASSERT_TRUE(store_->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
-                                         {Speech(1, "hello there")})
+  ASSERT_TRUE(store_
+                  ->AddTranscriptChunk(item_, {.chunk = 0, .start_seconds = 0, .end_seconds = 9},
+                                       {Speech(1, "hello there")})
                   .ok());
   t.status = TranscriptStatus::kDone;
   ASSERT_TRUE(store_->FinishTranscript(t).ok());
