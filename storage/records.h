@@ -98,7 +98,9 @@ struct FrameRecord {
 };
 
 struct SegmentRecord {
-  std::string source = {};  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document"
+  std::string source = {};  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document", "pdf"
+  // Documents have no clock: a .txt/.md chunk's ordinal ("document"), a page's number (a page
+  // source: "pdf", "ocr", "html", "epub", "docx", "pptx", "odt", "odp").
   double start_seconds = 0;
   double end_seconds = 0;
   std::string text = {};

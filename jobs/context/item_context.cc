@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "base/file_util.h"
@@ -88,6 +89,53 @@ void AddAttachedTexts(const ContextSetup& setup, llm::ContextInput* input) {
   for (const llm::ContextText& text : setup.attached) input->texts.push_back(text);
 }
 
+namespace {
+
+// A document read as pages (jobs/stages/paged_document_stage.cc; its media facts "document" and
+// "pages"): page texts and pictures by page number, labels, which pages read well as text, and
+// in `documents.pages: images` mode (the fact's "send_text" false) no text, only page markers.
+void LoadPages(const std::string& media_json, llm::ContextInput& in) {
+  nlohmann::json media = nlohmann::json::parse(media_json, nullptr, false);
+  if (!media.is_object() || !media.contains("document") || !media["document"].is_object()) return;
+  in.paged = true;
+  const bool send_text = media["document"].value("send_text", true);
+  std::map<int64_t, std::string> labels;
+  if (media.contains("pages") && media["pages"].is_array()) {
+    for (const nlohmann::json& page : media["pages"]) {
+      if (page.is_object() && page.contains("label") && page["label"].is_string()) {
+        labels[page.value("page", int64_t{0})] = page["label"].get<std::string>();
+      }
+    }
+  }
+  std::set<int64_t> with_text, good_text;
+  for (llm::ContextText& t : in.texts) {
+    if (!IsDocumentPageSource(t.source) || !t.start_s) continue;
+    const int64_t page = static_cast<int64_t>(*t.start_s);
+    with_text.insert(page);
+    if (auto it = labels.find(page); it != labels.end()) t.label = it->second;
+    size_t visible = 0;
+    for (unsigned char ch : t.text) visible += std::isspace(ch) == 0 ? 1 : 0;
+    // pipeline/documents' own threshold for a scanned page (OcrOptions::min_text_chars).
+    if (t.source != "ocr" && visible >= 16) good_text.insert(page);
+    if (!send_text) t.text.clear();
+  }
+  for (llm::ContextFrame& f : in.frames) {
+    const int64_t page = static_cast<int64_t>(f.time_s);
+    f.page_has_text = good_text.count(page) > 0;
+    in.source_width = std::max(in.source_width, f.width);
+    in.source_height = std::max(in.source_height, f.height);
+    if (with_text.insert(page).second) {  // a picture without text still gets its marker
+      llm::ContextText marker;
+      marker.source = "page";
+      marker.start_s = marker.end_s = static_cast<double>(page);
+      if (auto it = labels.find(page); it != labels.end()) marker.label = it->second;
+      in.texts.push_back(std::move(marker));
+    }
+  }
+}
+
+}  // namespace
+
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id) {
   REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
   if (!item) return NotFound("item " + std::to_string(item_id) + " is not in the database");
@@ -159,6 +207,9 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
     in.texts.push_back({s.source, s.start_seconds, s.end_seconds, s.text});
   }
   if (!document.text.empty()) in.texts.insert(in.texts.begin(), document);
+  if (in.kind == llm::ContextItemKind::kDocument && item->media_json) {
+    LoadPages(*item->media_json, in);
+  }
   return in;
 }
 
@@ -182,6 +233,12 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
   o.server_fps = c.server_fps;
   o.server_timestamps = c.server_timestamps;
   o.fit_steps = FitStepsOf(c);
+  if (input.paged && c.fit_steps.empty()) {
+    // Documents: pictures of pages that read well as text go first, then the pictures' size;
+    // then the pages are split into ranges (docs/documents.md).
+    o.fit_steps = {llm::FitStep::kDropPagePictures, llm::FitStep::kLowerResolution,
+                   llm::FitStep::kSplit};
+  }
   o.min_fps = c.min_fps;
   o.min_pixels_floor = c.min_pixels;
   o.resize_factor = job.resize.frames.smart.factor;
@@ -240,7 +297,8 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::
   if (!manifest_extra.empty()) extra = nlohmann::json::parse(manifest_extra);
   const bool cached_frames =
       context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
-      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage);
+      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage ||
+       input.paged);
   std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];

@@ -76,6 +76,12 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
     key += "\n" + VisionSettingsKey(job);
   }
   bool reads_text = input.kind == InputKind::kDocument || input.kind == InputKind::kSubtitle;
+  if (input.kind == InputKind::kDocument && IsPagedDocument(input.path)) {
+    // PDFs, web pages, e-books, office files: their pages (jobs/stages/paged_document_stage.cc)
+    // depend on the documents section, not on the text encoding fallback.
+    key += "\n" + DocumentSettingsKey(job);
+    reads_text = false;
+  }
   if (input.kind == InputKind::kVideo) {
     for (const std::string& sidecar : FindSidecarSubtitles(input.path)) {
       Result<std::string> hash = HashFile(sidecar);

@@ -153,6 +153,12 @@ InputKind GuessInputKind(std::string_view path) {
       {".vtt", InputKind::kSubtitle},      {".gif", InputKind::kVideo},
       {".mpv", InputKind::kVideo},         {".m1v", InputKind::kVideo},
       {".m2v", InputKind::kVideo},         {".vob", InputKind::kVideo},
+      // Read by pipeline/documents (IsPagedDocument): pages of text and pictures.
+      {".pdf", InputKind::kDocument},      {".html", InputKind::kDocument},
+      {".htm", InputKind::kDocument},      {".xhtml", InputKind::kDocument},
+      {".epub", InputKind::kDocument},     {".docx", InputKind::kDocument},
+      {".pptx", InputKind::kDocument},     {".odt", InputKind::kDocument},
+      {".odp", InputKind::kDocument},
   };
   auto it = kKinds.find(ext);
   return it == kKinds.end() ? InputKind::kAuto : it->second;

@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
                                            "resize",  "vision", "context",     "model",  "prompts",
-                                           "storage", "text",   "limits"};
+                                           "storage", "text",   "limits", "documents"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",
@@ -122,6 +122,7 @@ void Parser::ReadJob(const YAML::Node& root) {
   ReadStorage(fields, root);
   ReadTextSettings(fields);
   ReadLimits(fields, root);
+  ReadDocuments(fields);
 }
 
 void Parser::CheckName(const Field& f) {
