@@ -7,27 +7,27 @@
 namespace reel {
 namespace {
 
-bool IsAsciiAlnum(unsigned char c) { return std::isalnum(c) != 0; }
+bool IsPageAlnum(unsigned char c) { return std::isalnum(c) != 0; }
 
 // The words before a page number, longest first so "pages" wins over "page" and "pp." over "p.".
-struct Word {
+struct PageWord {
   std::string_view text;
   bool plural;
 };
-constexpr std::array<Word, 12> kWords = {{{"seiten", true},
-                                          {"pages", true},
-                                          {"seite", false},
-                                          {"page", false},
-                                          {"pgs.", true},
-                                          {"pgs", true},
-                                          {"pp.", true},
-                                          {"pg.", false},
-                                          {"pp", true},
-                                          {"pg", false},
-                                          {"p.", false},
-                                          {"p", false}}};
+constexpr std::array<PageWord, 12> kPageWords = {{{"seiten", true},
+                                                  {"pages", true},
+                                                  {"seite", false},
+                                                  {"page", false},
+                                                  {"pgs.", true},
+                                                  {"pgs", true},
+                                                  {"pp.", true},
+                                                  {"pg.", false},
+                                                  {"pp", true},
+                                                  {"pg", false},
+                                                  {"p.", false},
+                                                  {"p", false}}};
 
-bool StartsWithNoCase(std::string_view text, size_t at, std::string_view word) {
+bool StartsWithPageWord(std::string_view text, size_t at, std::string_view word) {
   if (text.size() - at < word.size()) return false;
   for (size_t i = 0; i < word.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(text[at + i])) != word[i]) return false;
@@ -36,11 +36,11 @@ bool StartsWithNoCase(std::string_view text, size_t at, std::string_view word) {
 }
 
 // A number of 1-6 digits at `at` not followed by a letter or digit; its value and end.
-std::optional<std::pair<int, size_t>> Number(std::string_view text, size_t at) {
+std::optional<std::pair<int, size_t>> PageNumber(std::string_view text, size_t at) {
   size_t end = at;
   while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) != 0) ++end;
   if (end == at || end - at > 6) return std::nullopt;
-  if (end < text.size() && IsAsciiAlnum(static_cast<unsigned char>(text[end]))) {
+  if (end < text.size() && IsPageAlnum(static_cast<unsigned char>(text[end]))) {
     return std::nullopt;
   }
   int value = std::stoi(std::string(text.substr(at, end - at)));
@@ -48,22 +48,22 @@ std::optional<std::pair<int, size_t>> Number(std::string_view text, size_t at) {
   return std::make_pair(value, end);
 }
 
-size_t SkipSpaces(std::string_view text, size_t at) {
+size_t SkipPageSpaces(std::string_view text, size_t at) {
   while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
-  if (text.substr(at, 2) == "\xC2\xA0") return SkipSpaces(text, at + 2);  // no-break space
+  if (text.substr(at, 2) == "\xC2\xA0") return SkipPageSpaces(text, at + 2);  // no-break space
   return at;
 }
 
 // A range joiner at `at` (after spaces); the offset after it, or nullopt.
-std::optional<size_t> Joiner(std::string_view text, size_t at) {
-  at = SkipSpaces(text, at);
+std::optional<size_t> PageJoiner(std::string_view text, size_t at) {
+  at = SkipPageSpaces(text, at);
   for (std::string_view dash : {"-", "\xE2\x80\x93", "\xE2\x80\x94"}) {  // - – —
-    if (text.substr(at, dash.size()) == dash) return SkipSpaces(text, at + dash.size());
+    if (text.substr(at, dash.size()) == dash) return SkipPageSpaces(text, at + dash.size());
   }
   for (std::string_view word : {"to", "through", "bis"}) {
-    if (StartsWithNoCase(text, at, word) && at + word.size() < text.size() &&
-        !IsAsciiAlnum(static_cast<unsigned char>(text[at + word.size()]))) {
-      return SkipSpaces(text, at + word.size());
+    if (StartsWithPageWord(text, at, word) && at + word.size() < text.size() &&
+        !IsPageAlnum(static_cast<unsigned char>(text[at + word.size()]))) {
+      return SkipPageSpaces(text, at + word.size());
     }
   }
   return std::nullopt;
@@ -93,14 +93,14 @@ std::vector<PageReference> FindPageReferences(std::string_view text) {
       at += 3;
       continue;
     }
-    const bool word_start = at == 0 || !IsAsciiAlnum(static_cast<unsigned char>(text[at - 1]));
+    const bool word_start = at == 0 || !IsPageAlnum(static_cast<unsigned char>(text[at - 1]));
     if (!word_start || std::isalpha(c) == 0) {
       ++at;
       continue;
     }
     bool matched = false;
-    for (const Word& w : kWords) {
-      if (!StartsWithNoCase(text, at, w.text)) continue;
+    for (const PageWord& w : kPageWords) {
+      if (!StartsWithPageWord(text, at, w.text)) continue;
       size_t after = at + w.text.size();
       // A word without a dot must end there ("pages", not "pagesize").
       if (w.text.back() != '.' && after < text.size() &&
@@ -108,14 +108,14 @@ std::vector<PageReference> FindPageReferences(std::string_view text) {
         continue;
       }
       // "p" without a dot only with the number next or after one space ("p12", "p 12").
-      size_t number_at = SkipSpaces(text, after);
+      size_t number_at = SkipPageSpaces(text, after);
       if (w.text.size() == 1 && number_at > after + 1) continue;
-      auto first = Number(text, number_at);
+      auto first = PageNumber(text, number_at);
       if (!first) continue;
       PageReference ref{at, first->second, first->first, std::nullopt};
       if (w.plural) {
-        if (auto joined = Joiner(text, first->second)) {
-          if (auto last = Number(text, *joined); last && last->first >= first->first) {
+        if (auto joined = PageJoiner(text, first->second)) {
+          if (auto last = PageNumber(text, *joined); last && last->first >= first->first) {
             ref.end = last->second;
             ref.end_page = last->first;
           }
@@ -127,7 +127,7 @@ std::vector<PageReference> FindPageReferences(std::string_view text) {
       break;
     }
     if (!matched) {
-      while (at < text.size() && IsAsciiAlnum(static_cast<unsigned char>(text[at]))) ++at;
+      while (at < text.size() && IsPageAlnum(static_cast<unsigned char>(text[at]))) ++at;
     }
   }
   return out;

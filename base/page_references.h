@@ -21,9 +21,9 @@
 namespace reel {
 
 struct PageReference {
-  size_t begin = 0;  // byte offset of the first byte in the text
-  size_t end = 0;    // one past the last byte
-  int page = 0;      // 1-based; the first page of a range
+  size_t begin = 0;             // byte offset of the first byte in the text
+  size_t end = 0;               // one past the last byte
+  int page = 0;                 // 1-based; the first page of a range
   std::optional<int> end_page;  // a range's last page (>= page)
   bool operator==(const PageReference&) const = default;
 };

@@ -320,9 +320,8 @@ int RunAsk(const AskFlags& flags) {
     const jobs::InputKind kind =
         fs::is_directory(f) ? jobs::InputKind::kAuto : jobs::GuessInputKind(f);
     // Documents read as pages (PDF, office files, ...) are items; plain text is attached.
-    const bool text =
-        (kind == jobs::InputKind::kDocument && !jobs::IsPagedDocument(f)) ||
-        kind == jobs::InputKind::kSubtitle;
+    const bool text = (kind == jobs::InputKind::kDocument && !jobs::IsPagedDocument(f)) ||
+                      kind == jobs::InputKind::kSubtitle;
     if (text && !flags.chapters) {
       attached.push_back(f);
     } else {

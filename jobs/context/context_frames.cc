@@ -110,7 +110,8 @@ Result<std::vector<std::string>> ContextFrameFiles(
     }
     if (!paths[f].empty()) continue;
     auto [w, h] = size_of(f);
-    paths[f] = FramePath(cache_dir, FrameKey(FrameSource(item), input.frames[f].sample_index, w, h));
+    paths[f] =
+        FramePath(cache_dir, FrameKey(FrameSource(item), input.frames[f].sample_index, w, h));
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths[f], ec)) {
       ++r.cached;
@@ -142,12 +143,12 @@ Result<std::vector<std::string>> ContextFrameFiles(
       }
       if (page.image.width != input.frames[f].width ||
           page.image.height != input.frames[f].height) {
-        failure = CorruptData(item.path + ": page " + std::to_string(page.number) + " is now " +
-                              std::to_string(page.image.width) + "x" +
-                              std::to_string(page.image.height) + ", it was stored at " +
-                              std::to_string(input.frames[f].width) + "x" +
-                              std::to_string(input.frames[f].height) +
-                              ": the file changed since it was read (run the job again)");
+        failure =
+            CorruptData(item.path + ": page " + std::to_string(page.number) + " is now " +
+                        std::to_string(page.image.width) + "x" + std::to_string(page.image.height) +
+                        ", it was stored at " + std::to_string(input.frames[f].width) + "x" +
+                        std::to_string(input.frames[f].height) +
+                        ": the file changed since it was read (run the job again)");
         return failure;
       }
       auto [w, h] = size_of(f);

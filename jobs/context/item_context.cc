@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -198,15 +199,30 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
   REEL_ASSIGN_OR_RETURN(std::vector<storage::SegmentRecord> segments, store.ListSegments(item_id));
   llm::ContextText document;
   document.source = "document";
+  // A video's side-car documents (its slide deck): one document each, pages with markers.
+  std::vector<llm::ContextText> decks;
   for (const storage::SegmentRecord& s : segments) {
     if (s.source == "document") {  // chunks of one document, in order
       if (!document.text.empty()) document.text += "\n";
       document.text += s.text;
       continue;
     }
+    if (in.kind == llm::ContextItemKind::kVideo && s.source.starts_with(kSlidesSourcePrefix)) {
+      auto deck = std::find_if(decks.begin(), decks.end(),
+                               [&](const llm::ContextText& d) { return d.source == s.source; });
+      if (deck == decks.end()) {
+        llm::ContextText text;
+        text.source = s.source;
+        deck = decks.insert(decks.end(), std::move(text));
+      }
+      deck->text += "Page " + std::to_string(static_cast<int64_t>(s.start_seconds)) + ":\n" +
+                    s.text + (s.text.ends_with('\n') ? "\n" : "\n\n");
+      continue;
+    }
     in.texts.push_back({s.source, s.start_seconds, s.end_seconds, s.text});
   }
   if (!document.text.empty()) in.texts.insert(in.texts.begin(), document);
+  in.texts.insert(in.texts.begin(), decks.begin(), decks.end());
   if (in.kind == llm::ContextItemKind::kDocument && item->media_json) {
     LoadPages(*item->media_json, in);
   }
@@ -295,10 +311,10 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::
   const int64_t item_id = item.id;
   nlohmann::json extra = nlohmann::json::object();
   if (!manifest_extra.empty()) extra = nlohmann::json::parse(manifest_extra);
-  const bool cached_frames =
-      context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
-      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage ||
-       input.paged);
+  const bool cached_frames = context.transport != llm::Transport::kFile &&
+                             !context.kept_frames.empty() &&
+                             (input.kind == llm::ContextItemKind::kVideo ||
+                              input.kind == llm::ContextItemKind::kImage || input.paged);
   std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];

@@ -7,9 +7,9 @@
 #include <set>
 #include <string_view>
 
+#include "base/page_references.h"
 #include "jobs/report/html.h"
 #include "jobs/report/markdown.h"
-#include "base/page_references.h"
 #include "jobs/spec/job_spec.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "llm/answers/time_references.h"
@@ -34,15 +34,19 @@ std::pair<int, int> ThumbSize(int width, int height) {
           std::max(1, static_cast<int>(std::lround(height * scale)))};
 }
 
-bool IsTimedText(const storage::SegmentRecord& s) { return s.source != "document"; }
+// Text with a time in the media: not a text document's chunks nor a side-car deck's pages.
+bool IsTimedText(const storage::SegmentRecord& s) {
+  return s.source != "document" && !s.source.starts_with(kSlidesSourcePrefix);
+}
 
 // A document read as pages (jobs/stages/paged_document_stage.cc): its frames are page pictures
 // and its segments page texts, both timed by page number.
 bool IsPaged(const storage::ReportItem& item) {
   if (item.row.kind != "document") return false;
   if (!item.frames.empty()) return true;
-  return std::any_of(item.segments.begin(), item.segments.end(),
-                     [](const storage::SegmentRecord& s) { return IsDocumentPageSource(s.source); });
+  return std::any_of(
+      item.segments.begin(), item.segments.end(),
+      [](const storage::SegmentRecord& s) { return IsDocumentPageSource(s.source); });
 }
 
 std::string PageName(double page) {
@@ -277,11 +281,9 @@ std::string AnswerHtml(const std::string& content, const storage::ReportItem& it
 
 std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item) {
   const llm::ChapterTimeline timeline = ItemTimeline(item);
-  return MarkdownHtml(
-      content, [&](std::string_view text) {
-        return IsPaged(item) ? PageMarkup(text, item.frames)
-                             : TimeMarkup(text, timeline, item.frames);
-      });
+  return MarkdownHtml(content, [&](std::string_view text) {
+    return IsPaged(item) ? PageMarkup(text, item.frames) : TimeMarkup(text, timeline, item.frames);
+  });
 }
 
 namespace {
@@ -471,14 +473,13 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
     if (beside || !cues[k].empty()) {
       out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
-        out +=
-            "<p class=\"sub\" title=\"" +
-            Html(s->source + " " +
-                 (paged ? PageName(s->start_seconds)
-                        : MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds))) +
-            "\"><span class=\"cue-time\">" +
-            Html(paged ? PageName(s->start_seconds) : MediaTime(s->start_seconds)) + "</span> " +
-            Html(s->text) + "</p>";
+        out += "<p class=\"sub\" title=\"" +
+               Html(s->source + " " +
+                    (paged ? PageName(s->start_seconds)
+                           : MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds))) +
+               "\"><span class=\"cue-time\">" +
+               Html(paged ? PageName(s->start_seconds) : MediaTime(s->start_seconds)) + "</span> " +
+               Html(s->text) + "</p>";
       }
       out += "</figcaption>";
     }

@@ -89,6 +89,14 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
              (hash.ok() ? *hash : std::string("unreadable"));
       reads_text = true;
     }
+    // A side-car slide deck's text depends on its bytes and the documents section.
+    const std::vector<std::string> decks = FindSidecarDocuments(input.path);
+    for (const std::string& deck : decks) {
+      Result<std::string> hash = HashFile(deck);
+      key += "\nsidecar_document=" + std::filesystem::path(deck).filename().string() + " " +
+             (hash.ok() ? *hash : std::string("unreadable"));
+    }
+    if (!decks.empty()) key += "\n" + DocumentSettingsKey(job);
   }
   // How text that is not UTF-8 is read changes the stored text (container subtitle streams
   // are left out: knowing whether a video has any needs a probe).

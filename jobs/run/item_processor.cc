@@ -84,6 +84,7 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   // Page pictures get thumbnails and hashes; the vision encoder (pairs of same-size video frames)
   // is not run on pages.
   processor.AddStage(MakePagedDocumentStage({consumers.front()}));
+  processor.AddStage(MakeSidecarDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
   processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));
   return processor;

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -42,10 +43,31 @@ std::string DocumentPageSource(std::string_view format_name, bool ocr) {
 }
 
 bool IsDocumentPageSource(std::string_view source) {
+  if (source.starts_with(kSlidesSourcePrefix)) return true;
   for (const char* s : {"pdf", "ocr", "html", "epub", "docx", "pptx", "odt", "odp"}) {
     if (source == s) return true;
   }
   return false;
+}
+
+std::vector<std::string> FindSidecarDocuments(const std::string& video_path) {
+  std::vector<std::string> found;
+  const std::filesystem::path video(video_path);
+  const std::string stem = video.stem().string();
+  std::filesystem::path dir = video.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  if (error) return found;
+  for (const auto& entry : it) {
+    std::error_code type_error;
+    if (!entry.is_regular_file(type_error)) continue;
+    if (entry.path().stem().string() != stem) continue;
+    if (!pipeline::IsDocumentExtension(Lower(entry.path().extension().string()))) continue;
+    found.push_back((video.parent_path() / entry.path().filename()).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 std::string RenderDocumentsSection(const DocumentsSpec& d) {
@@ -120,8 +142,8 @@ namespace parser {
 
 void Parser::ReadDocuments(const Fields& top) {
   static const std::vector<std::string> kDocumentsKeys = {
-      "pages",         "page_range", "first_page", "last_page", "max_pages",
-      "ocr",           "ocr_languages", "ocr_dpi",  "dpi",       "office_render"};
+      "pages", "page_range",    "first_page", "last_page", "max_pages",
+      "ocr",   "ocr_languages", "ocr_dpi",    "dpi",       "office_render"};
   const Field* section = top.Find("documents");
   if (section == nullptr) return;
   const std::string path = "documents";
@@ -132,8 +154,10 @@ void Parser::ReadDocuments(const Fields& top) {
   if (std::optional<FieldText> range = ReadText(*fields, "page_range", path)) {
     Result<pipeline::PageRange> parsed = pipeline::ParsePageRange(range->text);
     if (!parsed.ok()) {
-      Error(MarkOf(*range->field), "'documents.page_range' must be N, N-M or N- (pages counted "
-                                   "from 1), got " + Quoted(range->text));
+      Error(MarkOf(*range->field),
+            "'documents.page_range' must be N, N-M or N- (pages counted "
+            "from 1), got " +
+                Quoted(range->text));
     } else {
       d.first_page = parsed->first;
       d.last_page = parsed->last;

@@ -12,9 +12,9 @@
 namespace reel::jobs::parser {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
-                                           "resize",  "vision", "context",     "model",  "prompts",
-                                           "storage", "text",   "limits", "documents"};
+const std::vector<std::string> kTopKeys = {
+    "version", "name",  "description", "inputs",  "sampling", "resize", "vision",
+    "context", "model", "prompts",     "storage", "text",     "limits", "documents"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",

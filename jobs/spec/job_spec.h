@@ -182,8 +182,8 @@ enum class DocumentPages {
 
 struct DocumentsSpec {
   DocumentPages pages = DocumentPages::kBoth;
-  int first_page = 1;  // pages read, 1-based and inclusive
-  int last_page = 0;   // 0 = to the end
+  int first_page = 1;    // pages read, 1-based and inclusive
+  int last_page = 0;     // 0 = to the end
   int max_pages = 2000;  // pages past this are left out (the item says so)
   bool ocr = true;       // read scanned pages (no or almost no text layer) with Tesseract
   std::vector<std::string> ocr_languages = {"eng"};  // each needs tesseract-ocr-LANG
@@ -274,11 +274,22 @@ pipeline::DocumentOptions DocumentOptionsFor(const JobSpec& job);
 // .txt, .md and .markdown are plain text.
 bool IsPagedDocument(const std::string& path);
 
+// The side-car documents of a video (a talk's slide deck): files in the same directory named
+// `<stem>.<ext>` for a document extension pipeline/documents reads (talk.pdf, talk.pptx beside
+// talk.mp4), sorted by name. The video's item reads their pages' text (segments
+// "slides:NAME", the page number as their time; jobs/stages/stages.h); ExpandInputs leaves
+// them out as items of their own.
+std::vector<std::string> FindSidecarDocuments(const std::string& video_path);
+
+// The segment source of a video's side-car document's pages: "slides:NAME".
+inline constexpr std::string_view kSlidesSourcePrefix = "slides:";
+
 // The segment source of a document page (jobs/stages/stages.h, MakePagedDocumentStage): "ocr"
 // for text read by OCR, else the format's name ("pdf", "html", "epub", "docx", ...).
 std::string DocumentPageSource(std::string_view format_name, bool ocr);
 
-// Whether a segment source is a document page's (its start_seconds is then a page number).
+// Whether a segment source is a document page's (its start_seconds is then a page number): a
+// document item's page, or a video's side-car document's ("slides:NAME").
 bool IsDocumentPageSource(std::string_view source);
 
 // The documents section as resolved YAML (part of RenderResolvedJob).
@@ -295,12 +306,13 @@ struct InputFile {
 // first entry's kind wins). Names starting with '.' match only patterns that start with '.'.
 // Repeated `**` components count as one, and the walk visits each directory at most once per
 // pattern component. Subtitle files (.srt, .vtt) that are side-cars of a video in the list
-// (FindSidecarSubtitles) are left out: the video's item reads them (a warning if a plain path
-// named one). A glob that matches nothing, and files a glob or directory finds whose kind cannot
-// be guessed (unless another entry lists them), are warnings appended to `warnings` (if given).
-// Errors: kNotFound naming every plain path that does not exist; kInvalidArgument for a plain
-// file whose kind cannot be guessed; kLimitExceeded past `max_files` files, or once the globs and
-// directories have listed `max_directories` directories in all.
+// (FindSidecarSubtitles), and documents that are (FindSidecarDocuments), are left out: the
+// video's item reads them (a warning if a plain path named one). A glob that matches nothing, and
+// files a glob or directory finds whose kind cannot be guessed (unless another entry lists them),
+// are warnings appended to `warnings` (if given). Errors: kNotFound naming every plain path that
+// does not exist; kInvalidArgument for a plain file whose kind cannot be guessed; kLimitExceeded
+// past `max_files` files, or once the globs and directories have listed `max_directories`
+// directories in all.
 Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job,
                                             std::vector<std::string>* warnings = nullptr,
                                             size_t max_files = 1000000,

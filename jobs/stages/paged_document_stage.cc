@@ -46,8 +46,7 @@ class PagedDocumentStage final : public ItemStage {
       }
       if (!page.text.empty()) {
         storage::SegmentRecord segment;
-        segment.source =
-            DocumentPageSource(format_name, page.source == pipeline::TextSource::kOcr);
+        segment.source = DocumentPageSource(format_name, page.source == pipeline::TextSource::kOcr);
         segment.start_seconds = page.number;  // the page number: documents have no clock
         segment.end_seconds = page.number;
         characters += static_cast<int64_t>(page.text.size());

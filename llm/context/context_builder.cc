@@ -407,8 +407,7 @@ std::optional<std::pair<std::string, int64_t>> Builder::Align(const std::vector<
 std::pair<int, int> Builder::SizeOf(const Plan& plan, size_t f) const {
   if (!in_.paged) return {plan.width, plan.height};
   const ContextFrame& frame = in_.frames[f];
-  if (plan.max_pixels <= 0 ||
-      static_cast<int64_t>(frame.width) * frame.height <= plan.max_pixels) {
+  if (plan.max_pixels <= 0 || static_cast<int64_t>(frame.width) * frame.height <= plan.max_pixels) {
     return {frame.width, frame.height};
   }
   pipeline::SmartResizeOptions r;
@@ -667,8 +666,8 @@ Result<Context> Builder::Build() {
     seg.end_s = b > a ? in_.frames[plan.frames[b - 1]].time_s : in_.duration_s;
     if (in_.paged) {
       // Pages [from, to): texts start at their page number, the picture after its text.
-      const double first_page = page_spans.empty() ? (pages.empty() ? 0 : pages.front())
-                                                   : page_spans[r].first;
+      const double first_page =
+          page_spans.empty() ? (pages.empty() ? 0 : pages.front()) : page_spans[r].first;
       const double end_page = page_spans.empty() ? 1e300 : page_spans[r].second;
       from = r == 0 ? -1e300 : first_page - 0.5;
       to = end_page >= 1e300 ? 1e300 : end_page - 0.5;

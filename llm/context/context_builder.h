@@ -77,7 +77,7 @@ struct ContextText {
   std::optional<double> start_s;  // unset for documents (not timed)
   std::optional<double> end_s;
   std::string text;
-  std::string label;  // paged documents: the page's label ("xii") when the file has labels
+  std::string label = {};  // paged documents: the page's label ("xii") when the file has labels
 };
 
 enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
@@ -170,7 +170,7 @@ struct Context {
   std::vector<std::pair<int, int>> frame_sizes;
   int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
   std::string reduce_question;   // split: the map-reduce question over the answers
-  bool paged = false;  // a paged document: segments' start_s and end_s are page numbers
+  bool paged = false;            // a paged document: segments' start_s and end_s are page numbers
   // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
   std::string ManifestJson(const ContextInput& input, size_t segment) const;
 };

@@ -19,10 +19,18 @@ TEST(PageReferencesTest, FindsPagesAndRangesAndLeavesOtherNumbers) {
       {"as page 12 shows", {{"page 12", {12, 0}}}},
       {"On Page 3 and pp. 3-5", {{"Page 3", {3, 0}}, {"pp. 3-5", {3, 5}}}},
       {"pages 3 to 5, pages 7", {{"pages 3 to 5", {3, 5}}, {"pages 7", {7, 0}}}},
-      {"pp. 10\xE2\x80\x93" "12", {{"pp. 10\xE2\x80\x93" "12", {10, 12}}}},
+      {"pp. 10\xE2\x80\x93"
+       "12",
+       {{"pp. 10\xE2\x80\x93"
+         "12",
+         {10, 12}}}},
       {"p12 and p 13", {{"p12", {12, 0}}, {"p 13", {13, 0}}}},
       {"Seite 4, Seiten 5 bis 6", {{"Seite 4", {4, 0}}, {"Seiten 5 bis 6", {5, 6}}}},
-      {"\xE7\xAC\xAC" "12\xE9\xA1\xB5", {{"\xE7\xAC\xAC" "12\xE9\xA1\xB5", {12, 0}}}},
+      {"\xE7\xAC\xAC"
+       "12\xE9\xA1\xB5",
+       {{"\xE7\xAC\xAC"
+         "12\xE9\xA1\xB5",
+         {12, 0}}}},
       // Not pages: no page word, a word that only ends in p, glued letters, page 0, a range
       // that goes backwards (the first page stays), a singular word with a range.
       {"12 apples, app. 3, pagesize 4, p12x, page 0", {}},

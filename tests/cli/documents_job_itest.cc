@@ -97,8 +97,10 @@ TEST_F(DocumentsJobTest, PagesAreSegmentsAndFramesSearchableByPage) {
 
   // Its pictures are frames: sample index = page index, time = page number, with thumbnails.
   nlohmann::json frames = QueryJson(
-      db, "SELECT sample_index, time_seconds, width, height, thumbnail_hash FROM frames WHERE "
-          "item_id = " + text_id + " ORDER BY sample_index");
+      db,
+      "SELECT sample_index, time_seconds, width, height, thumbnail_hash FROM frames WHERE "
+      "item_id = " +
+          text_id + " ORDER BY sample_index");
   ASSERT_EQ(frames.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(frames[i]["sample_index"], i);
@@ -219,9 +221,9 @@ TEST_F(DocumentsJobTest, AContextHoldsPageMarkersTextAndPicturesInPageOrder) {
 
 TEST_F(DocumentsJobTest, ADocumentOverItsBudgetDropsTextPagePicturesFirst) {
   // Room for the text and about one picture: the three text pages' pictures go first.
-  const std::string dir =
-      MakeJob("documents_fit", "model:\n  max_output_tokens: 1000\ncontext:\n  token_budget: "
-                               "2200\n");
+  const std::string dir = MakeJob("documents_fit",
+                                  "model:\n  max_output_tokens: 1000\ncontext:\n  token_budget: "
+                                  "2200\n");
   ASSERT_EQ(Reel("run job.yaml", dir).exit_code, 1);
   CommandResult shown = Reel("context job.yaml text.pdf --prompt what --json", dir);
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
@@ -235,6 +237,52 @@ TEST_F(DocumentsJobTest, ADocumentOverItsBudgetDropsTextPagePicturesFirst) {
   ASSERT_EQ(scanned.exit_code, 0) << scanned.err;
   nlohmann::json scanned_manifest = nlohmann::json::parse(scanned.out)[0]["segments"][0];
   EXPECT_EQ(scanned_manifest["frames"]["kept"], 1) << scanned_manifest.dump();
+}
+
+TEST_F(DocumentsJobTest, ATalkAndItsSlideDeckAreOneItemAskedTogether) {
+  const std::string dir = ScratchDir("documents_talk");
+  fs::create_directories(dir + "/media");
+  fs::copy_file(SmallClip(), dir + "/media/talk.mp4", fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(docs_) / "text.pdf", dir + "/media/talk.pdf",
+                fs::copy_options::overwrite_existing);
+  WriteText(dir + "/job.yaml",
+            "name: talk\ninputs: [media]\nsampling:\n  fps: 1\nstorage:\n  database: out.db\n"
+            "prompts:\n  - id: what\n    question: Which slide is shown?\n");
+  CommandResult run = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string db = dir + "/out.db";
+  auto items = Items(db);
+  ASSERT_EQ(items.size(), 1u) << "the deck is the talk's side-car, not an item";
+  ASSERT_TRUE(items.count("talk.mp4"));
+  nlohmann::json slides = QueryJson(
+      db,
+      "SELECT start_seconds, text FROM segments WHERE source = 'slides:talk.pdf' ORDER BY "
+      "start_seconds");
+  ASSERT_EQ(slides.size(), 3u);
+  EXPECT_EQ(slides[0]["start_seconds"], 1.0);
+  EXPECT_EQ(slides[2]["start_seconds"], 3.0);
+  CommandResult search = Reel("search --db out.db symbols --format json", dir);
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  nlohmann::json hits = nlohmann::json::parse(search.out);
+  ASSERT_EQ(hits.size(), 1u) << search.out;
+  EXPECT_EQ(fs::path(hits[0]["path"].get<std::string>()).filename(), "talk.mp4");
+  EXPECT_EQ(hits[0]["where"], "page 2");
+  // One context: the deck as a document with page markers, then the video's frames.
+  CommandResult request = Reel("context job.yaml talk.mp4 --prompt what --request a.json", dir);
+  ASSERT_EQ(request.exit_code, 0) << request.err;
+  nlohmann::json body = nlohmann::json::parse(ReadText(dir + "/a.json"));
+  const std::string first = body["messages"][1]["content"][0]["text"];
+  EXPECT_EQ(first.rfind("Document (slides:talk.pdf):\nPage 1:\nThe quick brown fox", 0), 0u)
+      << first;
+  EXPECT_NE(first.find("Page 3:\nChapter three"), std::string::npos) << first;
+  EXPECT_NE(first.find("Frame at 0.0 s:"), std::string::npos) << first;
+  // A changed deck redoes the talk.
+  fs::copy_file(fs::path(docs_) / "scanned.pdf", dir + "/media/talk.pdf",
+                fs::copy_options::overwrite_existing);
+  CommandResult again = Reel("run job.yaml --log-format json", dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(LastJsonLine(again.err)["done"], 1) << again.err;
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'slides:talk.pdf'"), 1);
 }
 
 TEST(DocumentsRealJobTest, DebianMaintGuideAsAJob) {
@@ -255,8 +303,7 @@ TEST(DocumentsRealJobTest, DebianMaintGuideAsAJob) {
             QueryInt(db, "SELECT count(*) FROM segments"));
   EXPECT_GE(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'pdf'"), 10);
   // The text of page 5 is pdftotext's.
-  CommandResult reference =
-      RunCommand("pdftotext -f 5 -l 5 -enc UTF-8 " + ShellQuote(pdf) + " -");
+  CommandResult reference = RunCommand("pdftotext -f 5 -l 5 -enc UTF-8 " + ShellQuote(pdf) + " -");
   ASSERT_EQ(reference.exit_code, 0);
   nlohmann::json page5 = QueryJson(db, "SELECT text FROM segments WHERE start_seconds = 5");
   ASSERT_EQ(page5.size(), 1u);

@@ -131,8 +131,8 @@ storage::ReportItem Pdf() {
     f.width = 588;
     f.height = 756;
     item.frames.push_back(f);
-    item.segments.push_back({"pdf", i + 1.0, i + 1.0, "Text of page " + std::to_string(i + 1),
-                             std::nullopt});
+    item.segments.push_back(
+        {"pdf", i + 1.0, i + 1.0, "Text of page " + std::to_string(i + 1), std::nullopt});
   }
   return item;
 }
@@ -140,8 +140,9 @@ storage::ReportItem Pdf() {
 TEST(ItemPageTest, ADocumentsPagesAreAContactSheetAndItsPageReferencesLinkToThem) {
   storage::ReportItem item = Pdf();
   item.answers.push_back(
-      Answer("summary", "The method is on p. 3, the results on pp. 2-4; page 9 does not exist. "
-                        "At 00:02 nothing."));
+      Answer("summary",
+             "The method is on p. 3, the results on pp. 2-4; page 9 does not exist. "
+             "At 00:02 nothing."));
   const std::string page = Page(item);
   EXPECT_NE(page.find("<h2>Pages</h2>"), std::string::npos);
   // Each page's picture is labelled with its page, its text beside it.

@@ -449,8 +449,8 @@ TEST(ContextBuilderTest, PagesInOrderWithMarkersTextThenPicture) {
   EXPECT_EQ(parts[6].text, "What happens?");
   const TokenBreakdown& t = ctx->segments[0].tokens;
   EXPECT_EQ(t.image, 3 * (kPagePlaceholders + 2));
-  EXPECT_EQ(t.text, Hand(kHead + parts[0].text + parts[2].text + parts[4].text + "What happens?" +
-                         kTail));
+  EXPECT_EQ(t.text,
+            Hand(kHead + parts[0].text + parts[2].text + parts[4].text + "What happens?" + kTail));
   // A page with a picture and no text still gets its marker; the transport is always images.
   ContextInput blank = ThreePages();
   blank.texts.erase(blank.texts.begin() + 1);
@@ -458,7 +458,7 @@ TEST(ContextBuilderTest, PagesInOrderWithMarkersTextThenPicture) {
   fx.options.transport = Transport::kVideo;
   auto blank_ctx = BuildContext(blank, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(blank_ctx.ok()) << blank_ctx.status().ToString();
-  EXPECT_EQ(blank_ctx->segments[0].parts[2].text, "Page 2:\n");
+  EXPECT_EQ(blank_ctx->segments[0].parts[2].text, "Page 2:\n\n");
   EXPECT_EQ(blank_ctx->segments[0].parts[3].kind, ContextPart::Kind::kImage);
   json m = json::parse(ctx->ManifestJson(in, 0));
   EXPECT_EQ(m["page_range"], json::array({1, 3}));
@@ -522,9 +522,10 @@ TEST(ContextBuilderTest, PagesFitByDroppingTextPagePicturesThenResolutionThenPag
   std::vector<std::string> answers(split->segments.size(), "A");
   auto reduce = BuildReduceMessages(*split, answers);
   ASSERT_TRUE(reduce.ok());
-  EXPECT_NE(ReadAll(**reduce).value().find("Part 1 of " + std::to_string(answers.size()) +
-                                           " (pages 1-"),
-            std::string::npos);
+  const std::string reduce_body = ReadAll(**reduce).value();
+  EXPECT_NE(reduce_body.find("Part 1 of " + std::to_string(answers.size()) + " (pages 1-"),
+            std::string::npos)
+      << reduce_body;
 }
 
 TEST(RequestBodyTest, ImagesTransportMessages) {
