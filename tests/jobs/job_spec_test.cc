@@ -1063,7 +1063,7 @@ TEST(DocumentsSectionTest, DocumentExtensionsAreDocumentsAndAVideosDeckIsItsSide
   for (const char* name : {"talk.mp4", "talk.pdf", "talk.pptx", "report.pdf", "talk.notes.pdf"}) {
     std::ofstream(dir + "/media/" + name) << "x";
   }
-  Result<JobSpec> job = ParseJobText("name: d\ninputs: [media, media/talk.pdf]\n", "job.yaml", dir);
+  Result<JobSpec> job = ParseJobText("name: d\ninputs: [media/talk.pdf, media]\n", "job.yaml", dir);
   ASSERT_TRUE(job.ok());
   std::vector<std::string> warnings;
   Result<std::vector<InputFile>> files = ExpandInputs(*job, &warnings);
