@@ -108,14 +108,14 @@ int RunSearch(const SearchFlags& flags) {
 void AddSearchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<SearchFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "search", "Full-text search over subtitles, documents and answers, best first");
+      "search", "Full-text search over subtitles, transcripts, documents and answers, best first");
   cmd->footer(
       "Every word must occur (unless --fts). Each hit names its job, item and path, where it\n"
-      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, document, or a document\n"
-      "page's pdf, ocr, html, epub, docx, pptx, odt, odp) and where in the item\n"
-      "(h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for text documents, page N for pages);\n"
-      "the snippet shows the matches in [ ]. For an answer, `frames` links the times the model\n"
-      "wrote in the snippet (01:15, 0:01:15, at 75 seconds) to the nearest stored frame.\n"
+      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, speech, document, or a\n"
+      "document page's pdf, ocr, html, epub, docx, pptx, odt, odp, slides:FILE) and where in the\n"
+      "item (h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for text documents, page N for\n"
+      "pages); the snippet shows the matches in [ ]. For an answer, `frames` links the times the\n"
+      "model wrote in the snippet (01:15, 0:01:15, at 75 seconds) to the nearest stored frame.\n"
       "Exit status: 0 ok (also with no hits), 1 no database, 2 empty or bad query.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("WORDS", flags->query, "Words to find")->required();

@@ -86,6 +86,7 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakePagedDocumentStage({consumers.front()}));
   processor.AddStage(MakeSidecarDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
+  if (job.speech.enabled) processor.AddStoredStage(MakeSpeechStage());
   processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));
   return processor;
 }
