@@ -107,7 +107,9 @@ struct FrameRecord {
 };
 
 struct SegmentRecord {
-  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document", "speech" (kSpeechSource)
+  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document", "speech" (kSpeechSource), "pdf".
+  // Documents have no clock: a .txt/.md chunk's ordinal ("document"), a page's number (a page
+  // source: "pdf", "ocr", "html", "epub", "docx", "pptx", "odt", "odp", "slides:NAME").
   std::string source = {};
   double start_seconds = 0;
   double end_seconds = 0;

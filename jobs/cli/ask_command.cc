@@ -319,7 +319,9 @@ int RunAsk(const AskFlags& flags) {
   for (const std::string& f : files) {
     const jobs::InputKind kind =
         fs::is_directory(f) ? jobs::InputKind::kAuto : jobs::GuessInputKind(f);
-    const bool text = kind == jobs::InputKind::kDocument || kind == jobs::InputKind::kSubtitle;
+    // Documents read as pages (PDF, office files, ...) are items; plain text is attached.
+    const bool text = (kind == jobs::InputKind::kDocument && !jobs::IsPagedDocument(f)) ||
+                      kind == jobs::InputKind::kSubtitle;
     if (text && !flags.chapters) {
       attached.push_back(f);
     } else {
@@ -409,10 +411,11 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "main point?\"\n"
       "  reel ask talk.mp4 slides.md \"Which slide is the speaker on at 12:30?\"\n"
       "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Does this clip show a dog?\"\n"
-      "One question over the files: text files (documents, subtitle files) go into the context of\n"
-      "each video or image given (one answer for talk.mp4 with slides.md in its context); with no\n"
-      "video or image, the first text file is asked about with the others beside it. Several\n"
-      "videos or images are asked about one by one (an answer each).\n"
+      "One question over the files: text files (.txt, .md, subtitle files) go into the context of\n"
+      "each video, image or document given (one answer for talk.mp4 with slides.md in its\n"
+      "context); with none, the first text file is asked about with the others beside it.\n"
+      "Several videos, images or documents (PDF, HTML, EPUB, office files: their pages' text and\n"
+      "pictures) are asked about one by one (an answer each).\n"
       "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
       "job 'ask', prompt 'ask' (or 'chapters') with the question stored as asked: `reel results\n"
       "--ask-db`, `reel show --ask-db ITEM` and `reel status --ask-db` read it. The model\n"

@@ -122,8 +122,13 @@ void PrintBreakdown(const jobs::ItemContext& c, const jobs::PromptSpec& prompt,
   }
   for (size_t s = 0; s < x.segments.size(); ++s) {
     const llm::ContextSegment& seg = x.segments[s];
-    std::printf("  segment %zu/%zu  %.1f-%.1f s\n", s + 1, x.segments.size(), seg.start_s,
-                seg.end_s);
+    if (x.paged) {
+      std::printf("  segment %zu/%zu  pages %.0f-%.0f\n", s + 1, x.segments.size(), seg.start_s,
+                  seg.end_s);
+    } else {
+      std::printf("  segment %zu/%zu  %.1f-%.1f s\n", s + 1, x.segments.size(), seg.start_s,
+                  seg.end_s);
+    }
     std::printf("    %s %12s\n", Pad("text", 8).c_str(), Num(seg.tokens.text).c_str());
     std::printf("    %s %12s\n", Pad("image", 8).c_str(), Num(seg.tokens.image).c_str());
     std::printf("    %s %12s\n", Pad("video", 8).c_str(), Num(seg.tokens.video).c_str());

@@ -7,6 +7,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
+#include "jobs/spec/job_spec.h"
 #include "storage/database.h"
 #include "storage/store.h"
 
@@ -82,6 +83,8 @@ int RunSearch(const SearchFlags& flags) {
       where = "answer " + hit.origin;
     } else if (hit.origin == "document") {
       where = "chunk " + std::to_string(static_cast<int64_t>(hit.start_seconds.value_or(0)));
+    } else if (jobs::IsDocumentPageSource(hit.origin)) {
+      where = "page " + std::to_string(static_cast<int64_t>(hit.start_seconds.value_or(0)));
     } else if (hit.start_seconds) {
       where = MediaClock(*hit.start_seconds) + "-" +
               MediaClock(hit.end_seconds.value_or(*hit.start_seconds));
@@ -108,12 +111,11 @@ void AddSearchCommand(CLI::App& app, int& exit_code) {
       "search", "Full-text search over subtitles, transcripts, documents and answers, best first");
   cmd->footer(
       "Every word must occur (unless --fts). Each hit names its job, item and path, where it\n"
-      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, speech, document) and where "
-      "in the "
-      "item\n"
-      "(h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for documents); the snippet shows the\n"
-      "matches in [ ]. For an answer, `frames` links the times the model wrote in the snippet\n"
-      "(01:15, 0:01:15, at 75 seconds) to the nearest stored frame.\n"
+      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, speech, document, or a\n"
+      "document page's pdf, ocr, html, epub, docx, pptx, odt, odp, slides:FILE) and where in the\n"
+      "item (h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for text documents, page N for\n"
+      "pages); the snippet shows the matches in [ ]. For an answer, `frames` links the times the\n"
+      "model wrote in the snippet (01:15, 0:01:15, at 75 seconds) to the nearest stored frame.\n"
       "Exit status: 0 ok (also with no hits), 1 no database, 2 empty or bad query.");
   AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("WORDS", flags->query, "Words to find")->required();

@@ -95,6 +95,13 @@ Result<std::vector<std::string>> ContextFrameFiles(
   ContextFramesReport local;
   ContextFramesReport& r = report != nullptr ? *report : local;
   const int width = context.frame_width, height = context.frame_height;
+  // Paged documents: each page at its own size (Context::frame_sizes).
+  auto size_of = [&](size_t f) {
+    if (input.paged && f < context.frame_sizes.size() && context.frame_sizes[f].first > 0) {
+      return context.frame_sizes[f];
+    }
+    return std::make_pair(width, height);
+  };
   std::vector<std::string> paths(input.frames.size());
   std::map<int64_t, size_t> missing;  // sample index -> input frame
   for (size_t f : frames) {
@@ -102,8 +109,9 @@ Result<std::vector<std::string>> ContextFrameFiles(
       return InvalidArgument(item.path + ": frame " + std::to_string(f) + " is not in the item");
     }
     if (!paths[f].empty()) continue;
-    paths[f] = FramePath(cache_dir,
-                         FrameKey(FrameSource(item), input.frames[f].sample_index, width, height));
+    auto [w, h] = size_of(f);
+    paths[f] =
+        FramePath(cache_dir, FrameKey(FrameSource(item), input.frames[f].sample_index, w, h));
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths[f], ec)) {
       ++r.cached;
@@ -113,6 +121,58 @@ Result<std::vector<std::string>> ContextFrameFiles(
   }
   if (missing.empty()) return paths;
   const std::string file = UnescapeInvalidUtf8(item.path);  // stored as DisplayPath
+
+  if (input.paged) {
+    // The pages are rendered again as the item was read (the same settings, the same size),
+    // only the ones needed; a page that no longer has the stored size means the file changed.
+    pipeline::DocumentOptions options = DocumentOptionsFor(job);
+    options.text = false;
+    options.ocr.enabled = false;
+    options.pages.first = static_cast<int>(missing.begin()->first) + 1;
+    options.pages.last = static_cast<int>(missing.rbegin()->first) + 1;
+    Status failure;
+    auto sink = [&](pipeline::DocumentPage&& page) -> Status {
+      auto it = missing.find(page.number - 1);
+      if (it == missing.end()) return Status::Ok();
+      const size_t f = it->second;
+      if (!page.error.ok() || page.image.empty()) {
+        failure = page.error.ok() ? CorruptData(item.path + ": page " +
+                                                std::to_string(page.number) + " has no picture")
+                                  : page.error;
+        return failure;
+      }
+      if (page.image.width != input.frames[f].width ||
+          page.image.height != input.frames[f].height) {
+        failure =
+            CorruptData(item.path + ": page " + std::to_string(page.number) + " is now " +
+                        std::to_string(page.image.width) + "x" + std::to_string(page.image.height) +
+                        ", it was stored at " + std::to_string(input.frames[f].width) + "x" +
+                        std::to_string(input.frames[f].height) +
+                        ": the file changed since it was read (run the job again)");
+        return failure;
+      }
+      auto [w, h] = size_of(f);
+      Status written = WriteJpeg(paths[f], std::move(page.image), w, h, item.path);
+      if (!written.ok()) {
+        failure = written;
+        return failure;
+      }
+      ++r.decoded;
+      missing.erase(it);
+      return Status::Ok();
+    };
+    r.passes = 1;
+    Result<pipeline::DocumentReport> read = pipeline::ReadDocument(file, options, sink);
+    if (!failure.ok()) return failure;
+    if (!read.ok()) return read.status();
+    if (!missing.empty()) {
+      return CorruptData(item.path + ": " + std::to_string(missing.size()) +
+                         " page pictures of the context could not be rendered again (first: "
+                         "page " +
+                         std::to_string(missing.begin()->first + 1) + ")");
+    }
+    return paths;
+  }
 
   if (input.kind == llm::ContextItemKind::kImage) {
     REEL_ASSIGN_OR_RETURN(pipeline::Image image,

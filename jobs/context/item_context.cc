@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "base/file_util.h"
@@ -89,6 +90,53 @@ Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job)
 void AddAttachedTexts(const ContextSetup& setup, llm::ContextInput* input) {
   for (const llm::ContextText& text : setup.attached) input->texts.push_back(text);
 }
+
+namespace {
+
+// A document read as pages (jobs/stages/paged_document_stage.cc; its media facts "document" and
+// "pages"): page texts and pictures by page number, labels, which pages read well as text, and
+// in `documents.pages: images` mode (the fact's "send_text" false) no text, only page markers.
+void LoadPages(const std::string& media_json, llm::ContextInput& in) {
+  nlohmann::json media = nlohmann::json::parse(media_json, nullptr, false);
+  if (!media.is_object() || !media.contains("document") || !media["document"].is_object()) return;
+  in.paged = true;
+  const bool send_text = media["document"].value("send_text", true);
+  std::map<int64_t, std::string> labels;
+  if (media.contains("pages") && media["pages"].is_array()) {
+    for (const nlohmann::json& page : media["pages"]) {
+      if (page.is_object() && page.contains("label") && page["label"].is_string()) {
+        labels[page.value("page", int64_t{0})] = page["label"].get<std::string>();
+      }
+    }
+  }
+  std::set<int64_t> with_text, good_text;
+  for (llm::ContextText& t : in.texts) {
+    if (!IsDocumentPageSource(t.source) || !t.start_s) continue;
+    const int64_t page = static_cast<int64_t>(*t.start_s);
+    with_text.insert(page);
+    if (auto it = labels.find(page); it != labels.end()) t.label = it->second;
+    size_t visible = 0;
+    for (unsigned char ch : t.text) visible += std::isspace(ch) == 0 ? 1 : 0;
+    // pipeline/documents' own threshold for a scanned page (OcrOptions::min_text_chars).
+    if (t.source != "ocr" && visible >= 16) good_text.insert(page);
+    if (!send_text) t.text.clear();
+  }
+  for (llm::ContextFrame& f : in.frames) {
+    const int64_t page = static_cast<int64_t>(f.time_s);
+    f.page_has_text = good_text.count(page) > 0;
+    in.source_width = std::max(in.source_width, f.width);
+    in.source_height = std::max(in.source_height, f.height);
+    if (with_text.insert(page).second) {  // a picture without text still gets its marker
+      llm::ContextText marker;
+      marker.source = "page";
+      marker.start_s = marker.end_s = static_cast<double>(page);
+      if (auto it = labels.find(page); it != labels.end()) marker.label = it->second;
+      in.texts.push_back(std::move(marker));
+    }
+  }
+}
+
+}  // namespace
 
 void ChooseTimedText(const SpeechSpec& speech, std::vector<llm::ContextText>* texts) {
   auto is_speech = [](const llm::ContextText& t) { return t.source == storage::kSpeechSource; };
@@ -195,15 +243,33 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
   REEL_ASSIGN_OR_RETURN(std::vector<storage::SegmentRecord> segments, store.ListSegments(item_id));
   llm::ContextText document;
   document.source = "document";
+  // A video's side-car documents (its slide deck): one document each, pages with markers.
+  std::vector<llm::ContextText> decks;
   for (const storage::SegmentRecord& s : segments) {
     if (s.source == "document") {  // chunks of one document, in order
       if (!document.text.empty()) document.text += "\n";
       document.text += s.text;
       continue;
     }
+    if (in.kind == llm::ContextItemKind::kVideo && s.source.starts_with(kSlidesSourcePrefix)) {
+      auto deck = std::find_if(decks.begin(), decks.end(),
+                               [&](const llm::ContextText& d) { return d.source == s.source; });
+      if (deck == decks.end()) {
+        llm::ContextText text;
+        text.source = s.source;
+        deck = decks.insert(decks.end(), std::move(text));
+      }
+      deck->text += "Page " + std::to_string(static_cast<int64_t>(s.start_seconds)) + ":\n" +
+                    s.text + (s.text.ends_with('\n') ? "\n" : "\n\n");
+      continue;
+    }
     in.texts.push_back({s.source, s.start_seconds, s.end_seconds, s.text});
   }
   if (!document.text.empty()) in.texts.insert(in.texts.begin(), document);
+  in.texts.insert(in.texts.begin(), decks.begin(), decks.end());
+  if (in.kind == llm::ContextItemKind::kDocument && item->media_json) {
+    LoadPages(*item->media_json, in);
+  }
   if (job != nullptr) ChooseTimedText(job->speech, &in.texts);
   return in;
 }
@@ -228,6 +294,12 @@ llm::ContextOptions ContextOptionsFor(const JobSpec& job, const PromptSpec& prom
   o.server_fps = c.server_fps;
   o.server_timestamps = c.server_timestamps;
   o.fit_steps = FitStepsOf(c);
+  if (input.paged && c.fit_steps.empty()) {
+    // Documents: pictures of pages that read well as text go first, then the pictures' size;
+    // then the pages are split into ranges (docs/documents.md).
+    o.fit_steps = {llm::FitStep::kDropPagePictures, llm::FitStep::kLowerResolution,
+                   llm::FitStep::kSplit};
+  }
   o.min_fps = c.min_fps;
   o.min_pixels_floor = c.min_pixels;
   o.resize_factor = job.resize.frames.smart.factor;
@@ -290,9 +362,10 @@ Result<std::vector<int64_t>> StoreContext(storage::Store& store, const storage::
   const int64_t item_id = item.id;
   nlohmann::json extra = nlohmann::json::object();
   if (!manifest_extra.empty()) extra = nlohmann::json::parse(manifest_extra);
-  const bool cached_frames =
-      context.transport != llm::Transport::kFile && !context.kept_frames.empty() &&
-      (input.kind == llm::ContextItemKind::kVideo || input.kind == llm::ContextItemKind::kImage);
+  const bool cached_frames = context.transport != llm::Transport::kFile &&
+                             !context.kept_frames.empty() &&
+                             (input.kind == llm::ContextItemKind::kVideo ||
+                              input.kind == llm::ContextItemKind::kImage || input.paged);
   std::vector<storage::ContextRecord> rows;
   for (size_t s = 0; s < context.segments.size(); ++s) {
     const llm::ContextSegment& seg = context.segments[s];

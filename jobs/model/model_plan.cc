@@ -1,6 +1,7 @@
 #include "jobs/model/model_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -195,7 +196,10 @@ Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margi
   for (size_t s = group.first; s <= group.last; ++s) {
     if (!text.empty()) text += "\n";
     text += "Part " + std::to_string(s - group.first + 1) + " of " + std::to_string(parts);
-    if (pieces[s].start_seconds && pieces[s].end_seconds) {
+    if (pieces[s].start_seconds && pieces[s].end_seconds && input_->paged) {
+      text += " (pages " + std::to_string(std::llround(*pieces[s].start_seconds)) + " to " +
+              std::to_string(std::llround(*pieces[s].end_seconds)) + ")";
+    } else if (pieces[s].start_seconds && pieces[s].end_seconds) {
       text += " (" + Seconds(*pieces[s].start_seconds) + " s to " +
               Seconds(*pieces[s].end_seconds) + " s)";
     }

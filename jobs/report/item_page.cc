@@ -7,8 +7,10 @@
 #include <set>
 #include <string_view>
 
+#include "base/page_references.h"
 #include "jobs/report/html.h"
 #include "jobs/report/markdown.h"
+#include "jobs/spec/job_spec.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "llm/answers/time_references.h"
 
@@ -32,7 +34,24 @@ std::pair<int, int> ThumbSize(int width, int height) {
           std::max(1, static_cast<int>(std::lround(height * scale)))};
 }
 
-bool IsTimedText(const storage::SegmentRecord& s) { return s.source != "document"; }
+// Text with a time in the media: not a text document's chunks nor a side-car deck's pages.
+bool IsTimedText(const storage::SegmentRecord& s) {
+  return s.source != "document" && !s.source.starts_with(kSlidesSourcePrefix);
+}
+
+// A document read as pages (jobs/stages/paged_document_stage.cc): its frames are page pictures
+// and its segments page texts, both timed by page number.
+bool IsPaged(const storage::ReportItem& item) {
+  if (item.row.kind != "document") return false;
+  if (!item.frames.empty()) return true;
+  return std::any_of(
+      item.segments.begin(), item.segments.end(),
+      [](const storage::SegmentRecord& s) { return IsDocumentPageSource(s.source); });
+}
+
+std::string PageName(double page) {
+  return "page " + std::to_string(static_cast<int64_t>(std::lround(page)));
+}
 
 std::string Humanize(std::string key) {
   std::replace(key.begin(), key.end(), '_', ' ');
@@ -132,12 +151,40 @@ std::vector<TextMarkup> TimeMarkup(std::string_view content, const llm::ChapterT
   return out;
 }
 
-// `text` escaped, with its time references linked to the nearest frames.
+// The page references of `text` (a document's answer) as markup: a link to the page's picture
+// on the contact sheet, or a marked span when the item has no picture of that page.
+std::vector<TextMarkup> PageMarkup(std::string_view content,
+                                   const std::vector<storage::ReportFrame>& frames) {
+  std::vector<TextMarkup> out;
+  for (const PageReference& ref : FindPageReferences(content)) {
+    const std::string_view text = content.substr(ref.begin, ref.end - ref.begin);
+    std::string title = PageName(ref.page);
+    if (ref.end_page) title += " to " + std::to_string(*ref.end_page);
+    auto frame = std::find_if(frames.begin(), frames.end(), [&](const storage::ReportFrame& f) {
+      return std::lround(f.time_seconds) == ref.page;
+    });
+    TextMarkup m{ref.begin, ref.end, ""};
+    if (frame != frames.end()) {
+      m.html = "<a class=\"t\" href=\"#" + Anchor(frame->sample_index) + "\" data-page=\"" +
+               std::to_string(ref.page) + "\" title=\"" + Html(title + ": its picture") + "\">" +
+               Html(text) + "</a>";
+    } else {
+      title += frames.empty() ? ": the document has no page pictures" : ": no picture of it";
+      m.html = "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// `text` escaped, with its time references linked to the nearest frames (page references to
+// the page pictures, for a document read as pages).
 std::string TimesHtml(std::string_view content, const llm::ChapterTimeline& timeline,
-                      const std::vector<storage::ReportFrame>& frames) {
+                      const std::vector<storage::ReportFrame>& frames, bool paged = false) {
   std::string out;
   size_t at = 0;
-  for (const TextMarkup& m : TimeMarkup(content, timeline, frames)) {
+  for (const TextMarkup& m :
+       paged ? PageMarkup(content, frames) : TimeMarkup(content, timeline, frames)) {
     out += Html(content.substr(at, m.begin - at)) + m.html;
     at = m.end;
   }
@@ -260,13 +307,14 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item) {
 }
 
 std::string AnswerHtml(const std::string& content, const storage::ReportItem& item) {
-  return TimesHtml(content, ItemTimeline(item), item.frames);
+  return TimesHtml(content, ItemTimeline(item), item.frames, IsPaged(item));
 }
 
 std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item) {
   const llm::ChapterTimeline timeline = ItemTimeline(item);
-  return MarkdownHtml(
-      content, [&](std::string_view text) { return TimeMarkup(text, timeline, item.frames); });
+  return MarkdownHtml(content, [&](std::string_view text) {
+    return IsPaged(item) ? PageMarkup(text, item.frames) : TimeMarkup(text, timeline, item.frames);
+  });
 }
 
 namespace {
@@ -359,7 +407,8 @@ void NoChapters(std::string& out, const storage::ReportItem& item,
 void StoryboardSection(std::string& out, const storage::ReportItem& item,
                        const llm::ChapterTimeline& timeline,
                        const std::optional<ItemChapters>& chapters) {
-  Section(out, "frames", "Storyboard");
+  Section(out, "frames", IsPaged(item) ? "Pages" : "Storyboard");
+  const bool paged = IsPaged(item);
   const double span = timeline.duration_seconds.value_or(
       timeline.frame_times.empty() ? 0.0 : timeline.frame_times.back());
   out += "<div id=\"chapters\" class=\"chapters-block\">";
@@ -439,12 +488,13 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
              Html(llm::FormatClockTime(c.start_seconds)) + " " + Html(c.title) + "</h3>";
     }
     auto [w, h] = ThumbSize(f.width, f.height);
-    const std::string time = MediaTime(f.time_seconds);
+    const std::string time = paged ? PageName(f.time_seconds) : MediaTime(f.time_seconds);
     out += "<figure class=\"frame\" id=\"" + Anchor(f.sample_index) + "\"><div class=\"shot\">";
     if (f.thumbnail_hash) {
       out += "<img src=\"../" + ThumbnailPath(*f.thumbnail_hash) + "\" width=\"" +
-             std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" alt=\"frame " +
-             std::to_string(f.sample_index) + " at " + time + "\" loading=\"lazy\">";
+             std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" alt=\"" +
+             (paged ? time : "frame " + std::to_string(f.sample_index) + " at " + time) +
+             "\" loading=\"lazy\">";
     } else {
       out += "<div class=\"nothumb\" style=\"aspect-ratio:" + std::to_string(w) + "/" +
              std::to_string(h) + "\">no thumbnail</div>";
@@ -457,9 +507,11 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
         const bool speech = s->source == storage::kSpeechSource;
         out += std::string(speech ? "<p class=\"sub speech\" title=\"speech (transcript) "
                                   : "<p class=\"sub\" title=\"") +
-               Html((speech ? std::string() : s->source + " ") + MediaTime(s->start_seconds) + "-" +
-                    MediaTime(s->end_seconds)) +
-               "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
+               Html((speech ? std::string() : s->source + " ") +
+                    (paged ? PageName(s->start_seconds)
+                           : MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds))) +
+               "\"><span class=\"cue-time\">" +
+               Html(paged ? PageName(s->start_seconds) : MediaTime(s->start_seconds)) + "</span> " +
                Html(s->text) + "</p>";
       }
       out += "</figcaption>";
@@ -487,6 +539,8 @@ void TextSection(std::string& out, const storage::ReportItem& item) {
       const storage::SegmentRecord& s = *shown[i];
       std::string where = s.source == "document"
                               ? "chunk " + std::to_string(static_cast<int64_t>(s.start_seconds))
+                          : IsDocumentPageSource(s.source)
+                              ? PageName(s.start_seconds)
                               : MediaTime(s.start_seconds) + "-" + MediaTime(s.end_seconds);
       out += "<tr><td>" + Html(s.source) + "</td><td>" + Html(where) +
              "</td><td class=\"segment\">" + Html(s.text) + "</td></tr>";

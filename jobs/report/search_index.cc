@@ -5,6 +5,7 @@
 #include "jobs/report/html.h"
 #include "jobs/report/item_page.h"
 #include "jobs/report/markdown.h"
+#include "jobs/spec/job_spec.h"
 
 namespace reel::jobs::report {
 
@@ -26,7 +27,7 @@ SearchEntry SearchEntryFor(const storage::ReportItem& item) {
   };
   for (const storage::SegmentRecord* s : DistinctTimedText(item)) add(*s);
   for (const storage::SegmentRecord& s : item.segments) {
-    if (s.source == "document") add(s);
+    if (s.source == "document" || s.source.starts_with(kSlidesSourcePrefix)) add(s);
   }
   e.text += segments;
   return e;

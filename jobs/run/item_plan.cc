@@ -76,6 +76,12 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
     key += "\n" + VisionSettingsKey(job);
   }
   bool reads_text = input.kind == InputKind::kDocument || input.kind == InputKind::kSubtitle;
+  if (input.kind == InputKind::kDocument && IsPagedDocument(input.path)) {
+    // PDFs, web pages, e-books, office files: their pages (jobs/stages/paged_document_stage.cc)
+    // depend on the documents section, not on the text encoding fallback.
+    key += "\n" + DocumentSettingsKey(job);
+    reads_text = false;
+  }
   if (input.kind == InputKind::kVideo) {
     for (const std::string& sidecar : FindSidecarSubtitles(input.path)) {
       Result<std::string> hash = HashFile(sidecar);
@@ -83,6 +89,14 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
              (hash.ok() ? *hash : std::string("unreadable"));
       reads_text = true;
     }
+    // A side-car slide deck's text depends on its bytes and the documents section.
+    const std::vector<std::string> decks = FindSidecarDocuments(input.path);
+    for (const std::string& deck : decks) {
+      Result<std::string> hash = HashFile(deck);
+      key += "\nsidecar_document=" + std::filesystem::path(deck).filename().string() + " " +
+             (hash.ok() ? *hash : std::string("unreadable"));
+    }
+    if (!decks.empty()) key += "\n" + DocumentSettingsKey(job);
   }
   // How text that is not UTF-8 is read changes the stored text (container subtitle streams
   // are left out: knowing whether a video has any needs a probe).

@@ -81,6 +81,10 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakeImageStage(consumers));
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
+  // Page pictures get thumbnails and hashes; the vision encoder (pairs of same-size video frames)
+  // is not run on pages.
+  processor.AddStage(MakePagedDocumentStage({consumers.front()}));
+  processor.AddStage(MakeSidecarDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
   if (job.speech.enabled) processor.AddStoredStage(MakeSpeechStage());
   processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "jobs/spec/job_spec.h"
 #include "jobs/spec/job_values.h"
+#include "pipeline/documents/document.h"
 
 namespace reel::jobs {
 namespace {
@@ -138,21 +139,46 @@ class Globber {
 InputKind GuessInputKind(std::string_view path) {
   std::string ext = Lower(fs::path(path).extension().string());
   static const std::map<std::string, InputKind> kKinds = {
-      {".mp4", InputKind::kVideo},         {".m4v", InputKind::kVideo},
-      {".mov", InputKind::kVideo},         {".mkv", InputKind::kVideo},
-      {".webm", InputKind::kVideo},        {".avi", InputKind::kVideo},
-      {".ts", InputKind::kVideo},          {".mts", InputKind::kVideo},
-      {".m2ts", InputKind::kVideo},        {".mpg", InputKind::kVideo},
-      {".mpeg", InputKind::kVideo},        {".flv", InputKind::kVideo},
-      {".wmv", InputKind::kVideo},         {".3gp", InputKind::kVideo},
-      {".ogv", InputKind::kVideo},         {".jpg", InputKind::kImage},
-      {".jpeg", InputKind::kImage},        {".png", InputKind::kImage},
-      {".webp", InputKind::kImage},        {".bmp", InputKind::kImage},
-      {".txt", InputKind::kDocument},      {".md", InputKind::kDocument},
-      {".markdown", InputKind::kDocument}, {".srt", InputKind::kSubtitle},
-      {".vtt", InputKind::kSubtitle},      {".gif", InputKind::kVideo},
-      {".mpv", InputKind::kVideo},         {".m1v", InputKind::kVideo},
-      {".m2v", InputKind::kVideo},         {".vob", InputKind::kVideo},
+      {".mp4", InputKind::kVideo},
+      {".m4v", InputKind::kVideo},
+      {".mov", InputKind::kVideo},
+      {".mkv", InputKind::kVideo},
+      {".webm", InputKind::kVideo},
+      {".avi", InputKind::kVideo},
+      {".ts", InputKind::kVideo},
+      {".mts", InputKind::kVideo},
+      {".m2ts", InputKind::kVideo},
+      {".mpg", InputKind::kVideo},
+      {".mpeg", InputKind::kVideo},
+      {".flv", InputKind::kVideo},
+      {".wmv", InputKind::kVideo},
+      {".3gp", InputKind::kVideo},
+      {".ogv", InputKind::kVideo},
+      {".jpg", InputKind::kImage},
+      {".jpeg", InputKind::kImage},
+      {".png", InputKind::kImage},
+      {".webp", InputKind::kImage},
+      {".bmp", InputKind::kImage},
+      {".txt", InputKind::kDocument},
+      {".md", InputKind::kDocument},
+      {".markdown", InputKind::kDocument},
+      {".srt", InputKind::kSubtitle},
+      {".vtt", InputKind::kSubtitle},
+      {".gif", InputKind::kVideo},
+      {".mpv", InputKind::kVideo},
+      {".m1v", InputKind::kVideo},
+      {".m2v", InputKind::kVideo},
+      {".vob", InputKind::kVideo},
+      // Read by pipeline/documents (IsPagedDocument): pages of text and pictures.
+      {".pdf", InputKind::kDocument},
+      {".html", InputKind::kDocument},
+      {".htm", InputKind::kDocument},
+      {".xhtml", InputKind::kDocument},
+      {".epub", InputKind::kDocument},
+      {".docx", InputKind::kDocument},
+      {".pptx", InputKind::kDocument},
+      {".odt", InputKind::kDocument},
+      {".odp", InputKind::kDocument},
   };
   auto it = kKinds.find(ext);
   return it == kKinds.end() ? InputKind::kAuto : it->second;
@@ -273,6 +299,12 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
     const bool subtitle_file =
         it->second.kind == InputKind::kSubtitle && (ext == ".srt" || ext == ".vtt");
     std::optional<std::string> video;
+    if (it->second.kind == InputKind::kDocument && pipeline::IsDocumentExtension(ext)) {
+      // A side-car document (talk.pdf beside talk.mp4): the video's item reads it.
+      if (auto v = videos.find({p.parent_path().string(), p.stem().string()}); v != videos.end()) {
+        video = v->second;
+      }
+    }
     if (subtitle_file) {
       // Side-car names: <stem>.srt or <stem>.<anything>.srt; try every '.' as the stem's end.
       const std::string base = p.stem().string();
@@ -290,8 +322,8 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
       continue;
     }
     if (it->second.named) {
-      warn(it->first + ": read as a side-car subtitle of '" + *video +
-           "', not as an item of its own");
+      warn(it->first + ": read as a side-car " + (subtitle_file ? "subtitle" : "document") +
+           " of '" + *video + "', not as an item of its own");
     }
     it = found.erase(it);
   }

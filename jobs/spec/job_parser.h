@@ -257,6 +257,8 @@ class Parser {
 
   void ReadLimits(const Fields& top, const YAML::Node& root);
 
+  void ReadDocuments(const Fields& top);  // job_documents.cc
+
   std::string source_;
   std::string base_dir_;
   ParseOptions options_;

@@ -202,6 +202,8 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "text:\n";
   out << "  fallback_encoding: " << Str(job.text.fallback_encoding) << "\n";
 
+  out << RenderDocumentsSection(job.documents);
+
   const LimitsSpec& l = job.limits;
   out << "limits:\n";
   out << "  item_time_limit: " << Num(l.media.time_limit_s) << "\n";

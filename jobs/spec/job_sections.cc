@@ -13,8 +13,8 @@ namespace reel::jobs::parser {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "version", "name",  "description", "inputs",  "sampling", "resize", "vision",
-    "context", "model", "speech",      "prompts", "storage",  "text",   "limits"};
+    "version", "name",   "description", "inputs",  "sampling", "resize", "vision",   "context",
+    "model",   "speech", "prompts",     "storage", "text",     "limits", "documents"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",
@@ -123,6 +123,7 @@ void Parser::ReadJob(const YAML::Node& root) {
   ReadStorage(fields, root);
   ReadTextSettings(fields);
   ReadLimits(fields, root);
+  ReadDocuments(fields);
 }
 
 void Parser::CheckName(const Field& f) {

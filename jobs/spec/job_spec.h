@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "base/text_encoding.h"
 #include "llm/context/context_builder.h"
+#include "pipeline/documents/document.h"
 #include "pipeline/limits.h"
 #include "pipeline/sampling.h"
 #include "pipeline/smart_resize.h"
@@ -199,6 +200,28 @@ struct TextSpec {
   std::string fallback_encoding = std::string(kDefaultFallbackEncoding);
 };
 
+// What a document item (PDF, HTML, EPUB, DOCX, PPTX, ODT, ODP; not .txt/.md) keeps of its pages
+// (docs/documents.md). Page pictures follow the still-image resize rule (resize.mode, factor,
+// min_pixels and image_max_pixels), rendered straight at that size.
+enum class DocumentPages {
+  kText,    // text only: no page pictures (scanned pages are still read by OCR)
+  kImages,  // pictures of every page in contexts; the text is stored (search) but not sent
+  kBoth,    // text and a picture of every page (pictures of pages with a good text layer are
+            // the first thing the context's fit steps drop)
+};
+
+struct DocumentsSpec {
+  DocumentPages pages = DocumentPages::kBoth;
+  int first_page = 1;    // pages read, 1-based and inclusive
+  int last_page = 0;     // 0 = to the end
+  int max_pages = 2000;  // pages past this are left out (the item says so)
+  bool ocr = true;       // read scanned pages (no or almost no text layer) with Tesseract
+  std::vector<std::string> ocr_languages = {"eng"};  // each needs tesseract-ocr-LANG
+  int ocr_dpi = 300;
+  double dpi = 144;            // a page is measured at this resolution before the resize rule
+  bool office_render = false;  // office files laid out by LibreOffice (soffice) for pictures
+};
+
 struct LimitsSpec {
   pipeline::MediaLimits media;  // time_limit_s is the per-item limit (probe to last frame)
   int64_t max_file_bytes = int64_t{8} << 30;  // larger inputs fail their item
@@ -221,6 +244,7 @@ struct JobSpec {
   std::vector<PromptSpec> prompts;
   StorageSpec storage;
   TextSpec text;
+  DocumentsSpec documents;
   LimitsSpec limits;
   // Things worth printing that do not stop the job ("file:line:column: message").
   std::vector<std::string> warnings;
@@ -268,6 +292,40 @@ std::string FrameSettingsKey(const JobSpec& job);
 // threshold), or "" when vision is off.
 std::string VisionSettingsKey(const JobSpec& job);
 
+// The settings that change what a document item (one read by pipeline/documents) stores: the
+// documents section, the still-image resize rule its page pictures follow, and the time limit.
+std::string DocumentSettingsKey(const JobSpec& job);
+
+// How a job's document items are read (jobs/stages/paged_document_stage.cc, and again for the
+// context's page pictures): the documents section, the still-image resize rule, the limits.
+pipeline::DocumentOptions DocumentOptionsFor(const JobSpec& job);
+
+// Whether `path` is read by pipeline/documents (PDF, HTML, EPUB, office files) rather than as
+// plain text: by its extension, else (a `kind: document` file named otherwise) by its first bytes.
+// .txt, .md and .markdown are plain text.
+bool IsPagedDocument(const std::string& path);
+
+// The side-car documents of a video (a talk's slide deck): files in the same directory named
+// `<stem>.<ext>` for a document extension pipeline/documents reads (talk.pdf, talk.pptx beside
+// talk.mp4), sorted by name. The video's item reads their pages' text (segments
+// "slides:NAME", the page number as their time; jobs/stages/stages.h); ExpandInputs leaves
+// them out as items of their own.
+std::vector<std::string> FindSidecarDocuments(const std::string& video_path);
+
+// The segment source of a video's side-car document's pages: "slides:NAME".
+inline constexpr std::string_view kSlidesSourcePrefix = "slides:";
+
+// The segment source of a document page (jobs/stages/stages.h, MakePagedDocumentStage): "ocr"
+// for text read by OCR, else the format's name ("pdf", "html", "epub", "docx", ...).
+std::string DocumentPageSource(std::string_view format_name, bool ocr);
+
+// Whether a segment source is a document page's (its start_seconds is then a page number): a
+// document item's page, or a video's side-car document's ("slides:NAME").
+bool IsDocumentPageSource(std::string_view source);
+
+// The documents section as resolved YAML (part of RenderResolvedJob).
+std::string RenderDocumentsSection(const DocumentsSpec& documents);
+
 // The backend speech.backend stands for: "openai" for auto with an endpoint, else
 // "pocketsphinx"; an explicit one as written.
 std::string SpeechBackendOf(const SpeechSpec& speech);
@@ -289,12 +347,13 @@ struct InputFile {
 // first entry's kind wins). Names starting with '.' match only patterns that start with '.'.
 // Repeated `**` components count as one, and the walk visits each directory at most once per
 // pattern component. Subtitle files (.srt, .vtt) that are side-cars of a video in the list
-// (FindSidecarSubtitles) are left out: the video's item reads them (a warning if a plain path
-// named one). A glob that matches nothing, and files a glob or directory finds whose kind cannot
-// be guessed (unless another entry lists them), are warnings appended to `warnings` (if given).
-// Errors: kNotFound naming every plain path that does not exist; kInvalidArgument for a plain
-// file whose kind cannot be guessed; kLimitExceeded past `max_files` files, or once the globs and
-// directories have listed `max_directories` directories in all.
+// (FindSidecarSubtitles), and documents that are (FindSidecarDocuments), are left out: the
+// video's item reads them (a warning if a plain path named one). A glob that matches nothing, and
+// files a glob or directory finds whose kind cannot be guessed (unless another entry lists them),
+// are warnings appended to `warnings` (if given). Errors: kNotFound naming every plain path that
+// does not exist; kInvalidArgument for a plain file whose kind cannot be guessed; kLimitExceeded
+// past `max_files` files, or once the globs and directories have listed `max_directories`
+// directories in all.
 Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job,
                                             std::vector<std::string>* warnings = nullptr,
                                             size_t max_files = 1000000,
@@ -312,6 +371,7 @@ const char* ThinkingModeName(ThinkingMode mode);
 const char* PromptKindName(PromptKind kind);
 const char* FitStrategyName(FitStrategy strategy);
 const char* VisionDTypeName(VisionDType dtype);
+const char* DocumentPagesName(DocumentPages pages);
 const char* SpeechPreferName(SpeechPrefer prefer);
 
 }  // namespace reel::jobs

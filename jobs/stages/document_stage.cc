@@ -12,7 +12,7 @@ class DocumentStage final : public ItemStage {
  public:
   const char* name() const override { return "document"; }
   bool AppliesTo(const ItemWork& work) const override {
-    return work.input.kind == InputKind::kDocument;
+    return work.input.kind == InputKind::kDocument && !IsPagedDocument(work.input.path);
   }
   Status Run(ItemWork& work) const override {
     const std::string& path = work.input.path;

@@ -39,6 +39,22 @@ std::unique_ptr<ItemStage> MakeSubtitleStage();
 // start_seconds and end_seconds hold the chunk's 0-based ordinal (documents have no clock).
 std::unique_ptr<ItemStage> MakeDocumentStage();
 
+// Documents read by pipeline/documents (IsPagedDocument: PDF, HTML, EPUB, DOCX, PPTX, ODT, ODP):
+// one segment per page whose source is where its text came from ("pdf", "ocr", "html", "epub",
+// "docx", "pptx", "odt", "odp"; DocumentPageSource in jobs/spec/job_spec.h) and whose start_seconds
+// and end_seconds hold the 1-based page number (documents have no clock); the page's label, title
+// and OCR confidence in the media fact "pages". With documents.pages images or both, each page's
+// picture is a frame (sample_index = page index from 0, time_seconds = page number) passed to
+// `consumers`. A page that fails is a warning naming the file and page; an unreadable, encrypted or
+// damaged file fails the item.
+std::unique_ptr<ItemStage> MakePagedDocumentStage(std::vector<const FrameConsumer*> consumers);
+
+// Videos: the text of their side-car documents (FindSidecarDocuments: talk.pdf beside talk.mp4)
+// as segments "slides:NAME", one per page with the page number as start and end, so the talk and
+// its deck are asked together (contexts hold them as one document with page markers). A deck
+// that cannot be read is a warning. Reads text alone (kept for a video that fails).
+std::unique_ptr<ItemStage> MakeSidecarDocumentStage();
+
 // Tells the user how the text of `source` (a segment source, e.g. "sidecar:clip.srt") was
 // decoded, when it was not plain UTF-8: a warning "<what>: <info.Describe()>" when the encoding
 // was a guess (the fallback) or bytes had to be replaced, an info note when it was certain (a

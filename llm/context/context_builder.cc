@@ -8,6 +8,7 @@
 
 #include "llm/context/fit_steps.h"
 #include "llm/tokenizer/tokenizer.h"
+#include "pipeline/smart_resize.h"
 
 namespace reel::llm {
 
@@ -42,17 +43,20 @@ const char* FitStepName(FitStep s) {
       return "shorten_text";
     case FitStep::kSplit:
       return "split";
+    case FitStep::kDropPagePictures:
+      return "drop_page_pictures";
   }
   return "dedupe";
 }
 
 Result<FitStep> ParseFitStep(const std::string& name) {
   for (FitStep s : {FitStep::kDedupe, FitStep::kLowerResolution, FitStep::kThinFrames,
-                    FitStep::kShortenText, FitStep::kSplit}) {
+                    FitStep::kShortenText, FitStep::kSplit, FitStep::kDropPagePictures}) {
     if (name == FitStepName(s)) return s;
   }
   return InvalidArgument("unknown fit step \"" + name +
-                         "\" (dedupe, lower_resolution, thin_frames, shorten_text, split)");
+                         "\" (dedupe, lower_resolution, thin_frames, shorten_text, split, "
+                         "drop_page_pictures)");
 }
 
 namespace {
@@ -144,6 +148,16 @@ std::string TimedLine(const ContextText& t) {
          t.text + "\n";
 }
 
+// A page of a paged document: its marker, then its text (whose lines end with '\n').
+std::string PageLine(const ContextText& t) {
+  const int64_t page = static_cast<int64_t>(t.start_s.value_or(0));
+  std::string line = "Page " + std::to_string(page);
+  if (!t.label.empty() && t.label != std::to_string(page)) line += " (label " + t.label + ")";
+  line += ":\n" + t.text;
+  if (!t.text.empty() && t.text.back() != '\n') line += "\n";
+  return line + "\n";
+}
+
 std::string DocumentText(const ContextText& t) {
   return "Document (" + t.source + "):\n" + t.text + "\n\n";
 }
@@ -198,9 +212,15 @@ class Builder {
   int64_t Cost(const Plan& plan) const;
   int64_t FramesCost(const Plan& plan, size_t first, size_t last) const;
   bool FitsFrameLimit(size_t frames) const {
-    return o_.transport != Transport::kVideo || o_.server_num_frames <= 0 ||
+    return in_.paged || o_.transport != Transport::kVideo || o_.server_num_frames <= 0 ||
            frames <= static_cast<size_t>(o_.server_num_frames);
   }
+
+  // A timed text as written: a page (paged documents) or a timed line.
+  std::string Line(const ContextText& t) const { return in_.paged ? PageLine(t) : TimedLine(t); }
+  // The size input frame `f` is sent at: the plan's, or for a paged document the page's own
+  // size under the plan's lower_resolution max_pixels.
+  std::pair<int, int> SizeOf(const Plan& plan, size_t f) const;
 
   const ContextInput& in_;
   const ContextOptions& o_;
@@ -245,7 +265,7 @@ std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t l
   auto lines_until = [&](double t) {
     std::string out;
     while (next_line < lines.size() && in_.texts[lines[next_line]].start_s.value_or(0) < t) {
-      out += TimedLine(in_.texts[lines[next_line]]);
+      out += Line(in_.texts[lines[next_line]]);
       ++next_line;
     }
     return out;
@@ -258,16 +278,19 @@ std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t l
     p.width = plan.width;
     p.height = plan.height;
     parts.push_back(std::move(p));
-  } else if (has_frames && o_.transport == Transport::kImages) {
+  } else if (has_frames && (o_.transport == Transport::kImages || in_.paged)) {
     for (size_t i = first; i < last; ++i) {
       const ContextFrame& f = in_.frames[plan.frames[i]];
-      text(lines_until(f.time_s));
-      text(FrameLabel(f.time_s));
+      if (in_.paged) {
+        text(lines_until(f.time_s + 0.5));  // the page's marker and text, then its picture
+      } else {
+        text(lines_until(f.time_s));
+        text(FrameLabel(f.time_s));
+      }
       ContextPart p;
       p.kind = ContextPart::Kind::kImage;
       p.frames = {plan.frames[i]};
-      p.width = plan.width;
-      p.height = plan.height;
+      std::tie(p.width, p.height) = SizeOf(plan, plan.frames[i]);
       parts.push_back(std::move(p));
     }
   } else if (has_frames) {
@@ -381,8 +404,32 @@ std::optional<std::pair<std::string, int64_t>> Builder::Align(const std::vector<
   return std::nullopt;
 }
 
+std::pair<int, int> Builder::SizeOf(const Plan& plan, size_t f) const {
+  if (!in_.paged) return {plan.width, plan.height};
+  const ContextFrame& frame = in_.frames[f];
+  if (plan.max_pixels <= 0 || static_cast<int64_t>(frame.width) * frame.height <= plan.max_pixels) {
+    return {frame.width, frame.height};
+  }
+  pipeline::SmartResizeOptions r;
+  r.factor = o_.resize_factor;
+  r.min_pixels = std::min<int64_t>(3136, plan.max_pixels);
+  r.max_pixels = plan.max_pixels;
+  r.max_aspect_ratio = o_.max_aspect_ratio;
+  auto size = pipeline::SmartResize({frame.width, frame.height}, r);
+  if (!size.ok()) return {frame.width, frame.height};
+  return {size->width, size->height};
+}
+
 int64_t Builder::FramesCost(const Plan& plan, size_t first, size_t last) const {
   if (last <= first) return 0;
+  if (in_.paged) {
+    int64_t n = 0;
+    for (size_t i = first; i < last; ++i) {
+      auto [w, h] = SizeOf(plan, plan.frames[i]);
+      n += pieces_.MediaTokens(Placeholders(w, h, o_.resize_factor), false);
+    }
+    return n;
+  }
   int64_t placeholders = Placeholders(plan.width, plan.height, o_.resize_factor);
   if (in_.kind == ContextItemKind::kImage || o_.transport == Transport::kImages) {
     int64_t n = 0;
@@ -442,7 +489,7 @@ Result<Context> Builder::Build() {
   std::stable_sort(timed_index_.begin(), timed_index_.end(), [&](size_t a, size_t b) {
     return *in_.texts[a].start_s < *in_.texts[b].start_s;
   });
-  for (size_t k : timed_index_) timed_cost_.push_back(pieces_.Text(TimedLine(in_.texts[k])));
+  for (size_t k : timed_index_) timed_cost_.push_back(pieces_.Text(Line(in_.texts[k])));
   fixed_cost_ = pieces_.Text(Head()) + pieces_.Text(o_.question + Tail()) + 8;
 
   Plan plan;
@@ -458,7 +505,16 @@ Result<Context> Builder::Build() {
   const bool can_split =
       std::find(o_.fit_steps.begin(), o_.fit_steps.end(), FitStep::kSplit) != o_.fit_steps.end();
   bool split = false;
-  const bool frames_fixed = o_.transport == Transport::kFile;
+  const bool frames_fixed = o_.transport == Transport::kFile && !in_.paged;
+  // Paged documents split by pages (with or without pictures), other items by frames.
+  std::vector<double> pages;
+  if (in_.paged) {
+    for (size_t k : timed_index_) pages.push_back(*in_.texts[k].start_s);
+    for (const ContextFrame& f : in_.frames) pages.push_back(f.time_s);
+    std::sort(pages.begin(), pages.end());
+    pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  }
+  const size_t split_units = in_.paged ? pages.size() : plan.frames.size();
   for (FitStep step : o_.fit_steps) {
     const bool tokens_ok = fits(plan);
     if (tokens_ok && FitsFrameLimit(plan.frames.size())) break;
@@ -481,12 +537,15 @@ Result<Context> Builder::Build() {
       case FitStep::kShortenText:
         detail = fit::ShortenText(fits, plan);
         break;
+      case FitStep::kDropPagePictures:
+        detail = fit::DropPagePictures(in_, fits, plan);
+        break;
       case FitStep::kSplit:
         break;
     }
     if (detail) {
       action.detail = std::move(*detail);
-    } else if (step == FitStep::kSplit && !frames_fixed && plan.frames.size() > 1) {
+    } else if (step == FitStep::kSplit && !frames_fixed && split_units > 1) {
       split = true;
       action.detail = "split into segments asked one by one, then once over their answers";
       action.tokens_after = 0;
@@ -525,7 +584,47 @@ Result<Context> Builder::Build() {
 
   // Segments: [first frame, last frame) each, consecutive, each within the limit.
   std::vector<std::pair<size_t, size_t>> ranges;
-  if (!split) {
+  // Paged documents: each segment's pages [first, last) as page numbers (last: 1e300 = the end).
+  std::vector<std::pair<double, double>> page_spans;
+  if (split && in_.paged) {
+    const int64_t base = fixed_cost_ + 64;
+    auto frame_at = [&](double page) {  // the first kept frame at or after `page`
+      size_t i = 0;
+      while (i < plan.frames.size() && in_.frames[plan.frames[i]].time_s < page - 0.5) ++i;
+      return i;
+    };
+    auto span_of = [&](size_t a, size_t b) {
+      return std::make_pair(pages[a], b < pages.size() ? pages[b] : 1e300);
+    };
+    auto segment_cost = [&](size_t a, size_t b) {
+      auto [from, to] = span_of(a, b);
+      int64_t n = base + FramesCost(plan, frame_at(from), frame_at(to));
+      for (size_t k = 0; k < timed_index_.size(); ++k) {
+        double s = in_.texts[timed_index_[k]].start_s.value_or(0);
+        if (s >= from - 0.5 && s < to - 0.5) n += timed_cost_[k];
+      }
+      return n;
+    };
+    using Ranges = std::vector<std::pair<size_t, size_t>>;
+    REEL_ASSIGN_OR_RETURN(Ranges page_ranges,
+                          fit::SplitPages(in_, pages.size(), ctx.limit, segment_cost));
+    for (auto [a, b] : page_ranges) {
+      auto span = span_of(a, b);
+      page_spans.push_back(span);
+      ranges.push_back({frame_at(span.first), frame_at(span.second)});
+    }
+    ctx.fit.back().detail = "split into " + std::to_string(ranges.size()) +
+                            " consecutive page ranges, asked one by one, then once over their "
+                            "answers";
+    ctx.reduce_question = o_.reduce_question.empty()
+                              ? "The document was too long for one request and was asked about "
+                                "in " +
+                                    std::to_string(ranges.size()) +
+                                    " consecutive parts by pages. The answers for the parts "
+                                    "follow. Using them, answer: " +
+                                    o_.question
+                              : o_.reduce_question;
+  } else if (!split) {
     ranges.push_back({0, plan.frames.size()});
   } else {
     const int64_t base = fixed_cost_ + 64;  // the segment's header text and the reduce wording
@@ -565,6 +664,20 @@ Result<Context> Builder::Build() {
     if (r == 0) from = -1e300;
     seg.start_s = b > a ? in_.frames[plan.frames[a]].time_s : 0;
     seg.end_s = b > a ? in_.frames[plan.frames[b - 1]].time_s : in_.duration_s;
+    if (in_.paged) {
+      // Pages [from, to): texts start at their page number, the picture after its text.
+      const double first_page =
+          page_spans.empty() ? (pages.empty() ? 0 : pages.front()) : page_spans[r].first;
+      const double end_page = page_spans.empty() ? 1e300 : page_spans[r].second;
+      from = r == 0 ? -1e300 : first_page - 0.5;
+      to = end_page >= 1e300 ? 1e300 : end_page - 0.5;
+      seg.start_s = first_page;
+      double last_page = first_page;
+      for (double p : pages) {
+        if (p < end_page - 0.5) last_page = std::max(last_page, p);
+      }
+      seg.end_s = last_page;
+    }
     seg.parts = Parts(plan, a, b, from, to, /*with_documents=*/!split);
     // Block alignment of the prefix (everything before the question): exact counts only.
     if (o_.prefix_block > 0 && c_.exact()) {
@@ -605,6 +718,11 @@ Result<Context> Builder::Build() {
     ctx.segments.push_back(std::move(seg));
   }
   ctx.kept_frames = plan.frames;
+  ctx.paged = in_.paged;
+  if (in_.paged) {
+    ctx.frame_sizes.assign(in_.frames.size(), {0, 0});
+    for (size_t f : plan.frames) ctx.frame_sizes[f] = SizeOf(plan, f);
+  }
   ctx.frame_width = plan.width;
   ctx.frame_height = plan.height;
   ctx.frame_max_pixels = plan.max_pixels;
@@ -685,6 +803,7 @@ std::string Context::ManifestJson(const ContextInput& input, size_t segment) con
       {"parts", parts},
   };
   if (segments.size() > 1) m["reduce_question"] = reduce_question;
+  if (paged) m["page_range"] = {seg.start_s, seg.end_s};
   return m.dump();
 }
 

@@ -46,7 +46,14 @@
 namespace reel::llm {
 
 enum class Transport { kImages, kVideo, kFile };
-enum class FitStep { kDedupe, kLowerResolution, kThinFrames, kShortenText, kSplit };
+enum class FitStep {
+  kDedupe,
+  kLowerResolution,
+  kThinFrames,
+  kShortenText,
+  kSplit,
+  kDropPagePictures,  // documents: pictures of pages that have a good text layer
+};
 
 const char* TransportName(Transport t);
 Result<Transport> ParseTransport(const std::string& name);
@@ -60,6 +67,9 @@ struct ContextFrame {
   int height = 0;
   std::optional<uint64_t> phash{};  // 64-bit dHash of the frame, for near-duplicate dropping
   bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
+  // Paged documents: the page has a good text layer (its text is not OCR and not almost empty),
+  // so its picture is the first thing drop_page_pictures leaves out.
+  bool page_has_text = false;
 };
 
 struct ContextText {
@@ -67,6 +77,7 @@ struct ContextText {
   std::optional<double> start_s;  // unset for documents (not timed)
   std::optional<double> end_s;
   std::string text;
+  std::string label = {};  // paged documents: the page's label ("xii") when the file has labels
 };
 
 enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
@@ -79,6 +90,12 @@ struct ContextInput {
   int source_height = 0;
   double duration_s = 0;
   std::vector<ContextText> texts;
+  // A document read as pages (PDF, HTML, EPUB, office): frames are page pictures and timed texts
+  // are page texts, both with the page number as their time (time_s, start_s). Each page is
+  // written as "Page N (label L):", its text, then its picture; frames keep their own sizes (a
+  // lower_resolution max_pixels applies to each); the transport is always images; split cuts
+  // the pages into consecutive page ranges.
+  bool paged = false;
 };
 
 struct ContextOptions {
@@ -149,8 +166,11 @@ struct Context {
   std::vector<FitAction> fit;
   std::vector<size_t> kept_frames;        // indices into the input frames, after the fit steps
   int frame_width = 0, frame_height = 0;  // frame size after the fit steps
+  // Paged documents: the size each input frame is sent at (0x0 when it is not sent).
+  std::vector<std::pair<int, int>> frame_sizes;
   int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
   std::string reduce_question;   // split: the map-reduce question over the answers
+  bool paged = false;            // a paged document: segments' start_s and end_s are page numbers
   // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
   std::string ManifestJson(const ContextInput& input, size_t segment) const;
 };

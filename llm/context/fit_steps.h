@@ -57,4 +57,17 @@ Result<std::vector<std::pair<size_t, size_t>>> SplitRanges(
     const std::function<int64_t(size_t, size_t)>& segment_cost,
     const std::function<bool(size_t)>& fits_frame_limit);
 
+// drop_page_pictures (paged documents): leaves out pictures of pages that have a good text
+// layer (ContextFrame::page_has_text), keeping the most of them that fit, evenly spread over
+// the document; pictures of scanned and textless pages stay. nullopt when the input is not
+// paged or has no such picture.
+std::optional<std::string> DropPagePictures(const ContextInput& in, const Fits& fits, Plan& plan);
+
+// split (paged documents): `pages` pages cut into consecutive ranges [first, last), each as
+// long as `segment_cost` stays within `limit`. kLimitExceeded, naming the item, when one page
+// alone is too much.
+Result<std::vector<std::pair<size_t, size_t>>> SplitPages(
+    const ContextInput& in, size_t pages, int64_t limit,
+    const std::function<int64_t(size_t, size_t)>& segment_cost);
+
 }  // namespace reel::llm::fit

@@ -92,8 +92,13 @@ Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
   std::string text = context.reduce_question;
   for (size_t s = 0; s < answers.size(); ++s) {
     char head[128];
-    std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (%.1f-%.1f s):\n", s + 1, answers.size(),
-                  context.segments[s].start_s, context.segments[s].end_s);
+    if (context.paged) {
+      std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (pages %.0f-%.0f):\n", s + 1,
+                    answers.size(), context.segments[s].start_s, context.segments[s].end_s);
+    } else {
+      std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (%.1f-%.1f s):\n", s + 1,
+                    answers.size(), context.segments[s].start_s, context.segments[s].end_s);
+    }
     text += head;
     text += answers[s];
   }

@@ -1043,5 +1043,98 @@ TEST(JobSpecTest, SpeechSectionParsesChecksAndRoundTrips) {
   }
 }
 
+TEST(DocumentsSectionTest, ParsesRendersBackAndKeysTheDocumentItems) {
+  Result<JobSpec> job = ParseJobText(
+      "name: d\ninputs: [a.pdf]\ndocuments:\n  pages: text\n  page_range: 3-9\n  max_pages: 50\n"
+      "  ocr: false\n  ocr_languages: eng+deu\n  ocr_dpi: 200\n  dpi: 100\n"
+      "  office_render: true\n",
+      "job.yaml", "/jobs");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const DocumentsSpec& d = job->documents;
+  EXPECT_EQ(d.pages, DocumentPages::kText);
+  EXPECT_EQ(d.first_page, 3);
+  EXPECT_EQ(d.last_page, 9);
+  EXPECT_EQ(d.max_pages, 50);
+  EXPECT_FALSE(d.ocr);
+  EXPECT_EQ(d.ocr_languages, (std::vector<std::string>{"eng", "deu"}));
+  EXPECT_EQ(d.ocr_dpi, 200);
+  EXPECT_EQ(d.dpi, 100);
+  EXPECT_TRUE(d.office_render);
+  Result<JobSpec> again = ParseJobText(RenderResolvedJob(*job), "job.yaml", "/jobs");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(DocumentSettingsKey(*again), DocumentSettingsKey(*job));
+  EXPECT_EQ(again->documents.ocr_languages, d.ocr_languages);
+  EXPECT_EQ(again->documents.office_render, true);
+  // The defaults: text and pictures of every page, OCR in English.
+  Result<JobSpec> plain = ParseJobText("name: d\ninputs: [a.pdf]\n", "job.yaml", "/jobs");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->documents.pages, DocumentPages::kBoth);
+  EXPECT_EQ(plain->documents.first_page, 1);
+  EXPECT_EQ(plain->documents.last_page, 0);
+  EXPECT_TRUE(plain->documents.ocr);
+  EXPECT_NE(DocumentSettingsKey(*plain), DocumentSettingsKey(*job));
+  // The key follows what changes a document's pages: not the sampling, but the still-image size
+  // while pictures are on.
+  JobSpec sampled = *plain;
+  sampled.sampling.fps = 7;
+  EXPECT_EQ(DocumentSettingsKey(sampled), DocumentSettingsKey(*plain));
+  JobSpec smaller = *plain;
+  smaller.resize.image_max_pixels = 200704;
+  EXPECT_NE(DocumentSettingsKey(smaller), DocumentSettingsKey(*plain));
+}
+
+TEST(DocumentsSectionTest, BadValuesAreErrorsWithTheirPlace) {
+  Result<JobSpec> job = ParseJobText(
+      "name: d\ninputs: [a.pdf]\ndocuments:\n  pages: pictures\n  page_range: 5-2\n"
+      "  first_page: 1\n  ocr_languages: \"eng+$\"\n  dpi: 5\n  max_page: 3\n",
+      "job.yaml", "/jobs");
+  ASSERT_FALSE(job.ok());
+  const std::string m = job.status().message();
+  EXPECT_NE(m.find("job.yaml:4:10: 'documents.pages' must be one of"), std::string::npos) << m;
+  EXPECT_NE(m.find("job.yaml:5:15: 'documents.page_range' must be N, N-M or N-"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("not both"), std::string::npos) << m;
+  EXPECT_NE(m.find("'$' is not a Tesseract language name"), std::string::npos) << m;
+  EXPECT_NE(m.find("'documents.dpi'"), std::string::npos) << m;
+  EXPECT_NE(m.find("max_page"), std::string::npos) << m;
+  EXPECT_NE(m.find("max_pages"), std::string::npos) << "a did-you-mean: " << m;
+}
+
+TEST(DocumentsSectionTest, DocumentExtensionsAreDocumentsAndAVideosDeckIsItsSideCar) {
+  for (const char* name : {"a.pdf", "b.HTML", "c.htm", "d.xhtml", "e.epub", "f.docx", "g.pptx",
+                           "h.odt", "i.odp", "j.txt", "k.md"}) {
+    EXPECT_EQ(GuessInputKind(name), InputKind::kDocument) << name;
+  }
+  EXPECT_TRUE(IsPagedDocument("/x/a.pdf"));
+  EXPECT_FALSE(IsPagedDocument("/x/notes.md"));
+  EXPECT_TRUE(IsDocumentPageSource("pdf"));
+  EXPECT_TRUE(IsDocumentPageSource("slides:talk.pdf"));
+  EXPECT_FALSE(IsDocumentPageSource("document"));
+  EXPECT_FALSE(IsDocumentPageSource("subtitle:0"));
+
+  const std::string dir = ::testing::TempDir() + "/sidecar_documents";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/media");
+  for (const char* name : {"talk.mp4", "talk.pdf", "talk.pptx", "report.pdf", "talk.notes.pdf"}) {
+    std::ofstream(dir + "/media/" + name) << "x";
+  }
+  Result<JobSpec> job = ParseJobText("name: d\ninputs: [media/talk.pdf, media]\n", "job.yaml", dir);
+  ASSERT_TRUE(job.ok());
+  std::vector<std::string> warnings;
+  Result<std::vector<InputFile>> files = ExpandInputs(*job, &warnings);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  std::vector<std::string> got;
+  for (const InputFile& f : *files) {
+    got.push_back(std::filesystem::path(f.path).filename().string() + ":" + InputKindName(f.kind));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"report.pdf:document", "talk.mp4:video",
+                                           "talk.notes.pdf:document"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("talk.pdf: read as a side-car document of '"), std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(FindSidecarDocuments(dir + "/media/talk.mp4"),
+            (std::vector<std::string>{dir + "/media/talk.pdf", dir + "/media/talk.pptx"}));
+}
+
 }  // namespace
 }  // namespace reel::jobs

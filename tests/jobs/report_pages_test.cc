@@ -115,6 +115,56 @@ TEST(ItemPageTest, ACueRepeatedByAnotherSubtitleStreamIsShownOnce) {
   EXPECT_GT(page.find("id=\"f3\""), page.find("Welcome to the talk."));
 }
 
+// A PDF of four pages read as pages: pictures timed by page number, a text segment per page.
+storage::ReportItem Pdf() {
+  storage::ReportItem item;
+  item.row.item_id = 9;
+  item.row.job = "papers";
+  item.row.path = "/media/paper.pdf";
+  item.row.kind = "document";
+  item.row.status = "done";
+  for (int i = 0; i < 4; ++i) {
+    storage::ReportFrame f;
+    f.frame_id = 200 + i;
+    f.sample_index = i;
+    f.time_seconds = i + 1;
+    f.width = 588;
+    f.height = 756;
+    item.frames.push_back(f);
+    item.segments.push_back(
+        {"pdf", i + 1.0, i + 1.0, "Text of page " + std::to_string(i + 1), std::nullopt});
+  }
+  return item;
+}
+
+TEST(ItemPageTest, ADocumentsPagesAreAContactSheetAndItsPageReferencesLinkToThem) {
+  storage::ReportItem item = Pdf();
+  item.answers.push_back(
+      Answer("summary",
+             "The method is on p. 3, the results on pp. 2-4; page 9 does not exist. "
+             "At 00:02 nothing."));
+  const std::string page = Page(item);
+  EXPECT_NE(page.find("<h2>Pages</h2>"), std::string::npos);
+  // Each page's picture is labelled with its page, its text beside it.
+  EXPECT_NE(page.find(">page 3</a>"), std::string::npos);
+  EXPECT_LT(page.find("id=\"f2\""), page.find("Text of page 3"));
+  EXPECT_GT(page.find("id=\"f3\""), page.find("Text of page 3"));
+  // Page references link to the page pictures; a page the item lacks is marked, times are not
+  // links in a document.
+  EXPECT_NE(page.find("<a class=\"t\" href=\"#f2\" data-page=\"3\""), std::string::npos);
+  EXPECT_NE(page.find("<a class=\"t\" href=\"#f1\" data-page=\"2\" title=\"page 2 to 4"),
+            std::string::npos);
+  EXPECT_NE(page.find("<span class=\"t outside\" title=\"page 9: no picture of it\">page 9"),
+            std::string::npos);
+  EXPECT_EQ(page.find("data-seconds"), std::string::npos);
+  // A video's "page 3" is no page link.
+  storage::ReportItem video = Video();
+  video.answers.push_back(Answer("summary", "See page 3 at 00:02."));
+  const std::string video_page = Page(video);
+  EXPECT_EQ(video_page.find("data-page"), std::string::npos);
+  EXPECT_NE(video_page.find("data-seconds=\"2.000\""), std::string::npos);
+}
+
 TEST(MarkdownTest, BoldListsAndTablesAreRendered) {
   const std::string html = MarkdownHtml(
       "**Summary:** a *short* talk.\n\n| time | what |\n|---|---|\n| 00:03 | intro |\n\n- one\n",

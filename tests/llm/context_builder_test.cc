@@ -402,6 +402,132 @@ std::string TempFile(const std::string& name, const std::string& bytes) {
   return path;
 }
 
+// --- paged documents -----------------------------------------------------------------------
+// Three pages: 1 and 2 with a text layer (page 1 labelled "i"), 3 scanned (its text by OCR).
+constexpr int64_t kPagePlaceholders = 20 * 26;  // 560x728
+
+ContextInput ThreePages(const std::string& body = "") {
+  ContextInput in;
+  in.item_path = "paper.pdf";
+  in.kind = ContextItemKind::kDocument;
+  in.paged = true;
+  for (int i = 0; i < 3; ++i) {
+    ContextFrame f;
+    f.sample_index = i;
+    f.time_s = i + 1;
+    f.width = 560;
+    f.height = 728;
+    f.page_has_text = i < 2;
+    in.frames.push_back(f);
+  }
+  in.source_width = 560;
+  in.source_height = 728;
+  in.texts.push_back({"pdf", 1.0, 1.0, "First page text.\n" + body, "i"});
+  in.texts.push_back({"pdf", 2.0, 2.0, "Second page text.\n" + body, "2"});
+  in.texts.push_back({"ocr", 3.0, 3.0, "Scanned words.\n" + body});
+  return in;
+}
+
+TEST(ContextBuilderTest, PagesInOrderWithMarkersTextThenPicture) {
+  Fixture fx;
+  fx.options.fit_steps = {};
+  const ContextInput in = ThreePages();
+  auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  ASSERT_EQ(ctx->segments.size(), 1u);
+  const std::vector<ContextPart>& parts = ctx->segments[0].parts;
+  ASSERT_EQ(parts.size(), 7u);
+  EXPECT_EQ(parts[0].text, "Page 1 (label i):\nFirst page text.\n\n");
+  EXPECT_EQ(parts[2].text, "Page 2:\nSecond page text.\n\n") << "a label equal to the number";
+  EXPECT_EQ(parts[4].text, "Page 3:\nScanned words.\n\n");
+  for (size_t i : {1u, 3u, 5u}) {
+    EXPECT_EQ(parts[i].kind, ContextPart::Kind::kImage) << i;
+    EXPECT_EQ(parts[i].frames, std::vector<size_t>{(i - 1) / 2}) << i;
+    EXPECT_EQ(parts[i].width, 560);
+    EXPECT_EQ(parts[i].height, 728);
+  }
+  EXPECT_EQ(parts[6].text, "What happens?");
+  const TokenBreakdown& t = ctx->segments[0].tokens;
+  EXPECT_EQ(t.image, 3 * (kPagePlaceholders + 2));
+  EXPECT_EQ(t.text,
+            Hand(kHead + parts[0].text + parts[2].text + parts[4].text + "What happens?" + kTail));
+  // A page with a picture and no text still gets its marker; the transport is always images.
+  ContextInput blank = ThreePages();
+  blank.texts.erase(blank.texts.begin() + 1);
+  blank.texts.push_back({"page", 2.0, 2.0, ""});
+  fx.options.transport = Transport::kVideo;
+  auto blank_ctx = BuildContext(blank, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(blank_ctx.ok()) << blank_ctx.status().ToString();
+  EXPECT_EQ(blank_ctx->segments[0].parts[2].text, "Page 2:\n\n");
+  EXPECT_EQ(blank_ctx->segments[0].parts[3].kind, ContextPart::Kind::kImage);
+  json m = json::parse(ctx->ManifestJson(in, 0));
+  EXPECT_EQ(m["page_range"], json::array({1, 3}));
+}
+
+TEST(ContextBuilderTest, PagesFitByDroppingTextPagePicturesThenResolutionThenPageRanges) {
+  Fixture fx;
+  fx.options.fit_steps = {FitStep::kDropPagePictures, FitStep::kLowerResolution, FitStep::kSplit};
+  const ContextInput in = ThreePages();
+  const int64_t picture = kPagePlaceholders + 2;
+  auto full = BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(full.ok());
+  const int64_t all = full->segments[0].tokens.total;
+  auto build = [&](int64_t limit) {
+    fx.options.token_budget = limit + fx.options.reserve_output_tokens + fx.tmpl.margin_tokens;
+    return BuildContext(in, fx.options, fx.tmpl, fx.counter);
+  };
+  // Room for two pictures: one picture of a text page goes, the scanned page's stays.
+  auto one_dropped = build(all - picture + 20);
+  ASSERT_TRUE(one_dropped.ok()) << one_dropped.status().ToString();
+  ASSERT_EQ(one_dropped->fit.size(), 1u);
+  EXPECT_EQ(one_dropped->fit[0].step, "drop_page_pictures");
+  EXPECT_EQ(one_dropped->kept_frames, (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(one_dropped->segments[0].tokens.image, 2 * picture);
+  EXPECT_EQ(one_dropped->segments[0].parts[2].text,
+            "Page 2:\nSecond page text.\n\nPage 3:\nScanned words.\n\n")
+      << "page 2's text stays";
+  // Not even the scanned page's picture at full size: all text-page pictures go, then its size.
+  auto lowered = build(all - 2 * picture - 200);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  ASSERT_EQ(lowered->fit.size(), 2u);
+  EXPECT_EQ(lowered->fit[0].step, "drop_page_pictures");
+  EXPECT_EQ(lowered->fit[1].step, "lower_resolution");
+  EXPECT_EQ(lowered->kept_frames, (std::vector<size_t>{2}));
+  EXPECT_LT(lowered->segments[0].tokens.image, picture - 200 + 2);
+  EXPECT_EQ(lowered->frame_sizes[2].first % 28, 0);
+  EXPECT_LT(lowered->frame_sizes[2].first, 560);
+  // Long pages: split into consecutive page ranges, each counted and within the limit.
+  const ContextInput long_pages = ThreePages(std::string(3000, 'x') + "\n");
+  fx.options.token_budget = 7000 + fx.options.reserve_output_tokens + fx.tmpl.margin_tokens;
+  auto split = BuildContext(long_pages, fx.options, fx.tmpl, fx.counter);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  ASSERT_EQ(split->fit.size(), 3u);
+  EXPECT_EQ(split->fit[0].step, "drop_page_pictures");
+  EXPECT_EQ(split->fit[1].step, "lower_resolution");
+  ASSERT_GE(split->segments.size(), 2u);
+  EXPECT_EQ(split->fit.back().step, "split");
+  EXPECT_NE(split->fit.back().detail.find("consecutive page ranges"), std::string::npos);
+  double next = 1;
+  for (const ContextSegment& seg : split->segments) {
+    EXPECT_EQ(seg.start_s, next);
+    EXPECT_GE(seg.end_s, seg.start_s);
+    next = seg.end_s + 1;
+    EXPECT_LE(seg.tokens.total, split->limit);
+    EXPECT_EQ(seg.parts[0].text.rfind("Page " + std::to_string(static_cast<int>(seg.start_s)), 0),
+              0u)
+        << seg.parts[0].text;
+  }
+  EXPECT_EQ(next, 4) << "every page in one segment";
+  EXPECT_NE(split->reduce_question.find("consecutive parts by pages"), std::string::npos);
+  std::vector<std::string> answers(split->segments.size(), "A");
+  auto reduce = BuildReduceMessages(*split, answers);
+  ASSERT_TRUE(reduce.ok());
+  const std::string reduce_body = ReadAll(**reduce).value();
+  EXPECT_NE(reduce_body.find("Part 1 of " + std::to_string(answers.size()) + " (pages 1-"),
+            std::string::npos)
+      << reduce_body;
+}
+
 TEST(RequestBodyTest, ImagesTransportMessages) {
   Fixture fx;
   ContextInput in = ShortVideo();
