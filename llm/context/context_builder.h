@@ -60,6 +60,7 @@ struct ContextFrame {
   int height = 0;
   std::optional<uint64_t> phash{};  // 64-bit dHash of the frame, for near-duplicate dropping
   bool duplicate = false;  // the vision encoder found it repeats an earlier frame (duplicate_of)
+  size_t source = 0;       // a context over several files: its file (ContextInput::sources)
 };
 
 struct ContextText {
@@ -67,9 +68,24 @@ struct ContextText {
   std::optional<double> start_s;  // unset for documents (not timed)
   std::optional<double> end_s;
   std::string text;
+  size_t file = 0;  // a context over several files: the file a timed text belongs to (sources)
 };
 
 enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
+
+// One file of a context over several videos and images (`reel ask a.mp4 b.mp4 diagram.png
+// "question"`): the frames of all files are ContextInput::frames, file after file (videos, then
+// images), each naming its file (ContextFrame::source); each video's times are from its own
+// start.
+struct ContextSource {
+  std::string path;  // as stored; the context names the file by its file name
+  ContextItemKind kind = ContextItemKind::kVideo;  // kVideo or kImage
+  int source_width = 0;  // upright size before resizing (lower_resolution)
+  int source_height = 0;
+  double duration_s = 0;
+  // Opaque here: what the caller's frame cache names this file's frames by (jobs/context).
+  std::string frame_source;
+};
 
 struct ContextInput {
   std::string item_path;
@@ -79,6 +95,19 @@ struct ContextInput {
   int source_height = 0;
   double duration_s = 0;
   std::vector<ContextText> texts;
+  // Several files in one context (frames[i].source indexes this; item_path is the first file's,
+  // the item the answer is stored under); empty: the item alone. Such a context sends frames as
+  // images (transport "images" only): each file headed "Video k: NAME" or "Image k: NAME", each
+  // frame with its time in its video. The fit steps treat the files alike: one frame size rule
+  // (the same max_pixels), frames thinned in proportion (the same rate for every video, each
+  // video's first and last kept), near duplicates only within a file, and a split keeps the
+  // heading of every file a segment holds.
+  std::vector<ContextSource> sources;
+};
+
+struct FrameSize {
+  int width = 0;
+  int height = 0;
 };
 
 struct ContextOptions {
@@ -129,6 +158,8 @@ struct ContextSegment {
   std::string padding;          // text added before the question for block alignment
   bool prefix_aligned = false;  // prefix_tokens is a multiple of prefix_block (by exact count)
   std::string system_prompt;    // as sent
+  // Several files: the segment's first and last frame ("a.mp4 0.0 s", "diagram.png").
+  std::string first_label, last_label;
 };
 
 struct FitAction {
@@ -150,7 +181,8 @@ struct Context {
   std::vector<size_t> kept_frames;        // indices into the input frames, after the fit steps
   int frame_width = 0, frame_height = 0;  // frame size after the fit steps
   int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
-  std::string reduce_question;   // split: the map-reduce question over the answers
+  std::vector<FrameSize> source_sizes;  // several files: each file's frame size after the fit
+  std::string reduce_question;          // split: the map-reduce question over the answers
   // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
   std::string ManifestJson(const ContextInput& input, size_t segment) const;
 };

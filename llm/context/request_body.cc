@@ -94,7 +94,13 @@ Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
     char head[128];
     std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (%.1f-%.1f s):\n", s + 1, answers.size(),
                   context.segments[s].start_s, context.segments[s].end_s);
-    text += head;
+    if (!context.segments[s].first_label.empty()) {  // several files: the files it covers
+      std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (", s + 1, answers.size());
+      text +=
+          head + context.segments[s].first_label + " to " + context.segments[s].last_label + "):\n";
+    } else {
+      text += head;
+    }
     text += answers[s];
   }
   std::string out = "[";
