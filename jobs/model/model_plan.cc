@@ -213,7 +213,8 @@ Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margi
   in.texts.push_back({"answers", std::nullopt, std::nullopt, std::move(text)});
   llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
-  options.question = ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(parts));
+  options.question = ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(parts),
+                                    /*several_files=*/!input_->sources.empty());
   options.fit_steps.clear();
   if (shorten) options.fit_steps = {llm::FitStep::kShortenText};
   Result<llm::Context> built =

@@ -241,9 +241,9 @@ TEST(ContextFilesTest, ASplitHeadsEachPartsFramesWithTheirFile) {
   FilesFixture fx;
   fx.options.fit_steps = {FitStep::kSplit};
   const ContextInput in = ThreeFiles(4, 4);
-  // Room for about three of a's frames.
+  // Room for two of a's frames.
   const int64_t fixed = FilesHand(kFilesHead) + FilesHand("Which clip?" + kFilesTail);
-  fx.options.token_budget = 16384 + 256 + fixed + 72 + 3 * (ImageTokens(1008, 560) + 40) + 100;
+  fx.options.token_budget = 16384 + 256 + fixed + 72 + 2 * (ImageTokens(1008, 560) + 40) + 100;
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   ASSERT_GT(ctx->segments.size(), 2u);
