@@ -6,7 +6,10 @@
 //    alternating the two; also Reel's decode + resample alone (no chunking). Median wall-clock
 //    time, ratio ffmpeg / Reel (above 1: Reel is faster).
 // 2. PocketSphinx's real-time factor (processing time / audio time, below 1: faster than real
-//    time) on the first minutes of the same file, and the time to load its model.
+//    time) on the first minutes of the same file, and the time to load its model; against
+//    PocketSphinx's own command line (`pocketsphinx_continuous -infile`, Debian's `pocketsphinx`
+//    package; $REEL_POCKETSPHINX_CLI or the PATH) on the same audio as a 16 kHz WAV, with the
+//    same model, ratio CLI time / Reel time.
 //
 // The input: Harvard sentences read by flite's voices with pauses, over light pink noise, looped
 // to --minutes (default 30) in an MP4 (AAC 48 kHz stereo, a tiny video stream), generated once
@@ -201,5 +204,46 @@ int main(int argc, char** argv) {
       "in %.2f s: real-time factor %.3f (%.3f of speech time), %zu words\n",
       load, t->audio.audio_s, t->audio.speech_s, asr, asr / t->audio.audio_s,
       asr / std::max(1.0, t->audio.speech_s), words);
+
+  // The baseline: PocketSphinx's own command line on the same audio.
+  std::string cli;
+  if (const char* env = std::getenv("REEL_POCKETSPHINX_CLI"); env != nullptr && *env != '\0') {
+    cli = env;
+  } else {
+    cli = reel::bench::OutputOf("command -v pocketsphinx_continuous");
+    while (!cli.empty() && (cli.back() == '\n' || cli.back() == ' ')) cli.pop_back();
+  }
+  if (cli.empty()) {
+    std::printf(
+        "PocketSphinx's command line: not found (apt-get install pocketsphinx, or set "
+        "REEL_POCKETSPHINX_CLI): no baseline\n");
+    return 0;
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", asr_minutes * 60);
+  const std::string wav = media_dir + "/asr-" + seconds + "s.wav";
+  if (!fs::exists(wav) && !Run("ffmpeg -v error -y -i " + ShellQuote(input) + " -t " + seconds +
+                               " -vn -ac 1 -ar 16000 -c:a pcm_s16le " + ShellQuote(wav))) {
+    std::printf("ffmpeg could not write %s\n", wav.c_str());
+    return 1;
+  }
+  const std::string model = "/usr/share/pocketsphinx/model/en-us";
+  t0 = Clock::now();
+  const std::string hyp = reel::bench::OutputOf(
+      ShellQuote(cli) + " -infile " + ShellQuote(wav) + " -hmm " + ShellQuote(model + "/en-us") +
+      " -lm " + ShellQuote(model + "/en-us.lm.bin") + " -dict " +
+      ShellQuote(model + "/cmudict-en-us.dict") + " -logfn /dev/null");
+  const double baseline = Seconds(t0);
+  size_t cli_words = 0;
+  bool in_word = false;
+  for (char c : hyp) {
+    const bool space = c == ' ' || c == '\n';
+    if (!space && !in_word) ++cli_words;
+    in_word = !space;
+  }
+  std::printf(
+      "PocketSphinx's command line (%s, the same audio as WAV, model loading included): %.2f s, "
+      "%zu words: ratio %.2f (above 1: Reel is faster)\n",
+      cli.c_str(), baseline, cli_words, baseline / (asr + load));
   return 0;
 }

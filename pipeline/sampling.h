@@ -30,7 +30,7 @@ Result<FpsTimeline> ParseFpsTimeline(const std::string& name);
 
 struct SamplingOptions {
   SamplingPolicy policy = SamplingPolicy::kFps;
-  double fps = 1.0;           // kFps: M3's greedy rule (M3-REFERENCE)
+  double fps = 1.0;           // kFps: M3's greedy rule (docs/m3-reference.md)
   double fps_epsilon = 1e-4;  // kFps: the rule's tolerance, seconds
   bool fps_keep_last = true;  // kFps: keep the last frame (current vLLM and SGLang)
   FpsTimeline fps_timeline = FpsTimeline::kAuto;  // kFps: index or presentation times

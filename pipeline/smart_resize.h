@@ -1,4 +1,4 @@
-// The model's frame size rules (M3-REFERENCE "Frames and images: size"). Pure arithmetic.
+// The model's frame size rules (docs/m3-reference.md "Frames and images: size"). Pure arithmetic.
 #pragma once
 
 #include "base/status.h"

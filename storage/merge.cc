@@ -109,10 +109,27 @@ constexpr Step kSteps[] = {
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::frames},
 
   {"INSERT INTO main.segments(item_id, source, start_seconds, end_seconds, text, text_hash, "
-   "  language) "
-   "SELECT m.dst_id, g.source, g.start_seconds, g.end_seconds, g.text, g.text_hash, g.language "
+   "  language, confidence, words_json) "
+   "SELECT m.dst_id, g.source, g.start_seconds, g.end_seconds, g.text, g.text_hash, g.language, "
+   "  g.confidence, g.words_json "
    "FROM src.segments g JOIN temp.merge_items m ON m.src_id = g.item_id "
    "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", &MergeStats::segments},
+
+  // Transcripts go with their speech segments: a winner's replaces the output's.
+  {"DELETE FROM main.transcripts WHERE item_id IN "
+   "(SELECT dst_id FROM temp.merge_items WHERE wins AND dst_id IS NOT NULL)", nullptr},
+  {"INSERT INTO main.transcripts(item_id, settings_key, backend, model, language, status, "
+   "  segments, chunks, failed_chunks, speech_seconds, note, error, created_at, updated_at) "
+   "SELECT m.dst_id, t.settings_key, t.backend, t.model, t.language, t.status, t.segments, "
+   "  t.chunks, t.failed_chunks, t.speech_seconds, t.note, t.error, t.created_at, t.updated_at "
+   "FROM src.transcripts t JOIN temp.merge_items m ON m.src_id = t.item_id "
+   "WHERE m.wins OR m.same ON CONFLICT DO NOTHING", nullptr},
+  {"INSERT INTO main.transcript_chunks(item_id, chunk, start_seconds, end_seconds, segments) "
+   "SELECT m.dst_id, c.chunk, c.start_seconds, c.end_seconds, c.segments "
+   "FROM src.transcript_chunks c JOIN temp.merge_items m ON m.src_id = c.item_id "
+   "WHERE (m.wins OR m.same) AND EXISTS (SELECT 1 FROM main.transcripts mt WHERE "
+   "  mt.item_id = m.dst_id AND mt.settings_key = (SELECT settings_key FROM src.transcripts st "
+   "  WHERE st.item_id = c.item_id)) ON CONFLICT DO NOTHING", nullptr},
 
   {"INSERT INTO main.features(frame_id, model, dtype, dims_json, blob_hash, created_at, "
    "  input_hash) "

@@ -17,16 +17,25 @@ enum class RunStatus { kRunning, kSucceeded, kFailed, kInterrupted };
 enum class ItemKind { kVideo, kImage, kDocument, kSubtitle };
 enum class ItemStatus { kPending, kRunning, kDone, kFailed };
 enum class EventLevel { kDebug, kInfo, kWarning, kError };
+// A transcript of an item's speech (TranscriptRecord).
+enum class TranscriptStatus {
+  kRunning,  // started; the chunks stored so far are kept (a rerun does the rest)
+  kDone,     // every chunk transcribed (possibly no speech at all: see `note`)
+  kPartial,  // some chunks failed (`error` says why); a rerun retries them
+  kFailed,   // the audio could not be read (`error`); a rerun tries again
+};
 
 // The names stored in the database ("running", "video", "done", "warning", ...).
 const EnumNames<RunStatus>& RunStatusNames();
 const EnumNames<ItemKind>& ItemKindNames();
 const EnumNames<ItemStatus>& ItemStatusNames();
 const EnumNames<EventLevel>& EventLevelNames();
+const EnumNames<TranscriptStatus>& TranscriptStatusNames();
 const char* RunStatusName(RunStatus status);
 const char* ItemKindName(ItemKind kind);
 const char* ItemStatusName(ItemStatus status);
 const char* EventLevelName(EventLevel level);
+const char* TranscriptStatusName(TranscriptStatus status);
 
 struct JobRecord {
   int64_t id = 0;              // output
@@ -98,11 +107,47 @@ struct FrameRecord {
 };
 
 struct SegmentRecord {
-  std::string source = {};  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document"
+  // e.g. "subtitle:0", "sidecar:movie.en.srt", "document", "speech" (kSpeechSource)
+  std::string source = {};
   double start_seconds = 0;
   double end_seconds = 0;
   std::string text = {};
   std::optional<std::string> language = {};
+  std::optional<double> confidence = {};  // in [0, 1]: speech, where the backend gives one
+  // The words with their times, where a speech backend gives them: a JSON array of
+  // {"start": s, "end": s, "text": "...", "confidence": c}.
+  std::optional<std::string> words_json = {};
+};
+
+// The source of the segments a transcript of the item's speech holds. They belong to the
+// transcript (Store::StartTranscript, AddTranscriptChunk), not to the item's outputs:
+// MarkItemDone and ReplaceItemSegments leave them alone.
+inline constexpr const char* kSpeechSource = "speech";
+
+// The transcript of an item's speech (one per item).
+struct TranscriptRecord {
+  int64_t item_id = 0;
+  // What it was made from (content and speech settings): another key means another transcript.
+  std::string settings_key = {};
+  std::string backend = {};  // "pocketsphinx" | "openai"
+  std::string model = {};
+  std::optional<std::string> language = {};  // asked for or detected
+  TranscriptStatus status = TranscriptStatus::kRunning;
+  int64_t segments = 0;
+  int64_t chunks = 0;         // speech chunks found in the audio
+  int64_t failed_chunks = 0;  // not transcribed (kPartial)
+  double speech_seconds = 0;
+  std::optional<std::string> note = {};   // e.g. "no audio stream", "no speech found"
+  std::optional<std::string> error = {};  // why it is partial or failed
+  std::string updated_at = {};
+};
+
+// One transcribed speech chunk of a transcript: a rerun skips the chunks stored.
+struct TranscriptChunkRecord {
+  int64_t chunk = 0;  // the chunk's index in the audio
+  double start_seconds = 0;
+  double end_seconds = 0;
+  int64_t segments = 0;
 };
 
 struct FeatureRecord {

@@ -101,6 +101,7 @@ Result<ReportReader> ReportReader::Open(const std::string& path) {
   REEL_ASSIGN_OR_RETURN(columns.context_superseded,
                         HasColumn(db.handle(), "contexts", "superseded_at"));
   REEL_ASSIGN_OR_RETURN(columns.request_usage, HasColumn(db.handle(), "requests", "prompt_tokens"));
+  REEL_ASSIGN_OR_RETURN(columns.transcripts, HasColumn(db.handle(), "segments", "confidence"));
   return ReportReader(std::move(db), columns);
 }
 
@@ -219,7 +220,10 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
                              row.ColumnOptionalText(5), row.ColumnOptionalInt(6)});
     }));
   }
-  REEL_ASSIGN_OR_RETURN(item.segments, internal::ReadSegments(db, item_id));
+  REEL_ASSIGN_OR_RETURN(item.segments, internal::ReadSegments(db, item_id, columns_.transcripts));
+  if (columns_.transcripts) {
+    REEL_ASSIGN_OR_RETURN(item.transcript, internal::ReadTranscript(db, item_id));
+  }
   {
     const std::string sql =
         "SELECT p.id, r.id, r.prompt_id, r.model, p.content, p.reasoning, p.finish_reason, " +

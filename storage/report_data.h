@@ -38,6 +38,7 @@ struct ReportColumns {
   bool context_superseded = false;     // contexts.superseded_at
   bool request_usage = false;          // requests.prompt_tokens ... (every answer, schema 7)
   bool task_question = false;          // tasks.question (schema 10)
+  bool transcripts = false;            // transcripts, segments.confidence (schema 11)
 };
 
 // One line of the index.
@@ -123,6 +124,7 @@ struct ReportItem {
   std::optional<std::string> finished_at;
   std::vector<ReportFrame> frames;                     // in sample order
   std::vector<SegmentRecord> segments;                 // in time order
+  std::optional<TranscriptRecord> transcript;          // of its speech, if any
   std::vector<ReportAnswer> answers;                   // by prompt id
   std::vector<ReportContext> contexts;                 // by prompt id
   std::vector<ReportRequestFailure> request_failures;  // oldest first

@@ -43,10 +43,22 @@ const EnumNames<EventLevel>& EventLevelNames() {
   return names;
 }
 
+const EnumNames<TranscriptStatus>& TranscriptStatusNames() {
+  using T = TranscriptStatus;
+  static const EnumNames<T> names{{{"running", T::kRunning},
+                                   {"done", T::kDone},
+                                   {"partial", T::kPartial},
+                                   {"failed", T::kFailed}}};
+  return names;
+}
+
 const char* RunStatusName(RunStatus status) { return RunStatusNames().Name(status).c_str(); }
 const char* ItemKindName(ItemKind kind) { return ItemKindNames().Name(kind).c_str(); }
 const char* ItemStatusName(ItemStatus status) { return ItemStatusNames().Name(status).c_str(); }
 const char* EventLevelName(EventLevel level) { return EventLevelNames().Name(level).c_str(); }
+const char* TranscriptStatusName(TranscriptStatus status) {
+  return TranscriptStatusNames().Name(status).c_str();
+}
 
 Result<Store> Store::Open(const std::string& path, const DatabaseOptions& options) {
   REEL_ASSIGN_OR_RETURN(Database db, Database::Open(path, options));

@@ -85,14 +85,16 @@ class Store {
   Result<int64_t> UpsertItem(const ItemRecord& item);
   // status = running, attempts + 1, started_at = now, last_run_id = run_id.
   Status MarkItemRunning(int64_t item_id, std::optional<int64_t> run_id);
-  // In one transaction: replaces frames and segments with `outputs`, stores thumbnails as blobs,
+  // In one transaction: replaces frames and segments (but the transcript's, source 'speech')
+  // with `outputs`, stores thumbnails as blobs,
   // stores the features of the new frames (outputs.features, by sample index; one naming no
   // frame of `outputs` is kInvalidArgument), updates media_json if given, and sets status =
   // done, error = NULL, finished_at = now.
   Status MarkItemDone(int64_t item_id, const ItemOutputs& outputs);
   // status = failed with `error` (which should name the file and the reason); outputs kept.
   Status MarkItemFailed(int64_t item_id, const std::string& error);
-  // Each replaces all of the item's frames (and their features) or segments in one transaction.
+  // Each replaces all of the item's frames (and their features) or segments (but the
+  // transcript's) in one transaction.
   // Duplicate sample indexes, or duplicate (source, start, text) segments, are kInvalidArgument.
   Status ReplaceItemFrames(int64_t item_id, const std::vector<FrameRecord>& frames);
   Status ReplaceItemSegments(int64_t item_id, const std::vector<SegmentRecord>& segments);
@@ -100,6 +102,22 @@ class Store {
   Result<std::vector<FrameRecord>> ListFrames(int64_t item_id);
   Result<std::vector<int64_t>> ListFrameIds(int64_t item_id);  // in sample order
   Result<std::vector<SegmentRecord>> ListSegments(int64_t item_id);
+
+  // Transcripts of speech (records.h: TranscriptRecord; one per item). StartTranscript marks the
+  // item's transcript 'running' for `settings_key` (backend, model, language as given): when the
+  // stored one was made from another key, or there is none, its speech segments and chunks are
+  // deleted first, else the chunks stored so far are kept (a resumed transcript).
+  // AddTranscriptChunk stores one transcribed chunk and its segments (source 'speech') in one
+  // transaction. FinishTranscript sets the status, counts, note and error of the transcript of
+  // that key (kNotFound when the stored transcript has another key).
+  Result<std::optional<TranscriptRecord>> GetTranscript(int64_t item_id);
+  Result<std::vector<TranscriptChunkRecord>> ListTranscriptChunks(int64_t item_id);
+  Status StartTranscript(const TranscriptRecord& transcript);
+  Status AddTranscriptChunk(int64_t item_id, const TranscriptChunkRecord& chunk,
+                            const std::vector<SegmentRecord>& segments);
+  Status FinishTranscript(const TranscriptRecord& transcript);
+  // Transcripts of job `job_id`'s items left 'running' or 'partial' (their questions wait).
+  Result<int64_t> CountUnfinishedTranscripts(int64_t job_id);
 
   // Content-addressed blobs: stored once, returned by SHA-256 hex. GetBlob: nullopt if absent.
   Result<std::string> PutBlob(std::string_view bytes);

@@ -76,13 +76,16 @@ Status WriteItemFeatures(sqlite3* db, int64_t item_id, const std::vector<ItemFea
 
 Status WriteSegments(sqlite3* db, int64_t item_id, const std::vector<SegmentRecord>& segments) {
   REEL_ASSIGN_OR_RETURN(Statement del,
-                        Statement::Prepare(db, "DELETE FROM segments WHERE item_id = ?1"));
+                        Statement::Prepare(db,
+                                           "DELETE FROM segments WHERE item_id = ?1 AND "
+                                           "source != 'speech'"));
   REEL_RETURN_IF_ERROR(del.Bind(1, item_id).Run());
   REEL_ASSIGN_OR_RETURN(
       Statement insert,
       Statement::Prepare(db,
                          "INSERT INTO segments(item_id, source, start_seconds, end_seconds, text, "
-                         "text_hash, language) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+                         "text_hash, language, confidence, words_json) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
   for (const SegmentRecord& segment : segments) {
     insert.Reset();
     insert.Bind(1, item_id)
@@ -91,7 +94,9 @@ Status WriteSegments(sqlite3* db, int64_t item_id, const std::vector<SegmentReco
         .Bind(4, segment.end_seconds)
         .Bind(5, segment.text)
         .Bind(6, Sha256Hex(segment.text))
-        .Bind(7, segment.language);
+        .Bind(7, segment.language)
+        .Bind(8, segment.confidence)
+        .Bind(9, segment.words_json);
     Status s = insert.Run();
     if (!s.ok()) {
       return s.WithPrefix("item " + std::to_string(item_id) + " segment at " +
@@ -293,12 +298,14 @@ Result<std::vector<int64_t>> Store::ListFrameIds(int64_t item_id) {
 
 namespace internal {
 
-Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id) {
+Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id, bool speech_columns) {
   REEL_ASSIGN_OR_RETURN(
       Statement stmt,
-      Statement::Prepare(db,
-                         "SELECT source, start_seconds, end_seconds, text, language FROM segments "
-                         "WHERE item_id = ?1 ORDER BY start_seconds, source, id"));
+      Statement::Prepare(db, std::string("SELECT source, start_seconds, end_seconds, text, "
+                                         "language, ") +
+                                 (speech_columns ? "confidence, words_json" : "NULL, NULL") +
+                                 " FROM segments WHERE item_id = ?1 "
+                                 "ORDER BY start_seconds, source, id"));
   stmt.Bind(1, item_id);
   return ReadRows(stmt, [](const Statement& row) {
     SegmentRecord segment;
@@ -307,6 +314,8 @@ Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id) {
     segment.end_seconds = row.ColumnDouble(2);
     segment.text = row.ColumnText(3);
     segment.language = row.ColumnOptionalText(4);
+    segment.confidence = row.ColumnOptionalDouble(5);
+    segment.words_json = row.ColumnOptionalText(6);
     return segment;
   });
 }

@@ -1,7 +1,7 @@
 // MiniMax-M3's vision encoder on the CPU: the ViT tower (patch embedding, pre_layrnorm, pre-norm
 // blocks with 3-D rotary attention in segments of at most `segment_max_pairs` frame pairs) and
 // the projector (per patch, then the 2x2 patch-merge MLP), loaded from the model's own
-// safetensors checkpoint (M3-REFERENCE "The vision encoder").
+// safetensors checkpoint (docs/m3-reference.md "The vision encoder").
 //
 // Data in: VisualInputs, the patches of an image or video (vision/preprocess.h makes them from
 // frames). Data out: per input, pooled features (the mean of the tower's patches of each frame

@@ -1,7 +1,7 @@
 // The architecture of an M3-family vision encoder, read from the checkpoint's `config.json`
 // (`vision_config` plus the projector's sizes at the top level). Every field defaults to
-// MiniMax-M3's value (M3-REFERENCE "The vision encoder"), so a config that leaves a key out gets
-// M3's number, and a smaller model of the same family loads from its own config.
+// MiniMax-M3's value (docs/m3-reference.md "The vision encoder"), so a config that leaves a key out
+// gets M3's number, and a smaller model of the same family loads from its own config.
 #pragma once
 
 #include <string>

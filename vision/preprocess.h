@@ -1,4 +1,4 @@
-// Frames to the encoder's input, as the model's processors do it (M3-REFERENCE "Frames and
+// Frames to the encoder's input, as the model's processors do it (docs/m3-reference.md "Frames and
 // images: size", "Frames to tokens"): RGB scaled to [0, 1] and normalised with CLIP's mean and
 // std; frames grouped in pairs (temporal patch 2), an odd last frame repeated, so a still image
 // is one pair of itself; each pair cut into 14x14 patches and ordered by 2x2 merge window.

@@ -96,6 +96,14 @@ std::string StarterJob(const std::string& name, const std::vector<jobs::InputFil
     t += "# sampling:\n";
     t += "#   fps: 2\n";
     t += "#   max_frames: 600\n\n";
+    t +=
+        "# The speech in each video as timed text, beside the frames (the model hears no audio):\n";
+    t += "# offline with PocketSphinx (English), or a Whisper server with an endpoint\n";
+    t += "# (docs/speech.md).\n";
+    t += "# speech:\n";
+    t += "#   enabled: true\n";
+    t += "#   endpoint: http://localhost:8001/v1\n";
+    t += "#   model: openai/whisper-large-v3\n\n";
   }
   t += "# The model server (any OpenAI-compatible one: vLLM, SGLang). Without an endpoint the\n";
   t += "# questions wait in the database: `reel export` writes them as a batch file, or set\n";

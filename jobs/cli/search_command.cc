@@ -105,10 +105,11 @@ int RunSearch(const SearchFlags& flags) {
 void AddSearchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<SearchFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "search", "Full-text search over subtitles, documents and answers, best first");
+      "search", "Full-text search over subtitles, transcripts, documents and answers, best first");
   cmd->footer(
       "Every word must occur (unless --fts). Each hit names its job, item and path, where it\n"
-      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, document) and where in the "
+      "comes from (answer:PROMPT, subtitle:N, sidecar:FILE, subtitles, speech, document) and where "
+      "in the "
       "item\n"
       "(h:mm:ss.mmm-h:mm:ss.mmm for timed text, chunk N for documents); the snippet shows the\n"
       "matches in [ ]. For an answer, `frames` links the times the model wrote in the snippet\n"

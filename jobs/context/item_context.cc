@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "base/file_util.h"
@@ -88,7 +90,50 @@ void AddAttachedTexts(const ContextSetup& setup, llm::ContextInput* input) {
   for (const llm::ContextText& text : setup.attached) input->texts.push_back(text);
 }
 
-Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id) {
+void ChooseTimedText(const SpeechSpec& speech, std::vector<llm::ContextText>* texts) {
+  auto is_speech = [](const llm::ContextText& t) { return t.source == storage::kSpeechSource; };
+  auto is_subtitle = [](const llm::ContextText& t) {
+    return t.source.starts_with("subtitle:") || t.source.starts_with("sidecar:");
+  };
+  const bool has_speech = std::any_of(texts->begin(), texts->end(), is_speech);
+  const bool has_subtitles = std::any_of(texts->begin(), texts->end(), is_subtitle);
+  std::function<bool(const llm::ContextText&)> drop;
+  if (!speech.enabled) {
+    drop = is_speech;
+  } else if (speech.prefer == SpeechPrefer::kSubtitles && has_subtitles) {
+    drop = is_speech;
+  } else if (speech.prefer == SpeechPrefer::kSpeech && has_speech) {
+    drop = is_subtitle;
+  } else {
+    return;
+  }
+  texts->erase(std::remove_if(texts->begin(), texts->end(), drop), texts->end());
+}
+
+Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage::ItemRecord& item) {
+  if (!job.speech.enabled || item.kind != storage::ItemKind::kVideo) return Status::Ok();
+  REEL_ASSIGN_OR_RETURN(std::optional<storage::TranscriptRecord> t, store.GetTranscript(item.id));
+  const std::string key = SpeechSettingsKey(job, item.content_hash.value_or(""));
+  const std::string wait = ": questions wait for the transcript of its speech (";
+  if (!t || t->settings_key != key) {
+    return Unavailable(item.path + wait + "not transcribed yet)");
+  }
+  switch (t->status) {
+    case storage::TranscriptStatus::kDone:
+    case storage::TranscriptStatus::kFailed:
+      return Status::Ok();
+    case storage::TranscriptStatus::kRunning:
+      return Unavailable(item.path + wait + "not finished; run again to finish it)");
+    case storage::TranscriptStatus::kPartial:
+      break;
+  }
+  return Unavailable(item.path + wait + std::to_string(t->failed_chunks) + " of " +
+                     std::to_string(t->chunks) + " speech chunks not transcribed: " +
+                     t->error.value_or("unknown") + "; run again to retry them)");
+}
+
+Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id,
+                                           const JobSpec* job) {
   REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
   if (!item) return NotFound("item " + std::to_string(item_id) + " is not in the database");
   llm::ContextInput in;
@@ -159,6 +204,7 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
     in.texts.push_back({s.source, s.start_seconds, s.end_seconds, s.text});
   }
   if (!document.text.empty()) in.texts.insert(in.texts.begin(), document);
+  if (job != nullptr) ChooseTimedText(job->speech, &in.texts);
   return in;
 }
 
@@ -226,6 +272,12 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   key["context"]["fit_steps"] = steps;
   // Only when there are some: the keys of jobs without attachments stay as they were.
   if (!setup.attached_sha256.empty()) key["context"]["attached"] = setup.attached_sha256;
+  // Likewise only with speech on, and for videos: the transcript and which timed text is taken.
+  if (job.speech.enabled && item.kind == storage::ItemKind::kVideo) {
+    key["speech"] = {
+        {"transcript", storage::Sha256Hex(SpeechSettingsKey(job, item.content_hash.value_or("")))},
+        {"prefer", SpeechPreferName(job.speech.prefer)}};
+  }
   return storage::Sha256Hex(key.dump());
 }
 
@@ -300,7 +352,7 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
   if (!item) return NotFound("item " + std::to_string(item_id) + " is not in the database");
   ItemContext c;
   c.item = std::move(*item);
-  REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id));
+  REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id, &job));
   AddAttachedTexts(setup, &c.input);
   REEL_ASSIGN_OR_RETURN(c.context,
                         llm::BuildContext(c.input, ContextOptionsFor(job, prompt, c.input),

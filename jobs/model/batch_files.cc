@@ -247,7 +247,7 @@ Result<ImportResult> ImportBatch(const ImportOptions& options) {
     std::string check_failure;
     if (chat.ok() && prompt != nullptr && prompt->kind != PromptKind::kQuestion) {
       llm::ChapterTimeline timeline;
-      Result<llm::ContextInput> input = LoadContextInput(store, task->item_id);
+      Result<llm::ContextInput> input = LoadContextInput(store, task->item_id, job);
       if (input.ok()) {
         for (const llm::ContextFrame& f : input->frames) timeline.frame_times.push_back(f.time_s);
         if (input->duration_s > 0) timeline.duration_seconds = input->duration_s;

@@ -101,7 +101,7 @@ Status ItemPlanner::Load(storage::Store& store) {
   REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id_));
   if (!item) return NotFound("item " + std::to_string(item_id_) + " is not in the database");
   item_ = std::move(*item);
-  REEL_ASSIGN_OR_RETURN(llm::ContextInput input, LoadContextInput(store, item_id_));
+  REEL_ASSIGN_OR_RETURN(llm::ContextInput input, LoadContextInput(store, item_id_, &job_));
   AddAttachedTexts(*setup_.context, &input);
   REEL_RETURN_IF_ERROR(AddGroupMedia(store, job_, *item_, &input));
   input_ = std::move(input);

@@ -160,6 +160,37 @@ std::string Cut(const std::string& text, size_t max_chars) {
   return text.substr(0, end) + "\xE2\x80\xA6";  // ...
 }
 
+// Where the speech text comes from, and how far to trust it (HTML).
+std::string TranscriptNote(const storage::TranscriptRecord& t) {
+  std::string out = "Speech: ";
+  if (t.backend == "pocketsphinx") {
+    out +=
+        "transcribed offline with PocketSphinx, English only (weak on noisy or accented "
+        "speech)";
+  } else {
+    out += "transcribed by " + Html(t.model.empty() ? t.backend : t.model) + " (" +
+           Html(t.backend) + " server)";
+  }
+  out += ", " + Count(t.segments) + (t.segments == 1 ? " segment" : " segments");
+  if (t.language) out += ", language " + Html(*t.language);
+  switch (t.status) {
+    case storage::TranscriptStatus::kDone:
+      break;
+    case storage::TranscriptStatus::kRunning:
+      out += "; <strong>not finished</strong> (a run was stopped; the next run goes on)";
+      break;
+    case storage::TranscriptStatus::kPartial:
+      out += "; <strong>" + Count(t.failed_chunks) + " of " + Count(t.chunks) +
+             " chunks not transcribed</strong>: " + Html(t.error.value_or(""));
+      break;
+    case storage::TranscriptStatus::kFailed:
+      out += "; <strong>failed</strong>: " + Html(t.error.value_or(""));
+      break;
+  }
+  if (t.note) out += ". " + Html(*t.note);
+  return out + ".";
+}
+
 }  // namespace
 
 std::vector<const storage::SegmentRecord*> DistinctTimedText(const storage::ReportItem& item) {
@@ -423,11 +454,13 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
     if (beside || !cues[k].empty()) {
       out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
-        out +=
-            "<p class=\"sub\" title=\"" +
-            Html(s->source + " " + MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds)) +
-            "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
-            Html(s->text) + "</p>";
+        const bool speech = s->source == storage::kSpeechSource;
+        out += std::string(speech ? "<p class=\"sub speech\" title=\"speech (transcript) "
+                                  : "<p class=\"sub\" title=\"") +
+               Html((speech ? std::string() : s->source + " ") + MediaTime(s->start_seconds) + "-" +
+                    MediaTime(s->end_seconds)) +
+               "\"><span class=\"cue-time\">" + Html(MediaTime(s->start_seconds)) + "</span> " +
+               Html(s->text) + "</p>";
       }
       out += "</figcaption>";
     }
@@ -606,6 +639,8 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
     out += " &middot; " + Count(static_cast<int64_t>(chapters->chapters.size())) + " chapters";
   }
   out += "</p>";
+  if (item.transcript)
+    out += "<p class=\"transcript-note\">" + TranscriptNote(*item.transcript) + "</p>";
   if (row.error) out += "<p class=\"error\">" + Html(*row.error) + "</p>";
   if (row.input_gone) {
     out +=

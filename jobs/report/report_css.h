@@ -89,6 +89,9 @@ figure.frame img, .nothumb { display: block; width: 100%; height: auto; backgrou
 figcaption { font-size: 14px; }
 .sheet:not(.with-text) figcaption { font-size: 13px; margin-top: 2px; }
 figcaption .sub { margin: 0 0 4px; color: #2d3748; }
+figcaption .sub.speech { font-style: italic; }
+figcaption .sub.speech::before { content: "\201C"; }
+.transcript-note { color: #4a5568; font-size: 0.9em; }
 figcaption .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
 details.media > summary { cursor: pointer; color: var(--muted); }
 header .folder { font-size: 12px; word-break: break-all; }

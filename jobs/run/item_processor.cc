@@ -82,6 +82,7 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakeSubtitleStage());
   processor.AddStage(MakeDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
+  if (job.speech.enabled) processor.AddStoredStage(MakeSpeechStage());
   processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));
   return processor;
 }

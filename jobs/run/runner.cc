@@ -754,6 +754,15 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
                       : " questions the model server failed (unreachable, timed out or "
                         "overloaded) wait for the next run");
     }
+    if (item_job.speech.enabled) {
+      Result<int64_t> unfinished = store->CountUnfinishedTranscripts(*job_id);
+      if (unfinished.ok() && *unfinished > 0) {
+        text += (text.empty() ? "" : ", ") + std::to_string(*unfinished) +
+                (*unfinished == 1 ? " video's speech is" : " videos' speech is") +
+                " not fully transcribed (the transcription server failed some of it; its "
+                "questions wait for the next run, which retries only that)";
+      }
+    }
     if (text.empty()) {
       outcome.result = RunResult::kSucceeded;
     } else {

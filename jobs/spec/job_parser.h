@@ -237,6 +237,8 @@ class Parser {
   void ReadVision(const Fields& top, const YAML::Node& root);
 
   void ReadModel(const Fields& top, const YAML::Node& root);
+  // speech: (job_speech.cc)
+  void ReadSpeech(const Fields& top);
 
   // prompts[i].json_schema: a map (the schema inline), JSON text ("{...}"), or a file name.
   void ReadJsonSchema(const Fields& fields, const std::string& path, PromptSpec* prompt);

@@ -155,6 +155,23 @@ std::string RenderResolvedJob(const JobSpec& job) {
   out << "    gpu_hour: " << Num(m.price_gpu_hour) << "\n";
   out << "    gpus: " << m.gpus << "\n";
 
+  const SpeechSpec& sp = job.speech;
+  out << "speech:\n";
+  out << "  enabled: " << Bool(sp.enabled) << "\n";
+  out << "  backend: " << Str(sp.backend) << "\n";
+  out << "  endpoint: " << (sp.endpoint ? Str(*sp.endpoint) : "null  # offline (pocketsphinx)")
+      << "\n";
+  out << "  model: " << Str(sp.model) << "\n";
+  out << "  language: " << Str(sp.language) << "\n";
+  out << "  api_key_env: " << Str(sp.api_key_env) << "\n";
+  out << "  prefer: " << SpeechPreferName(sp.prefer) << "\n";
+  out << "  max_chunk: " << Num(sp.max_chunk_s) << "\n";
+  out << "  concurrency: " << sp.concurrency << "\n";
+  out << "  connect_timeout: " << Num(sp.connect_timeout_s) << "\n";
+  out << "  read_timeout: " << Num(sp.read_timeout_s) << "\n";
+  out << "  retries: " << sp.retries << "\n";
+  out << "  time_limit: " << Num(sp.time_limit_s) << "\n";
+
   out << "prompts:";
   if (job.prompts.empty()) out << " []";
   out << "\n";
@@ -232,6 +249,26 @@ std::string VisionSettingsKey(const JobSpec& job) {
   out << "vision.dtype=" << VisionDTypeName(v.dtype) << "\n";
   out << "vision.max_pixels=" << v.max_pixels << "\n";
   out << "vision.dedup_threshold=" << Num(v.dedup_threshold) << "\n";
+  return out.str();
+}
+
+std::string SpeechBackendOf(const SpeechSpec& speech) {
+  if (speech.backend != "auto") return speech.backend;
+  return speech.endpoint ? "openai" : "pocketsphinx";
+}
+
+std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_hash) {
+  const SpeechSpec& s = job.speech;
+  if (!s.enabled) return "";
+  std::ostringstream out;
+  out << "reel-speech-settings/1\n";
+  out << "content=" << content_hash << "\n";
+  out << "speech.backend=" << SpeechBackendOf(s) << "\n";
+  out << "speech.model=" << s.model << "\n";
+  out << "speech.language=" << s.language << "\n";
+  out << "speech.max_chunk=" << Num(s.max_chunk_s) << "\n";
+  out << "sampling.start=" << Opt(job.sampling.start_s) << "\n";
+  out << "sampling.end=" << Opt(job.sampling.end_s) << "\n";
   return out.str();
 }
 

@@ -12,9 +12,9 @@
 namespace reel::jobs::parser {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"version", "name",   "description", "inputs", "sampling",
-                                           "resize",  "vision", "context",     "model",  "prompts",
-                                           "storage", "text",   "limits"};
+const std::vector<std::string> kTopKeys = {
+    "version", "name",  "description", "inputs",  "sampling", "resize", "vision",
+    "context", "model", "speech",      "prompts", "storage",  "text",   "limits"};
 const std::vector<std::string> kInputKeys = {"path", "kind"};
 const std::vector<std::string> kSamplingKeys = {
     "policy",         "fps",   "fps_epsilon", "keep_last",
@@ -117,6 +117,7 @@ void Parser::ReadJob(const YAML::Node& root) {
   ReadResize(fields, root);
   ReadVision(fields, root);
   ReadModel(fields, root);
+  ReadSpeech(fields);
   ReadContext(fields, root);
   ReadPrompts(fields);
   ReadStorage(fields, root);

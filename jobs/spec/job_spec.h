@@ -48,6 +48,14 @@ enum class FitStrategy {
 
 enum class VisionDType { kF32, kF16, kBF16 };
 
+// Which timed text a context takes when a video has both subtitles (streams, side-car files) and
+// a transcript of its speech. Either alone is always used.
+enum class SpeechPrefer {
+  kSubtitles,  // the subtitles; the transcript only when there are none
+  kSpeech,     // the transcript; the subtitles only when there is none
+  kBoth,       // both, each cue and segment at its time
+};
+
 // One `inputs:` entry as written (after ${VAR} expansion): a path or a glob relative to
 // JobSpec::base_dir (or absolute).
 struct InputSpec {
@@ -158,6 +166,28 @@ struct PromptSpec {
   std::string reduce;  // map-reduce question over segment answers ("" = model.reduce_question)
 };
 
+// Speech to timed text (llm/speech/transcriber.h; docs/speech.md): the audio track of each video
+// transcribed into segments with source "speech", searchable and interleaved with the frames like
+// subtitles. Off by default. A changed setting here re-transcribes; it redoes nothing else.
+struct SpeechSpec {
+  bool enabled = false;
+  std::string backend = "auto";         // auto (openai with an endpoint, else pocketsphinx) | ...
+  std::optional<std::string> endpoint;  // a server with POST /v1/audio/transcriptions
+  // openai: the served model ("" = "whisper-1"); pocketsphinx: a model folder ("" = Debian's).
+  std::string model;
+  // The spoken language: picks the audio stream by its tag and is sent to the server; "" = the
+  // default stream, the server detects it (pocketsphinx: English).
+  std::string language;
+  std::string api_key_env;  // NAME of the variable holding the server's key; "" = no auth
+  SpeechPrefer prefer = SpeechPrefer::kSubtitles;
+  double max_chunk_s = 30;  // longest speech chunk (capped at the backend's window)
+  int concurrency = 4;      // chunks in flight (server backends)
+  double connect_timeout_s = 10;
+  double read_timeout_s = 600;     // silence allowed while a server transcribes one chunk
+  int retries = 2;                 // retries of transient failures per chunk
+  double time_limit_s = 6 * 3600;  // one item's transcription, reading and transcribing
+};
+
 struct StorageSpec {
   std::string database;  // as written (see ResolveJobPath); default "<name>.db"
   // Model-size JPEGs of the frames requests send (jobs/context/context_frames.h); "" =
@@ -191,6 +221,7 @@ struct JobSpec {
   VisionSpec vision;
   ContextSpec context;
   ModelSpec model;
+  SpeechSpec speech;
   std::vector<PromptSpec> prompts;
   StorageSpec storage;
   TextSpec text;
@@ -241,6 +272,16 @@ std::string FrameSettingsKey(const JobSpec& job);
 // threshold), or "" when vision is off.
 std::string VisionSettingsKey(const JobSpec& job);
 
+// The backend speech.backend stands for: "openai" for auto with an endpoint, else
+// "pocketsphinx"; an explicit one as written.
+std::string SpeechBackendOf(const SpeechSpec& speech);
+
+// The settings that change an item's transcript (the backend, model, language, chunk length and
+// the sampled range), with the item's content hash, as a canonical text; "" when speech is off.
+// The server's address and timeouts do not enter: another server with the same model gives the
+// same transcript.
+std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_hash);
+
 struct InputFile {
   std::string path;                   // base_dir joined with the match, lexically normalised
   InputKind kind = InputKind::kAuto;  // never kAuto
@@ -275,5 +316,6 @@ const char* ThinkingModeName(ThinkingMode mode);
 const char* PromptKindName(PromptKind kind);
 const char* FitStrategyName(FitStrategy strategy);
 const char* VisionDTypeName(VisionDType dtype);
+const char* SpeechPreferName(SpeechPrefer prefer);
 
 }  // namespace reel::jobs

@@ -448,6 +448,13 @@ const EnumNames<VisionDType>& VisionDTypeNames() {
   return names;
 }
 
+const EnumNames<SpeechPrefer>& SpeechPreferNames() {
+  static const EnumNames<SpeechPrefer> names{{{"subtitles", SpeechPrefer::kSubtitles},
+                                              {"speech", SpeechPrefer::kSpeech},
+                                              {"both", SpeechPrefer::kBoth}}};
+  return names;
+}
+
 namespace {
 template <typename E>
 const char* NameOf(const EnumNames<E>& names, E value) {
@@ -469,5 +476,6 @@ const char* ThinkingModeName(ThinkingMode mode) { return NameOf(ThinkingModeName
 const char* PromptKindName(PromptKind k) { return NameOf(PromptKindNames(), k); }
 const char* FitStrategyName(FitStrategy s) { return NameOf(FitStrategyNames(), s); }
 const char* VisionDTypeName(VisionDType d) { return NameOf(VisionDTypeNames(), d); }
+const char* SpeechPreferName(SpeechPrefer p) { return NameOf(SpeechPreferNames(), p); }
 
 }  // namespace reel::jobs

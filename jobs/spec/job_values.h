@@ -94,5 +94,6 @@ const EnumNames<ThinkingMode>& ThinkingModeNames();
 const EnumNames<PromptKind>& PromptKindNames();
 const EnumNames<FitStrategy>& FitStrategyNames();
 const EnumNames<VisionDType>& VisionDTypeNames();
+const EnumNames<SpeechPrefer>& SpeechPreferNames();
 
 }  // namespace reel::jobs

@@ -29,12 +29,14 @@ class ContextStage : public StoredItemStage {
     REEL_ASSIGN_OR_RETURN(std::shared_ptr<const ContextSetup> setup, Setup(job));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
     if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");
+    // With speech on, a video's questions wait until its transcript is finished.
+    REEL_RETURN_IF_ERROR(TranscriptReady(store, job, *item));
     std::optional<llm::ContextInput> input;
     std::string failures;
     std::vector<std::pair<std::string, std::string>> current;  // (prompt id, settings key)
     auto load_input = [&]() -> Status {
       if (input) return Status::Ok();
-      REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id));
+      REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id, &job));
       AddAttachedTexts(*setup, &loaded);
       REEL_RETURN_IF_ERROR(AddGroupMedia(store, job, *item, &loaded));
       input = std::move(loaded);

@@ -7,7 +7,7 @@
 //   probe -> frames (video / image; every decoded frame goes through the FrameConsumers) ->
 //   text (subtitle streams, side-car .srt/.vtt, documents)              [ItemStage]
 //   -> MarkItemDone                                                     [runner]
-//   -> context -> model                                                 [StoredItemStage]
+//   -> speech -> context -> model                                       [StoredItemStage]
 //
 // How the later stages plug in:
 //   - the thumbnail and the vision encoder are FrameConsumers: they see each frame's pixels while
@@ -88,8 +88,10 @@ class ItemStage {
   virtual bool reads_text_alone() const { return false; }
 };
 
-// A step that needs the committed item (its frame ids): the context builder and the model
-// client. Runs after MarkItemDone with the worker's own Store; none exist yet.
+// A step that needs the committed item (its frame ids, its stored text): the transcript of its
+// speech, the context builder and the model client. Runs after MarkItemDone with the worker's
+// own Store, and for an item found up to date too (each decides from what is stored whether it
+// has work).
 class StoredItemStage {
  public:
   virtual ~StoredItemStage() = default;

@@ -53,6 +53,15 @@ void ReportTextEncoding(ItemWork& work, const std::string& what, const std::stri
 // that no current context sends (RetireOldContexts).
 std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache);
 
+// Transcribes a video's speech into its transcript (segments with source "speech"), after the
+// item is committed and before its contexts: unless the transcript of the same content and speech
+// settings (SpeechSettingsKey) is finished. Chunks are stored as they are done, so a stopped run
+// resumes where it was. A chunk the backend fails leaves the transcript partial (the item's
+// questions wait, TranscriptReady; a rerun retries those chunks); audio that cannot be read
+// leaves it failed, with a warning (the frames are asked about without it). Speech off or not a
+// video: does nothing.
+std::unique_ptr<StoredItemStage> MakeSpeechStage();
+
 class ModelRun;
 // Hands the item to the run's model engine (jobs/model/model_run.h), after the context stage: its
 // questions are recorded as tasks and, with an endpoint, asked. Null `run`: does nothing.

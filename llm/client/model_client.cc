@@ -11,6 +11,7 @@
 #include "llm/client/endpoint_url.h"
 #include "llm/client/http_client.h"
 #include "llm/client/json_schema.h"
+#include "llm/client/request_runner.h"
 #include "llm/client/server_error.h"
 #include "llm/client/utf8_text.h"
 
@@ -19,16 +20,6 @@ namespace {
 
 using nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
-
-// What one attempt came to, before the retry decision.
-struct AttemptFailure {
-  ChatOutcome outcome = ChatOutcome::kOk;
-  std::string message;
-  bool retryable = false;
-  bool down = false;  // counts toward the circuit
-  std::optional<double> retry_after;
-  bool slow = false;  // a timeout: this request's own repeats alone never open the circuit
-};
 
 // Feeds a streamed body to the chat parser and notes when the first token came.
 class StreamSink final : public ResponseSink {
@@ -50,105 +41,6 @@ class StreamSink final : public ResponseSink {
   SteadyClock::time_point started_;
   std::optional<double> ttft_;
 };
-
-// "302 Found", "404 Not Found"; the bare number for a status without a common phrase.
-std::string StatusLine(int status) {
-  static const std::pair<int, const char*> kPhrases[] = {{301, "Moved Permanently"},
-                                                         {302, "Found"},
-                                                         {303, "See Other"},
-                                                         {307, "Temporary Redirect"},
-                                                         {308, "Permanent Redirect"},
-                                                         {400, "Bad Request"},
-                                                         {401, "Unauthorized"},
-                                                         {403, "Forbidden"},
-                                                         {404, "Not Found"},
-                                                         {405, "Method Not Allowed"},
-                                                         {408, "Request Timeout"},
-                                                         {413, "Content Too Large"},
-                                                         {422, "Unprocessable Content"},
-                                                         {429, "Too Many Requests"},
-                                                         {500, "Internal Server Error"},
-                                                         {502, "Bad Gateway"},
-                                                         {503, "Service Unavailable"},
-                                                         {504, "Gateway Timeout"}};
-  for (const auto& [code, phrase] : kPhrases) {
-    if (code == status) return std::to_string(status) + " " + phrase;
-  }
-  return std::to_string(status);
-}
-
-// An HTTP answer that is not a success, for a person: the status, then the server's message, or
-// for a redirect where it points (Reel does not follow redirects: the endpoint should be the
-// final URL).
-std::string HttpFailureText(const HttpResponse& r) {
-  std::string text = "HTTP " + StatusLine(r.status);
-  if (r.status >= 300 && r.status < 400) {
-    const std::string location = r.Header("location");
-    return text + (location.empty() ? " (a redirect without a Location)"
-                                    : ": redirected to " + SanitizedUtf8(location.substr(0, 500)));
-  }
-  const ServerError se = ParseServerError(r.status, r.body);
-  if (se.message != "HTTP " + std::to_string(r.status)) text += ": " + se.message;
-  return text;
-}
-
-AttemptFailure FromTransport(const HttpResponse& r) {
-  AttemptFailure f;
-  f.message = std::string(TransportErrorName(r.error)) + ": " + r.error_message;
-  switch (r.error) {
-    case TransportError::kConnect:
-      f.outcome = ChatOutcome::kConnection;
-      f.retryable = f.down = true;
-      break;
-    case TransportError::kConnectTimeout:
-      f.outcome = ChatOutcome::kTimeout;
-      f.retryable = f.down = true;
-      break;
-    case TransportError::kIdleTimeout:
-      // A stalled server is as good as down; one slow answer is not (AttemptFailure::slow).
-      f.outcome = ChatOutcome::kTimeout;
-      f.retryable = f.down = f.slow = true;
-      break;
-    case TransportError::kTotalTimeout:
-      // The request's time is spent (the caller gave this attempt what was left of it).
-      f.outcome = ChatOutcome::kTimeout;
-      f.down = f.slow = true;
-      break;
-    case TransportError::kSendFailed:
-    case TransportError::kReceiveFailed:
-    case TransportError::kOther:
-      f.outcome = ChatOutcome::kConnection;
-      f.retryable = true;
-      // Dropped before any answer (reset, refused mid-way): the server may be going down.
-      f.down = r.status == 0;
-      break;
-    case TransportError::kBodyFailed:
-      f.outcome = ChatOutcome::kBadRequest;
-      f.message = r.error_message;
-      break;
-    case TransportError::kTooLarge:
-      f.outcome = ChatOutcome::kMalformed;
-      f.message = "the answer is too large: " + r.error_message;
-      break;
-    case TransportError::kCancelled:
-      f.outcome = ChatOutcome::kCancelled;
-      f.message = "cancelled";
-      break;
-    case TransportError::kAborted:  // handled by the caller (the stream parser's problem)
-    case TransportError::kNone:
-      f.outcome = ChatOutcome::kMalformed;
-      break;
-  }
-  return f;
-}
-
-// x-should-retry: the server's own word on retrying (the OpenAI client honours it).
-std::optional<bool> ShouldRetryHeader(const HttpResponse& r) {
-  const std::string v = r.Header("x-should-retry");
-  if (v == "true") return true;
-  if (v == "false") return false;
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -208,20 +100,28 @@ struct ModelClient::Impl {
   std::string base;  // ".../v1"
   std::string root;  // without "/v1"
   std::unique_ptr<HttpClient> http;
-  RateLimiter limiter;
-  CircuitBreaker breaker;
+  RequestRunner runner;  // the retries, the rate limit and the circuit of chat requests
 
   std::mutex mutex;  // guards the fields below
   const Dialect* dialect = nullptr;
   bool dialect_resolved = false;
   std::optional<ServerInfo> info;
   std::mt19937_64 rng{std::random_device{}()};
-  std::atomic<int64_t> next_serial{0};  // numbers Chat calls (the circuit tells them apart)
 
-  Impl(ModelClientOptions o)
-      : options(std::move(o)),
-        limiter(options.rate_limit, options.clock),
-        breaker(options.circuit, options.clock, [this](bool, const std::string& m) { Event(m); }) {}
+  Impl(ModelClientOptions o) : options(std::move(o)), runner(RunnerOptions(options)) {}
+
+  static RequestRunnerOptions RunnerOptions(const ModelClientOptions& o) {
+    RequestRunnerOptions r;
+    r.request_timeout_s = o.request_timeout_s;
+    r.request_timeout_setting = "model.request_timeout";
+    r.retry = o.retry;
+    r.rate_limit = o.rate_limit;
+    r.circuit = o.circuit;
+    r.clock = o.clock;
+    r.api_key = o.api_key;
+    r.on_event = o.on_event;
+    return r;
+  }
 
   void Event(const std::string& message) {
     if (options.on_event) options.on_event(options.api_key.Redact(message));
@@ -316,7 +216,7 @@ Result<std::unique_ptr<ModelClient>> ModelClient::Create(ModelClientOptions opti
 
 const Dialect& ModelClient::dialect() const { return impl_->CurrentDialect(); }
 const std::string& ModelClient::endpoint() const { return impl_->base; }
-const CircuitBreaker& ModelClient::circuit() const { return impl_->breaker; }
+const CircuitBreaker& ModelClient::circuit() const { return impl_->runner.circuit(); }
 
 Result<ServerInfo> ModelClient::CheckModel() { return impl_->CheckModel(); }
 
@@ -459,32 +359,9 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
   if (!body.ok()) return finish(ChatOutcome::kBadRequest, body.status().message());
 
   const int64_t reserved = request.prompt_tokens_estimate + request.max_completion_tokens;
-  const int64_t serial = next_serial.fetch_add(1) + 1;  // this request, for the circuit
-  int retries_used = 0;
   bool shown_output = false;
-  double wire_s = 0;  // time spent in attempts, against request_timeout_s
-  while (true) {
-    if (cancel != nullptr && cancel->load()) return finish(ChatOutcome::kCancelled, "cancelled");
-    if (options.request_timeout_s > 0 && wire_s >= options.request_timeout_s) {
-      return finish(ChatOutcome::kTimeout, "request timeout: no complete answer within " +
-                                               WaitText(options.request_timeout_s) +
-                                               " (model.request_timeout) over " +
-                                               std::to_string(result.attempts) + " attempts");
-    }
-    const CircuitBreaker::Verdict verdict = breaker.Await(cancel);
-    if (verdict == CircuitBreaker::Verdict::kCancelled) {
-      return finish(ChatOutcome::kCancelled, "cancelled");
-    }
-    if (verdict == CircuitBreaker::Verdict::kGiveUp) {
-      return finish(ChatOutcome::kServerDown,
-                    "the server was unreachable for " + WaitText(breaker.seconds_open()) +
-                        " (longer than the circuit allows): " + breaker.last_reason());
-    }
-    const bool probe = verdict == CircuitBreaker::Verdict::kProbe;
-    const double waited = limiter.Acquire(reserved, cancel);
-    if (waited < 0) return finish(ChatOutcome::kCancelled, "cancelled");
-    if (waited >= 1) Event("rate limit: waited " + WaitText(waited) + " before sending");
-
+  auto attempt = [&](bool probe, double time_left_s) -> AttemptVerdict {
+    (void)probe;
     HttpRequest http_request =
         MakeRequest("POST", base + "/chat/completions", cancel,
                     request.stream ? "text/event-stream" : "application/json");
@@ -492,24 +369,20 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
       http_request.headers.push_back("X-Request-Id: " + request.client_request_id);
     }
     http_request.body = body->get();
-    if (options.request_timeout_s > 0) {
-      http_request.total_timeout_s = options.request_timeout_s - wire_s;
-    }
+    if (time_left_s > 0) http_request.total_timeout_s = time_left_s;
 
     std::unique_ptr<StreamSink> sink;
     if (request.stream) sink = std::make_unique<StreamSink>(d, observer);
-    ++result.attempts;
     HttpResponse r = http->Perform(http_request, sink.get());
-    wire_s += r.seconds_total;
     result.http_status = r.status;
     result.http_version = r.http_version;
     result.latency_s = r.seconds_total;
     result.request_bytes = r.bytes_sent;
     result.ttft_s = sink ? sink->ttft() : std::nullopt;
     if (sink && sink->ttft()) shown_output = true;
-    std::string header_id = r.Header(d.request_id_header);
+    const std::string header_id = r.Header(d.request_id_header);
 
-    AttemptFailure failure;
+    AttemptVerdict v = AttemptVerdict::Ok(r.status);
     ParsedAnswer parsed;
     const bool got_2xx = r.status >= 200 && r.status < 300;
     // A stream that reached its end is an answer even if the connection then broke; a body
@@ -523,105 +396,68 @@ ChatResult ModelClient::Impl::Chat(const ChatRequest& request, const std::atomic
         case AnswerProblem::kNone:
           break;
         case AnswerProblem::kIncomplete:
-          failure = {ChatOutcome::kConnection,
-                     "the answer stopped early: " + parsed.problem_message, true, false,
-                     std::nullopt};
+          v = AttemptVerdict::Fail(ChatOutcome::kConnection,
+                                   "the answer stopped early: " + parsed.problem_message, r.status);
+          v.retryable = true;
           break;
         case AnswerProblem::kServerError: {
           ServerError se{parsed.problem_message, "", ""};
           if (auto too_long = RecognizeTooLongPrompt(400, se)) {
             result.too_long = too_long;
-            return finish(ChatOutcome::kTooLong, "prompt too long: " + se.message);
+            v = AttemptVerdict::Fail(ChatOutcome::kTooLong, "prompt too long: " + se.message,
+                                     r.status);
+            break;
           }
-          failure = {ChatOutcome::kServerError, "server error: " + parsed.problem_message, true,
-                     false, std::nullopt};
+          v = AttemptVerdict::Fail(ChatOutcome::kServerError,
+                                   "server error: " + parsed.problem_message, r.status);
+          v.retryable = true;
           break;
         }
         case AnswerProblem::kMalformed:
-          failure = {ChatOutcome::kMalformed, "malformed response: " + parsed.problem_message,
-                     false, false, std::nullopt};
+          v = AttemptVerdict::Fail(ChatOutcome::kMalformed,
+                                   "malformed response: " + parsed.problem_message, r.status);
           break;
         case AnswerProblem::kEmptyChoices:
-          failure = {ChatOutcome::kEmptyChoices, parsed.problem_message, false, false,
-                     std::nullopt};
+          v = AttemptVerdict::Fail(ChatOutcome::kEmptyChoices, parsed.problem_message, r.status);
           break;
       }
     } else if (!r.transport_ok()) {
-      failure = FromTransport(r);
+      v = ClassifyHttpFailure(r);
       if (r.error == TransportError::kTotalTimeout) {
-        failure.message = "request timeout: no complete answer within " +
-                          WaitText(options.request_timeout_s) +
-                          " (model.request_timeout): " + r.error_message;
+        v.message = "request timeout: no complete answer within " +
+                    WaitText(options.request_timeout_s) +
+                    " (model.request_timeout): " + r.error_message;
       }
+    } else if (auto too_long = RecognizeTooLongPrompt(r.status, ParseServerError(r.status, r.body));
+               too_long && r.status < 500) {
+      result.too_long = too_long;
+      v = AttemptVerdict::Fail(
+          ChatOutcome::kTooLong,
+          "HTTP " + std::to_string(r.status) + ": " + ParseServerError(r.status, r.body).message,
+          r.status);
     } else {
-      const ServerError se = ParseServerError(r.status, r.body);
-      if (auto too_long = RecognizeTooLongPrompt(r.status, se); too_long && r.status < 500) {
-        breaker.RecordUp();
-        limiter.Adjust(reserved, 0);
-        result.too_long = too_long;
-        return finish(ChatOutcome::kTooLong,
-                      "HTTP " + std::to_string(r.status) + ": " + se.message);
-      }
-      failure.message = HttpFailureText(r);
-      failure.retryable = ShouldRetryHeader(r).value_or(IsRetryableStatus(r.status));
-      failure.down = r.status == 502 || r.status == 503 || r.status == 504;
-      failure.outcome = r.status == 408                                  ? ChatOutcome::kTimeout
-                        : IsRetryableStatus(r.status) || r.status >= 500 ? ChatOutcome::kServerError
-                                                                         : ChatOutcome::kRejected;
-      failure.retry_after =
-          ParseRetryAfter(r.Header("retry-after-ms"), r.Header("retry-after"), std::time(nullptr));
+      v = ClassifyHttpFailure(r);
     }
     result.server_request_id = !header_id.empty() ? header_id : result.answer.response_id;
-
-    // The circuit: a down failure counts; any HTTP answer shows the server is up; a probe that
-    // proves nothing counts as down so the next probe can go.
-    bool circuit_open = false;
-    if (failure.outcome == ChatOutcome::kCancelled) {
-      if (probe) breaker.RecordDown(true, "probe cancelled");
-      return finish(ChatOutcome::kCancelled, "cancelled");
-    }
-    if (failure.outcome != ChatOutcome::kOk && (failure.down || (probe && r.status == 0))) {
-      circuit_open = breaker.RecordDown(probe, options.api_key.Redact(failure.message),
-                                        failure.slow ? serial : 0);
-    } else if (r.status != 0) {
-      breaker.RecordUp();
-    }
-
-    if (failure.outcome == ChatOutcome::kOk) {
-      const ChatAnswer a = result.answer;
+    v.seconds = r.seconds_total;
+    if (v.outcome == ChatOutcome::kOk) {
+      const ChatAnswer& a = result.answer;
       if (a.prompt_tokens || a.completion_tokens) {
-        limiter.Adjust(reserved, a.prompt_tokens.value_or(request.prompt_tokens_estimate) +
-                                     a.completion_tokens.value_or(0));
+        v.used_tokens = a.prompt_tokens.value_or(request.prompt_tokens_estimate) +
+                        a.completion_tokens.value_or(0);
       }
-      FinishAnswer(a, schema ? &*schema : nullptr, &result);
-      return finish(result.outcome, result.error);
     }
-
-    limiter.Adjust(reserved, 0);  // the server did not process it
-    const std::string reason = options.api_key.Redact(failure.message);
-    if (failure.retryable && failure.down && circuit_open) {
-      // Wait for the circuit (Await above) without using up a retry.
-      result.retry_reasons.push_back(reason + " (waiting for the server)");
-      if (observer && shown_output) observer->OnRetry(reason);
-      continue;
-    }
-    if (!failure.retryable || retries_used >= options.retry.max_retries) {
-      std::string message = reason;
-      if (result.attempts > 1)
-        message += " (after " + std::to_string(result.attempts) + " attempts)";
-      return finish(failure.outcome, message);
-    }
-    const double wait =
-        RetryDelaySeconds(options.retry, retries_used, failure.retry_after, Random());
-    ++retries_used;
-    result.retry_reasons.push_back(reason);
-    Event("retry " + std::to_string(retries_used) + "/" +
-          std::to_string(options.retry.max_retries) + " in " + WaitText(wait) + ": " + reason);
-    if (observer && shown_output) observer->OnRetry(reason);
-    if (!options.clock->SleepUntil(options.clock->Now() + wait, cancel)) {
-      return finish(ChatOutcome::kCancelled, "cancelled");
-    }
-  }
+    return v;
+  };
+  const RequestOutcome outcome =
+      runner.Run(reserved, cancel, attempt, [&](const std::string& reason) {
+        if (observer && shown_output) observer->OnRetry(reason);
+      });
+  result.attempts = outcome.attempts;
+  result.retry_reasons = outcome.retry_reasons;
+  if (!outcome.ok()) return finish(outcome.outcome, outcome.error);
+  FinishAnswer(result.answer, schema ? &*schema : nullptr, &result);
+  return finish(result.outcome, result.error);
 }
 
 }  // namespace reel::llm

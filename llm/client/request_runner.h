@@ -1,10 +1,10 @@
 // One request to an endpoint through its circuit, its rate limit and the retry rules: the engine
-// for requests that are not chat completions (POST /v1/audio/transcriptions), on the same
-// components and the same rules as ModelClient::Chat (retry_policy.h, rate_limiter.h,
-// circuit_breaker.h; what each failure means: llm/README.md).
+// of every request that is sent again when it fails, chat completions (ModelClient::Chat) and
+// transcriptions (POST /v1/audio/transcriptions) alike, so both follow the same rules
+// (retry_policy.h, rate_limiter.h, circuit_breaker.h; what each failure means: llm/README.md).
 //
 //   RequestRunner runner(options);                       // one per endpoint, shared by its
-//   requests RequestOutcome r = runner.Run(0, cancel, [&](bool probe) {
+//   requests RequestOutcome r = runner.Run(0, cancel, [&](bool probe, double time_left_s) {
 //     HttpResponse response = http->Perform(request);
 //     if (!response.transport_ok() || response.status != 200) return ClassifyHttpFailure(response);
 //     ... read the answer; a malformed one: return AttemptVerdict::Fail(ChatOutcome::kMalformed,
@@ -12,8 +12,9 @@
 //   });
 //
 // Run calls `attempt` until it succeeds, fails for good (not retryable, or out of retries), the
-// circuit gives up, or `cancel` is set. While the circuit is open, down failures wait for it
-// without using up a retry. Thread-safe: Run may be called from many threads at once.
+// request's time on the wire (request_timeout_s) is spent, the circuit gives up, or `cancel` is
+// set. While the circuit is open, down failures wait for it without using up a retry.
+// Thread-safe: Run may be called from many threads at once.
 #pragma once
 
 #include <atomic>
@@ -41,19 +42,35 @@ struct AttemptVerdict {
   std::string message;  // why it failed
   int http_status = 0;  // 0: no HTTP answer
   bool retryable = false;
-  bool down = false;                  // a "server down" failure: counts toward the circuit
+  bool down = false;  // a "server down" failure: counts toward the circuit
+  // A timeout: this request's own repeats alone never open the circuit (one slow answer is not
+  // a server down; several requests timing out are).
+  bool slow = false;
   std::optional<double> retry_after;  // the server's wait hint, seconds
+  double seconds = 0;                 // the attempt's time on the wire (request_timeout_s)
+  // Ok: the tokens the request really took from the token rate limit (else the reservation).
+  std::optional<int64_t> used_tokens;
 
   static AttemptVerdict Ok(int http_status);
   // A failure of the answer itself (malformed, rejected): not retried.
   static AttemptVerdict Fail(ChatOutcome outcome, std::string message, int http_status);
 };
 
-// A transport failure or a non-2xx answer, classified as ModelClient::Chat does: connection
-// errors and timeouts retried (no connection and connect timeouts count as down), 408 / 409 /
-// 429 / 5xx retried (502 / 503 / 504 down), `x-should-retry` obeyed, `retry-after-ms` /
-// `retry-after` read, other 4xx rejected. The message names the status and the server's error.
+// A transport failure or a non-2xx answer, classified: connection errors retried (no connection
+// and a connection dropped before any answer count as down), timeouts retried (a connect timeout
+// and a stalled answer count as down; a stalled one is slow), the request's total time spent not
+// retried, 408 / 409 / 429 / 5xx retried (502 / 503 / 504 down), `x-should-retry` obeyed,
+// `retry-after-ms` / `retry-after` read, other 4xx rejected, an answer too large malformed. The
+// message names the status (with its reason phrase, and where a redirect points) and the
+// server's error.
 AttemptVerdict ClassifyHttpFailure(const HttpResponse& response);
+
+// "HTTP 503 Service Unavailable: <the server's message>", "HTTP 302 Found: redirected to URL".
+std::string HttpFailureText(const HttpResponse& response);
+
+// The server's own word on retrying (`x-should-retry: true|false`, which the OpenAI client
+// honours); nullopt when it says nothing.
+std::optional<bool> ShouldRetryHeader(const HttpResponse& response);
 
 struct RequestOutcome {
   ChatOutcome outcome = ChatOutcome::kOk;
@@ -67,6 +84,10 @@ struct RequestOutcome {
 };
 
 struct RequestRunnerOptions {
+  // One request's time on the wire over all its attempts (0: no limit); each attempt is told
+  // what is left. `request_timeout_setting` names the setting in messages.
+  double request_timeout_s = 0;
+  std::string request_timeout_setting = "request timeout";
   RetryOptions retry;
   RateLimitOptions rate_limit;
   CircuitOptions circuit;
@@ -79,11 +100,14 @@ class RequestRunner {
  public:
   explicit RequestRunner(RequestRunnerOptions options);
 
-  // `attempt(probe)` sends one request (probe: it tests whether the server is back) and says
-  // what it came to. `reserved_tokens` is taken from the token rate limit for each attempt (0 for
-  // requests that are not counted in tokens).
+  // `attempt(probe, time_left_s)` sends one request (probe: it tests whether the server is
+  // back; time_left_s: what is left of request_timeout_s, 0 when there is no limit) and says what
+  // it came to. `reserved_tokens` is taken from the token rate limit for each attempt (0 for
+  // requests that are not counted in tokens). `on_retry` hears the reason before each repeat.
+  using Attempt = std::function<AttemptVerdict(bool probe, double time_left_s)>;
   RequestOutcome Run(int64_t reserved_tokens, const std::atomic<bool>* cancel,
-                     const std::function<AttemptVerdict(bool probe)>& attempt);
+                     const Attempt& attempt,
+                     const std::function<void(const std::string&)>& on_retry = nullptr);
 
   const CircuitBreaker& circuit() const { return breaker_; }
 
@@ -96,6 +120,7 @@ class RequestRunner {
   CircuitBreaker breaker_;
   std::mutex mutex_;
   std::mt19937_64 rng_{std::random_device{}()};
+  std::atomic<int64_t> next_serial_{0};  // numbers Run calls (the circuit tells them apart)
 };
 
 }  // namespace reel::llm

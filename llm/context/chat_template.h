@@ -1,7 +1,8 @@
 // Chat templates as data: how a server lays out a conversation for a model, and how it expands
 // images and videos into tokens. Two are built in:
 //
-//   minimax-m3  MiniMax-M3 (the default; M3-REFERENCE "The tokenizer and the chat template" and
+//   minimax-m3  MiniMax-M3 (the default; docs/m3-reference.md "The tokenizer and the chat template"
+//   and
 //               "Frames to tokens"): ]~!b[]~b]system\n<identity><thinking line>[e~[\n
 //               ]~b]developer\n<system prompt>[e~[\n ]~b]user\n<content>[e~[\n ]~b]ai\n<think>.
 //               Media as the M3 processor in vLLM and SGLang expands it. The shipped Jinja file is

@@ -95,7 +95,7 @@ class OpenAiTranscriber final : public Transcriber {
     };
     build();
 
-    const RequestOutcome r = runner_.Run(0, cancel, [&](bool) {
+    const RequestOutcome r = runner_.Run(0, cancel, [&](bool, double) {
       HttpResponse response = http_->Perform(Request(*body, content_type, cancel));
       // A server that refuses what was asked (a 400 naming it) is asked for less: word times,
       // then segment times (older vLLM has no verbose_json); remembered for later chunks.

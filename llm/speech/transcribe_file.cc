@@ -99,10 +99,15 @@ Result<FileTranscript> TranscribeFile(const std::string& path, Transcriber& tran
   };
   std::vector<std::thread> threads;
   for (int i = 0; i < workers; ++i) threads.emplace_back(work);
+  int skipped = 0;  // the reading thread's
 
   Result<pipeline::SpeechAudio> read =
       pipeline::ReadSpeechChunks(path, audio, [&](pipeline::SpeechChunk chunk) -> Status {
         if (cancel != nullptr && cancel->load()) return Cancelled("cancelled");
+        if (options.skip_chunk && options.skip_chunk(chunk)) {
+          ++skipped;
+          return Status::Ok();
+        }
         if (!queue.Push(std::move(chunk))) return Cancelled("cancelled");
         return Status::Ok();
       });
@@ -117,6 +122,7 @@ Result<FileTranscript> TranscribeFile(const std::string& path, Transcriber& tran
 
   out.audio = std::move(read).value();
   out.chunks = out.audio.chunks;
+  out.skipped_chunks = skipped;
   std::vector<std::string> notes = out.audio.notes;
   for (std::string& note : out.notes) notes.push_back(std::move(note));
   out.notes = std::move(notes);

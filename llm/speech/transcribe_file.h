@@ -23,6 +23,10 @@ namespace reel::llm {
 struct TranscribeFileOptions {
   pipeline::SpeechAudioOptions audio;  // stream, range; max_chunk_s is capped at the backend's
   int concurrency = 1;                 // chunks in flight at once
+  // Chunks not to transcribe (e.g. stored by an earlier run that was stopped): asked for each
+  // chunk as it is read; true leaves it out of the work and of the result. Chunks are the same
+  // from run to run for the same file and options, so (index, start) names one.
+  std::function<bool(const pipeline::SpeechChunk&)> skip_chunk;
 };
 
 struct ChunkFailure {
@@ -47,6 +51,7 @@ struct FileTranscript {
   std::string model;
   std::vector<TranscriptSegment> segments;  // in time order
   int chunks = 0;
+  int skipped_chunks = 0;              // left out by skip_chunk
   std::vector<ChunkFailure> failures;  // chunks not transcribed, in order
   std::vector<std::string> notes;      // the audio's notes, then the backend's (each once)
 

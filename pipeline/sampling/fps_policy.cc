@@ -1,4 +1,4 @@
-// M3's greedy fixed-rate rule (M3-REFERENCE "Video frames: sampling"; SGLang's
+// M3's greedy fixed-rate rule (docs/m3-reference.md "Video frames: sampling"; SGLang's
 // _compute_sampled_frame_indices and vLLM's MiniMaxM3VideoBackend), on one of two timelines:
 //
 // - index: times are `index / src_fps`, exactly as the servers compute them, so on a stream whose

@@ -627,6 +627,45 @@ FROM (SELECT a.*, row_number() OVER (PARTITION BY item_id, prompt_id
 WHERE rank_in_item = 1;
 )sql";
 
+// Version 11: transcripts of speech. An item's speech segments (source 'speech') belong to its
+// transcript, made from the item's content and the job's speech settings (settings_key): a
+// changed speech setting re-transcribes without redoing the item, and a changed item keeps them
+// until the transcript is made again. Chunks are stored as they are transcribed, so a run killed
+// half way resumes at the first chunk not stored. Segments gain the confidence and the word times
+// a speech backend gives.
+constexpr const char* kSchemaV11 = R"sql(
+ALTER TABLE segments ADD COLUMN confidence REAL;
+ALTER TABLE segments ADD COLUMN words_json TEXT
+  CHECK (words_json IS NULL OR json_valid(words_json));
+
+CREATE TABLE transcripts (
+  item_id        INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+  settings_key   TEXT NOT NULL,
+  backend        TEXT NOT NULL,           -- 'pocketsphinx', 'openai'
+  model          TEXT NOT NULL,
+  language       TEXT,
+  status         TEXT NOT NULL DEFAULT 'running'
+                 CHECK (status IN ('running', 'done', 'partial', 'failed')),
+  segments       INTEGER NOT NULL DEFAULT 0,
+  chunks         INTEGER NOT NULL DEFAULT 0,
+  failed_chunks  INTEGER NOT NULL DEFAULT 0,
+  speech_seconds REAL NOT NULL DEFAULT 0,
+  note           TEXT,                    -- e.g. 'no audio stream', 'no speech found'
+  error          TEXT,                    -- why it is partial or failed
+  created_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  updated_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+) STRICT;
+
+CREATE TABLE transcript_chunks (
+  item_id       INTEGER NOT NULL REFERENCES transcripts(item_id) ON DELETE CASCADE,
+  chunk         INTEGER NOT NULL,
+  start_seconds REAL NOT NULL,
+  end_seconds   REAL NOT NULL,
+  segments      INTEGER NOT NULL,
+  PRIMARY KEY (item_id, chunk)
+) STRICT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -638,6 +677,7 @@ constexpr Migration kMigrations[] = {
     {8, "reduce in levels: intermediate reduces are no final answers", kSchemaV8},
     {9, "refused answers kept; questions the server failed wait again", kSchemaV9},
     {10, "the question each task asks (tasks.question, answer views)", kSchemaV10},
+    {11, "transcripts of speech, segment confidence and word times", kSchemaV11},
 };
 
 }  // namespace

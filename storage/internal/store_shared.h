@@ -24,7 +24,12 @@ E ParseStored(const EnumNames<E>& names, const std::string& s) {
 }
 
 // The segments of item `item_id` in time order (Store::ListSegments, the report's item page).
-Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id);
+// `speech_columns`: read confidence and words_json (schema 11; false for an older file).
+Result<std::vector<SegmentRecord>> ReadSegments(sqlite3* db, int64_t item_id,
+                                                bool speech_columns = true);
+
+// The transcript of item `item_id`, if any (schema 11).
+Result<std::optional<TranscriptRecord>> ReadTranscript(sqlite3* db, int64_t item_id);
 
 // Fails with kNotFound ("<what> <id>") unless the last UPDATE changed a row.
 Status ExpectChanged(sqlite3* db, const char* what, int64_t id);

@@ -984,3 +984,64 @@ TEST(ExamplesTest, ShippedExamplesValidate) {
 
 }  // namespace
 }  // namespace reel::jobs
+
+namespace reel::jobs {
+namespace {
+
+TEST(JobSpecTest, SpeechSectionParsesChecksAndRoundTrips) {
+  Result<JobSpec> off = ParseJobText(kHead, "job.yaml", "/jobs");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->speech.enabled);
+  EXPECT_EQ(SpeechSettingsKey(*off, "abc"), "") << "off: no key";
+
+  const std::string server = kHead +
+                             "speech:\n  enabled: true\n  endpoint: http://gpu:8001/v1/\n"
+                             "  model: openai/whisper-large-v3\n  language: German\n"
+                             "  prefer: both\n  max_chunk: 20\n  concurrency: 8\n";
+  Result<JobSpec> job = ParseJobText(server, "job.yaml", "/jobs");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->speech.endpoint.value_or(""), "http://gpu:8001/v1");
+  EXPECT_EQ(SpeechBackendOf(job->speech), "openai");
+  EXPECT_EQ(job->speech.prefer, SpeechPrefer::kBoth);
+  EXPECT_EQ(job->speech.max_chunk_s, 20);
+  Result<JobSpec> again = ParseJobText(RenderResolvedJob(*job), "job.yaml", "/jobs");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(RenderResolvedJob(*again), RenderResolvedJob(*job));
+  EXPECT_EQ(SpeechSettingsKey(*again, "abc"), SpeechSettingsKey(*job, "abc"));
+
+  // The key follows what changes a transcript, not where it is made or how contexts use it.
+  JobSpec other = *job;
+  other.speech.endpoint = "http://elsewhere:9000/v1";
+  other.speech.prefer = SpeechPrefer::kSpeech;
+  other.speech.concurrency = 1;
+  EXPECT_EQ(SpeechSettingsKey(other, "abc"), SpeechSettingsKey(*job, "abc"));
+  other.speech.language = "fr";
+  EXPECT_NE(SpeechSettingsKey(other, "abc"), SpeechSettingsKey(*job, "abc"));
+  EXPECT_NE(SpeechSettingsKey(*job, "abd"), SpeechSettingsKey(*job, "abc"));
+  other = *job;
+  other.sampling.start_s = 10;
+  EXPECT_NE(SpeechSettingsKey(other, "abc"), SpeechSettingsKey(*job, "abc"));
+
+  struct Bad {
+    std::string yaml;
+    std::string message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"speech:\n  enabled: true\n  language: de\n", "PocketSphinx"},
+           {"speech:\n  enabled: true\n  backend: openai\n", "'speech.endpoint' is not set"},
+           {"speech:\n  backend: whisper\n", "'speech.backend' must be one of"},
+           {"speech:\n  language: klingon\n", "names no language"},
+           {"speech:\n  prefer: subtitle\n", "subtitles"},
+           {"speech:\n  api_key_env: sk-12345\n", "NAME of an environment variable"},
+           {"speech:\n  enabeld: true\n", "enabled"},
+       }) {
+    Result<JobSpec> parsed = ParseJobText(kHead + bad.yaml, "job.yaml", "/jobs");
+    ASSERT_FALSE(parsed.ok()) << bad.yaml;
+    EXPECT_NE(parsed.status().message().find(bad.message), std::string::npos)
+        << bad.yaml << parsed.status().message();
+    EXPECT_EQ(parsed.status().message().find("sk-12345"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace reel::jobs

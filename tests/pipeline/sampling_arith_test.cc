@@ -1,5 +1,5 @@
 // Sampling and resize arithmetic, table-driven against tests/reference/m3_reference.py (plain
-// Python written from M3-REFERENCE's rules; regenerate the tables with
+// Python written from docs/m3-reference.md's rules; regenerate the tables with
 // `python3 tests/reference/m3_reference.py`).
 #include <gtest/gtest.h>
 

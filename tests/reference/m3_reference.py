@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference for Reel's sampling and resize arithmetic.
 
-Written from the rules in M3-REFERENCE.md (SGLang's _compute_sampled_frame_indices and the
+Written from the rules in docs/m3-reference.md (SGLang's _compute_sampled_frame_indices and the
 Qwen-style smart_resize) in plain Python, so Python's own float and round() semantics are the
 reference. Prints C++ table rows for tests/pipeline/sampling_arith_test.cc.
 Run: python3 tests/reference/m3_reference.py > /tmp/tables.inc

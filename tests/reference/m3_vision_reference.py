@@ -2,7 +2,7 @@
 """Independent PyTorch reference for MiniMax-M3's vision encoder, and the fixtures Reel's C++
 encoder is checked against (tests/vision/encoder_reference_test.cc).
 
-Written from the public description (../shared/M3-REFERENCE.md, "The vision encoder" and
+Written from the public description (docs/m3-reference.md, "The vision encoder" and
 "Frames and images: size") and the public model code it names (vLLM's
 vllm/models/minimax_m3/common/vision_tower.py, transformers' models/minimax_m3_vl), not from
 Reel's C++. Everything is computed in float64, so the goldens are the exact result for the
@@ -57,7 +57,7 @@ TINY = {
     "text_hidden_size": 48,
 }
 
-# MiniMax-M3's own sizes (M3-REFERENCE), for --bench.
+# MiniMax-M3's own sizes (docs/m3-reference.md), for --bench.
 FULL = {
     "hidden_size": 1280,
     "num_attention_heads": 16,

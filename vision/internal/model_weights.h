@@ -1,5 +1,5 @@
 // The encoder's weights in memory, read out of a checkpoint by their released names
-// (M3-REFERENCE "Tensor names") and laid out for one kernel backend.
+// (docs/m3-reference.md "Tensor names") and laid out for one kernel backend.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,7 @@ HttpResponse Transport(TransportError e) {
 struct Script {
   std::deque<HttpResponse> responses;
   int calls = 0;
-  AttemptVerdict operator()(bool) {
+  AttemptVerdict operator()(bool, double) {
     ++calls;
     if (responses.empty()) return AttemptVerdict::Ok(200);
     HttpResponse r = responses.front();
@@ -72,7 +72,9 @@ TEST(RequestRunnerTest, GivesUpAfterTheRetriesAndNeverRetriesARejection) {
   RequestOutcome r = runner.Run(0, nullptr, std::ref(failing));
   EXPECT_EQ(r.outcome, ChatOutcome::kServerError);
   EXPECT_EQ(r.attempts, 3);
-  EXPECT_NE(r.error.find("HTTP 500: scripted (after 3 attempts)"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("HTTP 500 Internal Server Error: scripted (after 3 attempts)"),
+            std::string::npos)
+      << r.error;
 
   Script rejected;
   rejected.responses = {Status(400)};
@@ -85,7 +87,7 @@ TEST(RequestRunnerTest, GivesUpAfterTheRetriesAndNeverRetriesARejection) {
   EXPECT_EQ(runner.Run(0, nullptr, std::ref(told)).attempts, 1);
 
   Script bad = {};
-  r = runner.Run(0, nullptr, [&](bool) {
+  r = runner.Run(0, nullptr, [&](bool, double) {
     ++bad.calls;
     return AttemptVerdict::Fail(ChatOutcome::kMalformed, "not JSON", 200);
   });
@@ -128,7 +130,7 @@ TEST(RequestRunnerTest, CancelStopsAndKeysNeverShow) {
   Script s;
   EXPECT_EQ(runner.Run(0, &cancel, std::ref(s)).outcome, ChatOutcome::kCancelled);
   EXPECT_EQ(s.calls, 0);
-  RequestOutcome r = runner.Run(0, nullptr, [](bool) {
+  RequestOutcome r = runner.Run(0, nullptr, [](bool, double) {
     AttemptVerdict v =
         AttemptVerdict::Fail(ChatOutcome::kServerError, "HTTP 500: bad key sk-very-secret", 500);
     v.retryable = true;
@@ -140,12 +142,21 @@ TEST(RequestRunnerTest, CancelStopsAndKeysNeverShow) {
   for (const std::string& e : events) EXPECT_EQ(e.find("sk-very-secret"), std::string::npos);
 }
 
-TEST(RequestRunnerTest, ClassifiesAsTheModelClientDoes) {
+// One table for chat and transcriptions (ModelClient::Chat classifies through it too).
+TEST(RequestRunnerTest, ClassifiesEveryFailure) {
   EXPECT_TRUE(ClassifyHttpFailure(Transport(TransportError::kConnect)).down);
   EXPECT_TRUE(ClassifyHttpFailure(Transport(TransportError::kConnect)).retryable);
   EXPECT_EQ(ClassifyHttpFailure(Transport(TransportError::kIdleTimeout)).outcome,
             ChatOutcome::kTimeout);
-  EXPECT_FALSE(ClassifyHttpFailure(Transport(TransportError::kIdleTimeout)).down);
+  // A stalled server is as good as down; one slow answer is not: slow, so a request's own
+  // repeats never open the circuit.
+  EXPECT_TRUE(ClassifyHttpFailure(Transport(TransportError::kIdleTimeout)).down);
+  EXPECT_TRUE(ClassifyHttpFailure(Transport(TransportError::kIdleTimeout)).slow);
+  EXPECT_TRUE(ClassifyHttpFailure(Transport(TransportError::kIdleTimeout)).retryable);
+  // The request's own time is spent: not sent again.
+  EXPECT_FALSE(ClassifyHttpFailure(Transport(TransportError::kTotalTimeout)).retryable);
+  EXPECT_EQ(ClassifyHttpFailure(Transport(TransportError::kTooLarge)).outcome,
+            ChatOutcome::kMalformed);
   EXPECT_EQ(ClassifyHttpFailure(Transport(TransportError::kReceiveFailed)).outcome,
             ChatOutcome::kConnection);
   EXPECT_FALSE(ClassifyHttpFailure(Transport(TransportError::kBodyFailed)).retryable);
@@ -154,9 +165,37 @@ TEST(RequestRunnerTest, ClassifiesAsTheModelClientDoes) {
   EXPECT_TRUE(ClassifyHttpFailure(Status(504)).down);
   EXPECT_FALSE(ClassifyHttpFailure(Status(500)).down);
   EXPECT_EQ(ClassifyHttpFailure(Status(401)).outcome, ChatOutcome::kRejected);
+  EXPECT_EQ(ClassifyHttpFailure(Status(401)).message.rfind("HTTP 401 Unauthorized", 0), 0u);
   EXPECT_TRUE(ClassifyHttpFailure(Status(401, {{"x-should-retry", "true"}})).retryable);
   EXPECT_DOUBLE_EQ(*ClassifyHttpFailure(Status(429, {{"retry-after-ms", "250"}})).retry_after,
                    0.25);
+}
+
+// The request's time on the wire is shared by its attempts: each is told what is left, and the
+// request ends when it is spent (chat's model.request_timeout, one rule for every request).
+TEST(RequestRunnerTest, TheRequestTimeoutSpansEveryAttempt) {
+  FakeClock clock;
+  RequestRunnerOptions o = Options(&clock);
+  o.request_timeout_s = 10;
+  o.request_timeout_setting = "model.request_timeout";
+  o.retry.max_retries = 100;
+  RequestRunner runner(o);
+  std::vector<double> told;
+  RequestOutcome r = runner.Run(0, nullptr, [&](bool, double time_left_s) {
+    told.push_back(time_left_s);
+    AttemptVerdict v = AttemptVerdict::Fail(ChatOutcome::kTimeout, "idle timeout", 0);
+    v.retryable = true;
+    v.down = true;  // a stalled answer counts toward the circuit...
+    v.slow = true;  // ...but not one request's own repeats
+    v.seconds = 4;
+    return v;
+  });
+  EXPECT_EQ(r.outcome, ChatOutcome::kTimeout);
+  EXPECT_EQ(r.attempts, 3);
+  EXPECT_NE(r.error.find("(model.request_timeout) over 3 attempts"), std::string::npos) << r.error;
+  EXPECT_EQ(told, (std::vector<double>{10, 6, 2}));
+  // One request's own slow answers never open the circuit.
+  EXPECT_FALSE(runner.circuit().open());
 }
 
 }  // namespace
