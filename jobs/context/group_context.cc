@@ -36,7 +36,7 @@ Status AddGroupMedia(storage::Store& store, const JobSpec& job, const storage::I
     if (member->status != storage::ItemStatus::kDone) {
       return Unavailable(shown + ": not read yet");
     }
-    REEL_ASSIGN_OR_RETURN(llm::ContextInput in, LoadContextInput(store, member->id));
+    REEL_ASSIGN_OR_RETURN(llm::ContextInput in, LoadContextInput(store, member->id, &job));
     if (in.kind != llm::ContextItemKind::kVideo && in.kind != llm::ContextItemKind::kImage) {
       return InvalidArgument(shown + ": only videos and images are read into one context");
     }
