@@ -1,6 +1,7 @@
 // reel ask FILE... "QUESTION" [--system TEXT] [--endpoint URL] [--model NAME] [--fps R]
 //          [--json-schema FILE] [--db FILE] [--tokenizer FILE] [--dialect D] [--thinking MODE]
-//          [--max-output-tokens N] [--reasoning] [--no-stream] [--again] [--verbose]
+//          [--max-output-tokens N] [--token-budget N] [--reasoning] [--no-stream] [--again]
+//          [--verbose]
 //
 // The one-liner: an ad-hoc job ("ask") with the defaults over the given files, asked with
 // streaming, the answer printed to stdout as it arrives, everything recorded in a database
@@ -8,12 +9,14 @@
 // work on it too. Asking the same again replays a stored answer, asks a failed question again,
 // and with --again asks an answered one anew.
 //
-// One question over the files given: the videos and images are the job's inputs (the items
-// asked about); the text files (documents, subtitle files) are attached to them
-// (context.attach), so each video's context holds the notes too. Without a video or image the
-// first text file is the item and the others are attached to it. Several videos or images are
-// still asked about one by one (one answer each, every one with the text files attached): one
-// context over several videos is not built yet.
+// One question over the files given, in one context: the text files (documents, subtitle files)
+// are attached (context.attach); several videos and images are one group (context.group,
+// jobs/context/group_context.h): the first one given is the item asked about (its answer is the
+// question's), the others are read as items too and their frames are part of its context, each
+// labelled with its file. Without a video or image the first text file is the item and the
+// others are attached to it. A folder's files are asked about one by one (an answer each), as
+// with --chapters (a timeline per file).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +35,7 @@
 #include "jobs/run/runner.h"
 #include "jobs/spec/job_spec.h"
 #include "llm/client/endpoint_url.h"
+#include "storage/store.h"
 
 namespace reel::cli {
 namespace {
@@ -50,6 +54,7 @@ struct AskFlags {
   std::string dialect = "auto";
   std::string thinking = "adaptive";
   int64_t max_output_tokens = 16384;
+  std::optional<int64_t> token_budget;
   bool reasoning = false;
   bool no_stream = false;
   bool again = false;
@@ -237,6 +242,23 @@ class AnswerPrinter {
   int answered_ = 0, failed_ = 0, waiting_ = 0;
 };
 
+// The errors of the job's files that failed (each names its file), from the database.
+std::vector<std::string> FailedFiles(const std::string& database, const jobs::JobSpec& job) {
+  std::vector<std::string> failures;
+  Result<storage::Store> store = storage::Store::Open(database);
+  if (!store.ok()) return failures;
+  Result<std::optional<storage::JobRecord>> found = store->FindJob(job.name);
+  if (!found.ok() || !*found) return failures;
+  for (const jobs::InputSpec& input : job.inputs) {
+    const std::string shown = DisplayPath(input.path);
+    Result<std::optional<storage::ItemRecord>> item = store->FindItem((*found)->id, shown);
+    if (!item.ok() || !*item || (*item)->status != storage::ItemStatus::kFailed) continue;
+    const std::string error = (*item)->error.value_or("could not be read");
+    failures.push_back(error.find(shown) == std::string::npos ? shown + ": " + error : error);
+  }
+  return failures;
+}
+
 int RunAsk(const AskFlags& flags) {
   if (flags.args.size() < (flags.chapters ? 1u : 2u)) {
     std::fprintf(stderr, "reel ask: give one or more files and then the question%s\n",
@@ -261,6 +283,11 @@ int RunAsk(const AskFlags& flags) {
       return kExitUsage;
     }
     f = fs::absolute(f).lexically_normal().string();
+  }
+  // A file named twice is one file.
+  for (size_t i = 0; i < files.size(); ++i) {
+    files.erase(std::remove(files.begin() + static_cast<long>(i) + 1, files.end(), files[i]),
+                files.end());
   }
   const std::optional<std::string> endpoint =
       flags.endpoint ? flags.endpoint : Env("REEL_MODEL_URL");
@@ -312,6 +339,7 @@ int RunAsk(const AskFlags& flags) {
     job->context.tokenizer = *t;
   }
   if (flags.system) job->prompts[0].system = *flags.system;
+  if (flags.token_budget) job->context.token_budget = *flags.token_budget;
   job->storage.database = database;
   job->inputs.clear();
   // The videos and images (and folders) are the items; text files are attached to them.
@@ -333,6 +361,19 @@ int RunAsk(const AskFlags& flags) {
     attached.erase(attached.begin());
   }
   job->context.attach = attached;
+  // Several videos and images, no folder, no paged document: one question over all of them (the
+  // first is the item).
+  const bool grouped =
+      !flags.chapters && job->inputs.size() > 1 &&
+      std::none_of(job->inputs.begin(), job->inputs.end(),
+                   [](const jobs::InputSpec& input) {
+                     return fs::is_directory(input.path) || jobs::IsPagedDocument(input.path);
+                   });
+  if (grouped) {
+    for (size_t i = 1; i < job->inputs.size(); ++i) {
+      job->context.group.push_back(job->inputs[i].path);
+    }
+  }
 
   std::FILE* log = stderr;
   std::FILE* null_log = nullptr;
@@ -341,8 +382,8 @@ int RunAsk(const AskFlags& flags) {
     if (null_log != nullptr) log = null_log;
   }
   jobs::ProgressReporter progress(jobs::ProgressStyle::kQuiet, log, flags.verbose);
-  AnswerPrinter printer(flags.reasoning,
-                        job->inputs.size() > 1 || fs::is_directory(job->inputs[0].path));
+  AnswerPrinter printer(flags.reasoning, !grouped && (job->inputs.size() > 1 ||
+                                                      fs::is_directory(job->inputs[0].path)));
 
   StopSignalHandlers handlers;
   g_stop_signal.store(0);
@@ -377,7 +418,19 @@ int RunAsk(const AskFlags& flags) {
     case jobs::RunResult::kQuestionsFailed:
       break;
   }
-  if (outcome.counters.items_failed > 0) {
+  if (grouped && outcome.counters.items_failed > 0) {
+    // One question over every file: a file that could not be read is named, and nothing is asked.
+    for (const std::string& failure : FailedFiles(database, *job)) {
+      std::fprintf(stderr, "reel ask: %s\n", ForStderr(failure).c_str());
+    }
+    if (printer.answered() == 0 && printer.failed() == 0) {
+      std::fprintf(stderr,
+                   "reel ask: no answer: the question is over all the files given, and %lld could "
+                   "not be read (repair or leave out the file and ask again)\n",
+                   static_cast<long long>(outcome.counters.items_failed));
+      return kExitFailed;
+    }
+  } else if (outcome.counters.items_failed > 0) {
     std::fprintf(stderr, "reel ask: %lld files could not be read (`reel status --db %s`)\n",
                  static_cast<long long>(outcome.counters.items_failed), database.c_str());
   }
@@ -410,12 +463,16 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "  REEL_MODEL_URL=http://localhost:8000/v1 reel ask talk.mp4 \"What is the speaker's "
       "main point?\"\n"
       "  reel ask talk.mp4 slides.md \"Which slide is the speaker on at 12:30?\"\n"
-      "  reel ask --endpoint http://gpu:8000/v1 a.mp4 b.mp4 \"Does this clip show a dog?\"\n"
-      "One question over the files: text files (.txt, .md, subtitle files) go into the context of\n"
-      "each video, image or document given (one answer for talk.mp4 with slides.md in its\n"
-      "context); with none, the first text file is asked about with the others beside it.\n"
-      "Several videos, images or documents (PDF, HTML, EPUB, office files: their pages' text and\n"
-      "pictures) are asked about one by one (an answer each).\n"
+      "  reel ask a.mp4 b.mp4 diagram.png notes.md \"Which clip shows the diagram?\"\n"
+      "One question over all the files, in one context, one answer: each video's frames with\n"
+      "their times (from that video's start) under \"Video 1: a.mp4\", then the images under\n"
+      "\"Image 1: diagram.png\", and the text files (documents, subtitle files); with no video or\n"
+      "image, the first text file is asked about with the others beside it. Too much for the\n"
+      "token budget: the fit steps treat every video alike (one frame size rule, the same share\n"
+      "of frames), and a split keeps each part's frames labelled. The answer is stored under the\n"
+      "first video or image given; a file that cannot be read fails the question, naming it.\n"
+      "A folder's files, documents read as pages (PDF, HTML, EPUB, office files: their pages'\n"
+      "text and pictures) and --chapters are asked about one by one, an answer each.\n"
       "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
       "job 'ask', prompt 'ask' (or 'chapters') with the question stored as asked: `reel results\n"
       "--ask-db`, `reel show --ask-db ITEM` and `reel status --ask-db` read it. The model\n"
@@ -452,6 +509,10 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"enabled", "disabled", "adaptive"}));
   cmd->add_option("--max-output-tokens", flags->max_output_tokens, "The answer's token cap")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--token-budget", flags->token_budget,
+                  "Tokens a request may hold, the answer's included (default 1048576; at most "
+                  "the server's max_model_len): more is fitted by the fit steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_flag("--reasoning", flags->reasoning, "Also print the model's reasoning (on stderr)");
   cmd->add_flag("--no-stream", flags->no_stream, "Print the answer once it is complete");
   cmd->add_flag("--again", flags->again,

@@ -11,6 +11,7 @@
 
 #include "base/terminal_text.h"
 #include "base/utf8.h"
+#include "jobs/cli/answer_files.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
@@ -127,7 +128,8 @@ int RunShow(const ShowFlags& flags) {
   std::map<int64_t, std::vector<std::vector<storage::Value>>> times;
   Result<storage::Table> linked = storage::Query(
       db->path,
-      "SELECT response_id, char_end, seconds, frame_index, frame_seconds FROM answer_time_frames "
+      "SELECT response_id, char_end, seconds, frame_index, frame_seconds, char_start FROM "
+      "answer_time_frames "
       "WHERE item_id = " +
           item_id + " ORDER BY response_id, char_start");
   if (linked.ok()) {
@@ -135,6 +137,9 @@ int RunShow(const ShowFlags& flags) {
       times[std::get<int64_t>(row[0])].push_back(std::move(row));
     }
   }
+  // Answers asked over several files (reel ask a.mp4 b.mp4 ...): the files, for the times.
+  const std::map<int64_t, std::vector<AnswerFile>> files_of =
+      AnswerFilesOf(db->path, std::stoll(item_id));
   const bool md = flags.format == "md";
   const bool terminal = IsTerminal(stdout);
   auto shown = [&](const std::string& text) {
@@ -168,17 +173,40 @@ int RunShow(const ShowFlags& flags) {
     out += (md ? "*" : "") + shown(meta) + (md ? "*\n\n" : "\n");
     const std::string question = Str(row[2]);
     if (!question.empty()) out += (md ? "**Question:** " : "Question: ") + shown(question) + "\n";
+    const auto files = files_of.find(response);
+    if (files != files_of.end()) {
+      std::string list;
+      for (const AnswerFile& f : files->second) {
+        list += (list.empty() ? "" : ", ") + f.heading + " " + f.path;
+      }
+      out += (md ? "**Asked over:** " : "Asked over: ") + shown(list) + "\n";
+    }
     out += md ? "\n" : "Answer:\n";
     // The answer with each linked time followed by its frame.
     std::string content = Str(row[5]);
     std::string annotated;
     size_t at = 0;
     for (const auto& t : times[response]) {
-      if (std::holds_alternative<std::monostate>(t[3])) continue;  // outside the item
       const size_t end = ByteOffset(content, std::get<int64_t>(t[1]));
       if (end < at) continue;
-      annotated += content.substr(at, end - at);
-      annotated += " [frame " + Str(t[3]) + ", " + Clock(std::get<double>(t[4])) + "]";
+      std::string link;  // " [frame N, MM:SS]"; another file's: " [b.mp4 frame N, MM:SS]"
+      std::optional<size_t> file;
+      if (files != files_of.end()) {
+        file =
+            FileNamedBefore(content, ByteOffset(content, std::get<int64_t>(t[5])), files->second);
+      }
+      if (file && files->second[*file].path != Str(items->rows[0][1])) {
+        const std::string& path = files->second[*file].path;
+        if (std::optional<NearestFrame> f =
+                NearestFrameOf(db->path, std::stoll(item_id), path, std::get<double>(t[2]))) {
+          link = " [" + path.substr(path.find_last_of('/') + 1) + " frame " +
+                 std::to_string(f->sample_index) + ", " + Clock(f->seconds) + "]";
+        }
+      } else if (!std::holds_alternative<std::monostate>(t[3])) {  // else outside the item
+        link = " [frame " + Str(t[3]) + ", " + Clock(std::get<double>(t[4])) + "]";
+      }
+      if (link.empty()) continue;
+      annotated += content.substr(at, end - at) + link;
       at = end;
     }
     annotated += content.substr(at);

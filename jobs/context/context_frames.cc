@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -73,8 +74,23 @@ std::vector<std::string> ManifestFrameFiles(const std::string& cache_dir,
     for (const nlohmann::json& frame : part["frames"]) {
       if (!frame.is_object() || !frame.contains("sample_index")) continue;
       if (!frame["sample_index"].is_number_integer()) continue;
+      // A context over several files: the frame's file names it (group_context.h).
+      std::string source = frame_source;
+      if (frame.contains("source")) {
+        const nlohmann::json* of = nullptr;
+        if (manifest.contains("sources") && manifest["sources"].is_array() &&
+            frame["source"].is_number_unsigned() &&
+            frame["source"].get<size_t>() < manifest["sources"].size()) {
+          of = &manifest["sources"][frame["source"].get<size_t>()];
+        }
+        if (of == nullptr || !of->is_object() || !of->contains("frame_source") ||
+            !(*of)["frame_source"].is_string()) {
+          continue;
+        }
+        source = (*of)["frame_source"].get<std::string>();
+      }
       files.push_back(FramePath(
-          cache_dir, FrameKey(frame_source, frame["sample_index"].get<int64_t>(), width, height)));
+          cache_dir, FrameKey(source, frame["sample_index"].get<int64_t>(), width, height)));
     }
   }
   return files;
@@ -88,30 +104,31 @@ std::string FrameCacheDir(const JobSpec& job, const std::string& database) {
   return ResolveJobPath(job.base_dir, job.storage.database) + ".frames";
 }
 
-Result<std::vector<std::string>> ContextFrameFiles(
-    const JobSpec& job, const storage::ItemRecord& item, const llm::ContextInput& input,
-    const llm::Context& context, const std::vector<size_t>& frames, const std::string& cache_dir,
-    ContextFramesReport* report) {
-  ContextFramesReport local;
-  ContextFramesReport& r = report != nullptr ? *report : local;
-  const int width = context.frame_width, height = context.frame_height;
-  // Paged documents: each page at its own size (Context::frame_sizes).
+namespace {
+
+// The frames of one file (`path` as stored, its frames named by `frame_source`) at one size, or
+// for a paged document each page at its own size (`page_sizes`, Context::frame_sizes).
+Result<std::vector<std::string>> FrameFilesOf(const JobSpec& job, const std::string& path,
+                                              const std::string& frame_source,
+                                              const llm::ContextInput& input, int width, int height,
+                                              int64_t max_pixels,
+                                              const std::vector<std::pair<int, int>>& page_sizes,
+                                              const std::vector<size_t>& frames,
+                                              const std::string& cache_dir,
+                                              ContextFramesReport& r) {
   auto size_of = [&](size_t f) {
-    if (input.paged && f < context.frame_sizes.size() && context.frame_sizes[f].first > 0) {
-      return context.frame_sizes[f];
-    }
+    if (input.paged && f < page_sizes.size() && page_sizes[f].first > 0) return page_sizes[f];
     return std::make_pair(width, height);
   };
   std::vector<std::string> paths(input.frames.size());
   std::map<int64_t, size_t> missing;  // sample index -> input frame
   for (size_t f : frames) {
     if (f >= input.frames.size()) {
-      return InvalidArgument(item.path + ": frame " + std::to_string(f) + " is not in the item");
+      return InvalidArgument(path + ": frame " + std::to_string(f) + " is not in the item");
     }
     if (!paths[f].empty()) continue;
     auto [w, h] = size_of(f);
-    paths[f] =
-        FramePath(cache_dir, FrameKey(FrameSource(item), input.frames[f].sample_index, w, h));
+    paths[f] = FramePath(cache_dir, FrameKey(frame_source, input.frames[f].sample_index, w, h));
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths[f], ec)) {
       ++r.cached;
@@ -120,7 +137,7 @@ Result<std::vector<std::string>> ContextFrameFiles(
     }
   }
   if (missing.empty()) return paths;
-  const std::string file = UnescapeInvalidUtf8(item.path);  // stored as DisplayPath
+  const std::string file = UnescapeInvalidUtf8(path);  // stored as DisplayPath
 
   if (input.paged) {
     // The pages are rendered again as the item was read (the same settings, the same size),
@@ -136,7 +153,7 @@ Result<std::vector<std::string>> ContextFrameFiles(
       if (it == missing.end()) return Status::Ok();
       const size_t f = it->second;
       if (!page.error.ok() || page.image.empty()) {
-        failure = page.error.ok() ? CorruptData(item.path + ": page " +
+        failure = page.error.ok() ? CorruptData(path + ": page " +
                                                 std::to_string(page.number) + " has no picture")
                                   : page.error;
         return failure;
@@ -144,7 +161,7 @@ Result<std::vector<std::string>> ContextFrameFiles(
       if (page.image.width != input.frames[f].width ||
           page.image.height != input.frames[f].height) {
         failure =
-            CorruptData(item.path + ": page " + std::to_string(page.number) + " is now " +
+            CorruptData(path + ": page " + std::to_string(page.number) + " is now " +
                         std::to_string(page.image.width) + "x" + std::to_string(page.image.height) +
                         ", it was stored at " + std::to_string(input.frames[f].width) + "x" +
                         std::to_string(input.frames[f].height) +
@@ -152,7 +169,7 @@ Result<std::vector<std::string>> ContextFrameFiles(
         return failure;
       }
       auto [w, h] = size_of(f);
-      Status written = WriteJpeg(paths[f], std::move(page.image), w, h, item.path);
+      Status written = WriteJpeg(paths[f], std::move(page.image), w, h, path);
       if (!written.ok()) {
         failure = written;
         return failure;
@@ -166,7 +183,7 @@ Result<std::vector<std::string>> ContextFrameFiles(
     if (!failure.ok()) return failure;
     if (!read.ok()) return read.status();
     if (!missing.empty()) {
-      return CorruptData(item.path + ": " + std::to_string(missing.size()) +
+      return CorruptData(path + ": " + std::to_string(missing.size()) +
                          " page pictures of the context could not be rendered again (first: "
                          "page " +
                          std::to_string(missing.begin()->first + 1) + ")");
@@ -177,9 +194,9 @@ Result<std::vector<std::string>> ContextFrameFiles(
   if (input.kind == llm::ContextItemKind::kImage) {
     REEL_ASSIGN_OR_RETURN(pipeline::Image image,
                           pipeline::ReadImageFile(file, job.limits.media.max_pixels));
-    r.passes = 1;
+    ++r.passes;
     for (const auto& [sample, f] : missing) {
-      REEL_RETURN_IF_ERROR(WriteJpeg(paths[f], image, width, height, item.path));
+      REEL_RETURN_IF_ERROR(WriteJpeg(paths[f], image, width, height, path));
       ++r.decoded;
     }
     return paths;
@@ -191,10 +208,9 @@ Result<std::vector<std::string>> ContextFrameFiles(
   options.sampling = job.sampling;
   options.resize = job.resize.frames;
   options.limits = job.limits.media;
-  if (context.frame_max_pixels > 0 && options.resize.mode == pipeline::ResizeMode::kSmart) {
-    options.resize.smart.max_pixels = context.frame_max_pixels;
-    options.resize.smart.min_pixels =
-        std::min(options.resize.smart.min_pixels, context.frame_max_pixels);
+  if (max_pixels > 0 && options.resize.mode == pipeline::ResizeMode::kSmart) {
+    options.resize.smart.max_pixels = max_pixels;
+    options.resize.smart.min_pixels = std::min(options.resize.smart.min_pixels, max_pixels);
   }
   Status failure;
   bool finished = false;
@@ -203,13 +219,13 @@ Result<std::vector<std::string>> ContextFrameFiles(
     if (it == missing.end()) return Status::Ok();
     const size_t f = it->second;
     if (std::abs(frame.time_s - input.frames[f].time_s) > 1e-3) {
-      failure = CorruptData(item.path + ": frame " + std::to_string(frame.index) + " is now at " +
+      failure = CorruptData(path + ": frame " + std::to_string(frame.index) + " is now at " +
                             std::to_string(frame.time_s) + " s, it was stored at " +
                             std::to_string(input.frames[f].time_s) +
                             " s: the file changed since it was sampled (run the job again)");
       return failure;
     }
-    Status written = WriteJpeg(paths[f], std::move(frame.image), width, height, item.path);
+    Status written = WriteJpeg(paths[f], std::move(frame.image), width, height, path);
     if (!written.ok()) {
       failure = written;
       return failure;
@@ -222,14 +238,63 @@ Result<std::vector<std::string>> ContextFrameFiles(
     }
     return Status::Ok();
   };
-  r.passes = 1;
+  ++r.passes;
   Result<pipeline::SampleReport> sampled = pipeline::SampleVideo(file, options, sink);
   if (!failure.ok()) return failure;
   if (!sampled.ok() && !finished) return sampled.status();
   if (!missing.empty()) {
-    return CorruptData(item.path + ": " + std::to_string(missing.size()) +
+    return CorruptData(path + ": " + std::to_string(missing.size()) +
                        " frames of the context could not be decoded again (first: sample " +
                        std::to_string(missing.begin()->first) + ")");
+  }
+  return paths;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ContextFrameFiles(
+    const JobSpec& job, const storage::ItemRecord& item, const llm::ContextInput& input,
+    const llm::Context& context, const std::vector<size_t>& frames, const std::string& cache_dir,
+    ContextFramesReport* report) {
+  ContextFramesReport local;
+  ContextFramesReport& r = report != nullptr ? *report : local;
+  if (input.sources.empty()) {
+    return FrameFilesOf(job, item.path, FrameSource(item), input, context.frame_width,
+                        context.frame_height, context.frame_max_pixels, context.frame_sizes,
+                        frames, cache_dir, r);
+  }
+  // Several files (jobs/context/group_context.h): each file's frames from its own file, at its
+  // own size, named by its own frame source.
+  for (size_t f : frames) {
+    if (f >= input.frames.size()) {
+      return InvalidArgument(item.path + ": frame " + std::to_string(f) + " is not in the context");
+    }
+  }
+  std::vector<std::string> paths(input.frames.size());
+  for (size_t s = 0; s < input.sources.size(); ++s) {
+    const llm::ContextSource& source = input.sources[s];
+    llm::ContextInput one;
+    one.item_path = source.path;
+    one.kind = source.kind;
+    std::vector<size_t> index;  // one.frames -> input.frames
+    for (size_t f = 0; f < input.frames.size(); ++f) {
+      if (input.frames[f].source != s) continue;
+      index.push_back(f);
+      one.frames.push_back(input.frames[f]);
+    }
+    std::vector<size_t> wanted;
+    for (size_t k = 0; k < index.size(); ++k) {
+      if (std::find(frames.begin(), frames.end(), index[k]) != frames.end()) wanted.push_back(k);
+    }
+    if (wanted.empty()) continue;
+    const llm::FrameSize size = s < context.source_sizes.size()
+                                    ? context.source_sizes[s]
+                                    : llm::FrameSize{context.frame_width, context.frame_height};
+    REEL_ASSIGN_OR_RETURN(
+        std::vector<std::string> files,
+        FrameFilesOf(job, source.path, source.frame_source, one, size.width, size.height,
+                     context.frame_max_pixels, {}, wanted, cache_dir, r));
+    for (size_t k : wanted) paths[index[k]] = std::move(files[k]);
   }
   return paths;
 }

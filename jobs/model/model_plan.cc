@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/context/context_frames.h"
+#include "jobs/context/group_context.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "llm/context/request_body.h"
 #include "storage/sha256.h"
@@ -103,12 +104,14 @@ Status ItemPlanner::Load(storage::Store& store) {
   item_ = std::move(*item);
   REEL_ASSIGN_OR_RETURN(llm::ContextInput input, LoadContextInput(store, item_id_, &job_));
   AddAttachedTexts(*setup_.context, &input);
+  REEL_RETURN_IF_ERROR(AddGroupMedia(store, job_, *item_, &input));
   input_ = std::move(input);
   return Status::Ok();
 }
 
 std::string ItemPlanner::BaseKey(size_t prompt_index) const {
-  return ContextSettingsKey(job_, job_.prompts[prompt_index], *setup_.context, *item_);
+  return GroupSettingsKey(
+      ContextSettingsKey(job_, job_.prompts[prompt_index], *setup_.context, *item_), *input_);
 }
 
 Result<const ItemContext*> ItemPlanner::ContextFor(size_t prompt_index, const std::string& key,
@@ -199,6 +202,8 @@ Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margi
     if (pieces[s].start_seconds && pieces[s].end_seconds && input_->paged) {
       text += " (pages " + std::to_string(std::llround(*pieces[s].start_seconds)) + " to " +
               std::to_string(std::llround(*pieces[s].end_seconds)) + ")";
+    } else if (!pieces[s].first_label.empty()) {  // several files: the files and times it covers
+      text += " (" + pieces[s].first_label + " to " + pieces[s].last_label + ")";
     } else if (pieces[s].start_seconds && pieces[s].end_seconds) {
       text += " (" + Seconds(*pieces[s].start_seconds) + " s to " +
               Seconds(*pieces[s].end_seconds) + " s)";
@@ -212,7 +217,8 @@ Result<llm::Context> ItemPlanner::BuildReduce(size_t prompt_index, int64_t margi
   in.texts.push_back({"answers", std::nullopt, std::nullopt, std::move(text)});
   llm::ContextOptions options = ContextOptionsFor(job_, prompt, *input_);
   options.token_budget -= margin;
-  options.question = ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(parts));
+  options.question = ReduceQuestion(job_, prompt, options.question, static_cast<int64_t>(parts),
+                                    /*several_files=*/!input_->sources.empty());
   options.fit_steps.clear();
   if (shorten) options.fit_steps = {llm::FitStep::kShortenText};
   Result<llm::Context> built =
@@ -359,7 +365,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
           .question;
   storage::TaskStore tasks(store.database());
 
-  const std::string base_key = ContextSettingsKey(job_, prompt, *setup_.context, *item_);
+  const std::string base_key = BaseKey(prompt_index);
   REEL_ASSIGN_OR_RETURN(std::vector<storage::ContextRow> rows,
                         tasks.ListContexts(item_id_, prompt.id, base_key));
   if (rows.empty()) return plan;  // kNoContext
@@ -569,6 +575,15 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
     pieces.push_back({units[s].id, units[s].custom_id, rows[s].start_seconds, rows[s].end_seconds,
                       static_cast<int64_t>(s), static_cast<int64_t>(s)});
   }
+  if (!input_->sources.empty()) {  // several files: each part named by the files it covers
+    Result<const ItemContext*> split = ContextFor(prompt_index, variant, margin);
+    if (split.ok() && (*split)->context.segments.size() == n) {
+      for (size_t s = 0; s < n; ++s) {
+        pieces[s].first_label = (*split)->context.segments[s].first_label;
+        pieces[s].last_label = (*split)->context.segments[s].last_label;
+      }
+    }
+  }
   for (int level = 1;; ++level) {
     Result<std::vector<std::string>> answers = PieceAnswers(store, pieces);
     if (!answers.ok()) return fail(answers.status().message());
@@ -722,7 +737,7 @@ Result<PromptPlan> ItemPlanner::Plan(storage::Store& store, size_t prompt_index,
       const ReducePiece& a = pieces[groups[g].first];
       const ReducePiece& b = pieces[groups[g].last];
       next.push_back({level_tasks[g].task->id, level_tasks[g].custom_id, a.start_seconds,
-                      b.end_seconds, a.first_segment, b.last_segment});
+                      b.end_seconds, a.first_segment, b.last_segment, a.first_label, b.last_label});
     }
     pieces = std::move(next);
   }

@@ -150,6 +150,10 @@ class ItemPlanner {
     std::optional<double> end_seconds;
     int64_t first_segment = 0;  // the segments of the video it covers
     int64_t last_segment = 0;
+    // Several files in one context: its first and last frame ("a.mp4 0.0 s", "d.png"), which
+    // head it instead of the times; "" otherwise.
+    std::string first_label = {};
+    std::string last_label = {};
   };
   // Consecutive pieces [first, last] asked over in one reduce.
   struct ReduceGroup {

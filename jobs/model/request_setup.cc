@@ -127,9 +127,16 @@ std::string ReduceKey(const std::string& settings_key) {
 }
 
 std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt,
-                           const std::string& question, int64_t parts) {
+                           const std::string& question, int64_t parts, bool several_files) {
   if (!prompt.reduce.empty()) return prompt.reduce;
   if (!job.model.reduce_question.empty()) return job.model.reduce_question;
+  if (several_files) {
+    return "The files were too many for one request and were asked about in " +
+           (parts > 0 ? std::to_string(parts) + " " : std::string()) +
+           "consecutive parts. The answers for the parts are above, each with the files (and "
+           "times in them) it covers. Using them, answer: " +
+           question;
+  }
   return "The video was too long for one request and was asked about in " +
          (parts > 0 ? std::to_string(parts) + " " : std::string()) +
          "consecutive parts. The answers for the parts are above, each with its time range. "

@@ -63,9 +63,10 @@ std::string ReduceKey(const std::string& settings_key);
 
 // The question of the reduce step over `parts` segment answers: the prompt's `reduce`, the job's
 // model.reduce_question, or the built-in one around `question` (the question the segments were
-// asked).
+// asked). `several_files`: the parts are of a context over several files (group_context.h),
+// each headed with the files it covers.
 std::string ReduceQuestion(const JobSpec& job, const PromptSpec& prompt,
-                           const std::string& question, int64_t parts);
+                           const std::string& question, int64_t parts, bool several_files = false);
 
 // Extra margin (tokens) for re-fitting a context the server found too long, from that send's
 // numbers: the server's count minus ours, or the overflow of its window, plus one 128-token

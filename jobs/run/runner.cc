@@ -11,6 +11,7 @@
 
 #include "base/file_util.h"
 #include "base/utf8.h"
+#include "jobs/context/group_context.h"
 #include "jobs/context/item_context.h"
 #include "jobs/model/request_setup.h"
 #include "jobs/run/item_plan.h"
@@ -474,6 +475,12 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     outcome.message = inputs.status().message();
     return outcome;
   }
+  // A question over several files (context.group, jobs/context/group_context.h): the files it
+  // reads are read first, and one item at a time (below), so the item asked about finds them.
+  if (!job.context.group.empty()) {
+    std::stable_partition(inputs->begin(), inputs->end(),
+                          [&](const InputFile& input) { return IsGroupMember(job, input.path); });
+  }
 
   // Contexts need the tokenizer file and a template that fit together: checked once, up front,
   // instead of failing every item's context.
@@ -602,8 +609,11 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
     }
   }
 
-  const int workers = std::max(1, std::min(options.workers > 0 ? options.workers : DefaultWorkers(),
-                                           static_cast<int>(std::max<size_t>(1, inputs->size()))));
+  const int workers =
+      !job.context.group.empty()
+          ? 1
+          : std::max(1, std::min(options.workers > 0 ? options.workers : DefaultWorkers(),
+                                 static_cast<int>(std::max<size_t>(1, inputs->size()))));
   // Items side by side already share the cores: with decoder_threads on auto, each item's
   // decoding gets its share (a lone video still gets every core). More decoding threads than
   // cores only add start-up work per item.

@@ -5,6 +5,7 @@
 // builds.
 #include <mutex>
 
+#include "jobs/context/group_context.h"
 #include "jobs/context/item_context.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "jobs/stages/stages.h"
@@ -23,6 +24,8 @@ class ContextStage : public StoredItemStage {
     if (job.prompts.empty()) {  // every stored context is one the job no longer builds
       return RetireOldContexts(store, item_id, {}, frame_cache_).status();
     }
+    // A file read for a question over several files: its frames are in the group item's context.
+    if (IsGroupMember(job, work.input.path)) return Status::Ok();
     REEL_ASSIGN_OR_RETURN(std::shared_ptr<const ContextSetup> setup, Setup(job));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
     if (!item) return NotFound(work.input.path + ": item vanished before its contexts were built");
@@ -35,11 +38,16 @@ class ContextStage : public StoredItemStage {
       if (input) return Status::Ok();
       REEL_ASSIGN_OR_RETURN(llm::ContextInput loaded, LoadContextInput(store, item_id, &job));
       AddAttachedTexts(*setup, &loaded);
+      REEL_RETURN_IF_ERROR(AddGroupMedia(store, job, *item, &loaded));
       input = std::move(loaded);
       return Status::Ok();
     };
     for (const PromptSpec& prompt : job.prompts) {
       std::string key = ContextSettingsKey(job, prompt, *setup, *item);
+      if (!job.context.group.empty()) {  // the key names every file of the group
+        REEL_RETURN_IF_ERROR(load_input());
+        key = GroupSettingsKey(key, *input);
+      }
       if (!PromptAppliesToEveryItem(prompt)) {
         REEL_RETURN_IF_ERROR(load_input());
         // Not asked about this item (e.g. chapters of a document): no context, and one an older

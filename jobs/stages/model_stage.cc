@@ -1,5 +1,6 @@
 // The model stage: after the context stage has stored an item's contexts, hands the item to the
 // run's ModelRun, which records its questions as tasks and (with an endpoint) asks them.
+#include "jobs/context/group_context.h"
 #include "jobs/model/model_run.h"
 #include "jobs/stages/stages.h"
 
@@ -14,6 +15,8 @@ class ModelStage : public StoredItemStage {
              ItemWork& work) const override {
     (void)run_id;
     if (run_ == nullptr || work.job == nullptr || work.job->prompts.empty()) return Status::Ok();
+    // Read for a question over several files, not asked about alone (group_context.h).
+    if (IsGroupMember(*work.job, work.input.path)) return Status::Ok();
     return run_->AddItem(store, item_id, work.input.path, std::move(work.contexts));
   }
 

@@ -162,6 +162,12 @@ std::string DocumentText(const ContextText& t) {
   return "Document (" + t.source + "):\n" + t.text + "\n\n";
 }
 
+// The file name of a path (the context names files by it).
+std::string FileName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 using fit::Plan;
 
 class Builder {
@@ -211,6 +217,26 @@ class Builder {
   // exact).
   int64_t Cost(const Plan& plan) const;
   int64_t FramesCost(const Plan& plan, size_t first, size_t last) const;
+  // Several files (ContextInput::sources).
+  bool files() const { return !in_.sources.empty(); }
+  // The heading of file `s` before its frames ("Video 2: b.mp4 (...)", "Image 1: d.png").
+  std::string FileHeading(size_t s, bool continued) const;
+  // Whether plan position `i` starts its file's frames within a segment starting at `first`,
+  // and whether the file began before it (a split's later segment).
+  bool StartsFile(const Plan& plan, size_t first, size_t i) const {
+    return i == first || in_.frames[plan.frames[i - 1]].source != in_.frames[plan.frames[i]].source;
+  }
+  bool Continues(const Plan& plan, size_t i) const {
+    return i > 0 && in_.frames[plan.frames[i - 1]].source == in_.frames[plan.frames[i]].source;
+  }
+  // For each timed text (timed_index_ order): the plan position it is written before (the first
+  // frame of its file after its start), plan.frames.size() when after every frame.
+  std::vector<size_t> LineSlots(const Plan& plan) const;
+  std::vector<ContextPart> FileParts(const Plan& plan, size_t first, size_t last,
+                                     bool with_documents) const;
+  // "a.mp4 12.0 s" (a video's frame), "diagram.png" (an image).
+  std::string FrameName(const Plan& plan, size_t i) const;
+
   bool FitsFrameLimit(size_t frames) const {
     return in_.paged || o_.transport != Transport::kVideo || o_.server_num_frames <= 0 ||
            frames <= static_cast<size_t>(o_.server_num_frames);
@@ -310,6 +336,100 @@ std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t l
   text(lines_until(1e300));
   if (!o_.documents_first) text(docs);
   return parts;
+}
+
+std::string Builder::FileHeading(size_t s, bool continued) const {
+  const ContextSource& src = in_.sources[s];
+  int ordinal = 0;  // among the files of its kind
+  for (size_t k = 0; k <= s; ++k) ordinal += in_.sources[k].kind == src.kind ? 1 : 0;
+  const std::string name = FileName(src.path);
+  if (src.kind != ContextItemKind::kVideo) {
+    return "Image " + std::to_string(ordinal) + ": " + name + "\n";
+  }
+  if (continued) return "Video " + std::to_string(ordinal) + ": " + name + " (continued)\n";
+  return "Video " + std::to_string(ordinal) + ": " + name + " (" + Seconds1(src.duration_s) +
+         " s; its frame times are from its start)\n";
+}
+
+std::vector<size_t> Builder::LineSlots(const Plan& plan) const {
+  std::vector<size_t> slots(timed_index_.size(), plan.frames.size());
+  for (size_t k = 0; k < timed_index_.size(); ++k) {
+    const ContextText& t = in_.texts[timed_index_[k]];
+    std::optional<size_t> last_of_file;
+    for (size_t p = 0; p < plan.frames.size(); ++p) {
+      const ContextFrame& f = in_.frames[plan.frames[p]];
+      if (f.source != t.file) continue;
+      last_of_file = p;
+      if (f.time_s > t.start_s.value_or(0)) {
+        slots[k] = p;
+        last_of_file.reset();
+        break;
+      }
+    }
+    if (last_of_file) slots[k] = *last_of_file + 1;
+  }
+  return slots;
+}
+
+std::vector<ContextPart> Builder::FileParts(const Plan& plan, size_t first, size_t last,
+                                            bool with_documents) const {
+  std::vector<ContextPart> parts;
+  auto text = [&](std::string s) {
+    if (s.empty()) return;
+    if (!parts.empty() && parts.back().kind == ContextPart::Kind::kText) {
+      parts.back().text += s;
+    } else {
+      ContextPart p;
+      p.text = std::move(s);
+      parts.push_back(std::move(p));
+    }
+  };
+  std::string docs;
+  if (with_documents) {
+    for (size_t d = 0; d < document_index_.size(); ++d) {
+      ContextText t = in_.texts[document_index_[d]];
+      t.text = plan.documents[d];
+      docs += DocumentText(t);
+    }
+  }
+  if (o_.documents_first) text(docs);
+  const std::vector<size_t> slots = LineSlots(plan);
+  // The timed lines written before position p: of file `source` only, or of every other file.
+  auto lines_at = [&](size_t p, size_t source, bool of_source) {
+    std::string out;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const ContextText& t = in_.texts[timed_index_[k]];
+      if (slots[k] == p && (t.file == source) == of_source) out += TimedLine(t);
+    }
+    return out;
+  };
+  for (size_t i = first; i < last; ++i) {
+    const ContextFrame& f = in_.frames[plan.frames[i]];
+    text(lines_at(i, f.source, /*of_source=*/false));  // the end of the file before
+    if (StartsFile(plan, first, i)) text(FileHeading(f.source, Continues(plan, i)));
+    text(lines_at(i, f.source, /*of_source=*/true));
+    if (in_.sources[f.source].kind == ContextItemKind::kVideo) text(FrameLabel(f.time_s));
+    ContextPart p;
+    p.kind = ContextPart::Kind::kImage;
+    p.frames = {plan.frames[i]};
+    p.width = plan.sizes[f.source].width;
+    p.height = plan.sizes[f.source].height;
+    parts.push_back(std::move(p));
+  }
+  if (last == plan.frames.size()) {
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (slots[k] == last) text(TimedLine(in_.texts[timed_index_[k]]));
+    }
+  }
+  if (!o_.documents_first) text(docs);
+  return parts;
+}
+
+std::string Builder::FrameName(const Plan& plan, size_t i) const {
+  const ContextFrame& f = in_.frames[plan.frames[i]];
+  const ContextSource& src = in_.sources[f.source];
+  return FileName(src.path) +
+         (src.kind == ContextItemKind::kVideo ? " " + Seconds1(f.time_s) + " s" : std::string());
 }
 
 std::vector<Piece> Builder::Render(const std::vector<ContextPart>& parts,
@@ -430,6 +550,19 @@ int64_t Builder::FramesCost(const Plan& plan, size_t first, size_t last) const {
     }
     return n;
   }
+  if (files()) {
+    int64_t n = 0;
+    for (size_t i = first; i < last; ++i) {
+      const ContextFrame& f = in_.frames[plan.frames[i]];
+      if (StartsFile(plan, first, i)) n += pieces_.Text(FileHeading(f.source, Continues(plan, i)));
+      const FrameSize& size = plan.sizes[f.source];
+      n += pieces_.MediaTokens(Placeholders(size.width, size.height, o_.resize_factor), false);
+      if (in_.sources[f.source].kind == ContextItemKind::kVideo) {
+        n += pieces_.Text(FrameLabel(f.time_s));
+      }
+    }
+    return n;
+  }
   int64_t placeholders = Placeholders(plan.width, plan.height, o_.resize_factor);
   if (in_.kind == ContextItemKind::kImage || o_.transport == Transport::kImages) {
     int64_t n = 0;
@@ -499,6 +632,27 @@ Result<Context> Builder::Build() {
     plan.height = in_.frames[0].height;
   }
   for (size_t d : document_index_) plan.documents.push_back(in_.texts[d].text);
+  if (files()) {
+    if (o_.transport != Transport::kImages) {
+      return InvalidArgument(in_.item_path + ": a context over " +
+                             std::to_string(in_.sources.size()) +
+                             " files sends their frames as images (transport \"images\"), not " +
+                             TransportName(o_.transport));
+    }
+    plan.sizes.resize(in_.sources.size());
+    std::vector<bool> seen(in_.sources.size(), false);
+    for (const ContextFrame& f : in_.frames) {
+      if (f.source >= in_.sources.size()) {
+        return InvalidArgument(in_.item_path + ": a frame names file " + std::to_string(f.source) +
+                               " of " + std::to_string(in_.sources.size()));
+      }
+      if (!seen[f.source]) plan.sizes[f.source] = {f.width, f.height};
+      seen[f.source] = true;
+    }
+    for (size_t s = 0; s < seen.size(); ++s) {
+      if (!seen[s]) return InvalidArgument(in_.sources[s].path + ": has no frames to send");
+    }
+  }
 
   // The steps fit tokens; the server's frame limit is met by splitting, never by dropping.
   auto fits = [&](const Plan& p) { return Cost(p) <= ctx.limit; };
@@ -628,7 +782,17 @@ Result<Context> Builder::Build() {
     ranges.push_back({0, plan.frames.size()});
   } else {
     const int64_t base = fixed_cost_ + 64;  // the segment's header text and the reduce wording
+    const std::vector<size_t> slots = files() ? LineSlots(plan) : std::vector<size_t>();
     auto segment_cost = [&](size_t a, size_t b) {
+      if (files()) {
+        int64_t n = base + FramesCost(plan, a, b);
+        for (size_t k = 0; k < slots.size(); ++k) {
+          if ((slots[k] >= a && slots[k] < b) || (b == plan.frames.size() && slots[k] == b)) {
+            n += timed_cost_[k];
+          }
+        }
+        return n;
+      }
       double from = in_.frames[plan.frames[a]].time_s;
       double to = b < plan.frames.size() ? in_.frames[plan.frames[b]].time_s : 1e300;
       int64_t n = base + FramesCost(plan, a, b);
@@ -646,7 +810,13 @@ Result<Context> Builder::Build() {
              ? std::string("token limit")
              : "at most " + std::to_string(o_.server_num_frames) + " frames per video") +
         "), asked one by one, then once over their answers";
-    ctx.reduce_question = o_.reduce_question.empty()
+    ctx.reduce_question = o_.reduce_question.empty() && files()
+                              ? "The files were too many for one request and were asked about in " +
+                                    std::to_string(ranges.size()) +
+                                    " consecutive parts. The answers for the parts follow, each "
+                                    "with the files it covers. Using them, answer: " +
+                                    o_.question
+                          : o_.reduce_question.empty()
                               ? "The video was too long for one request and was asked about in " +
                                     std::to_string(ranges.size()) +
                                     " consecutive parts. The answers for the parts follow, each "
@@ -678,7 +848,15 @@ Result<Context> Builder::Build() {
       }
       seg.end_s = last_page;
     }
-    seg.parts = Parts(plan, a, b, from, to, /*with_documents=*/!split);
+    if (files()) {
+      seg.parts = FileParts(plan, a, b, /*with_documents=*/!split);
+      if (b > a) {
+        seg.first_label = FrameName(plan, a);
+        seg.last_label = FrameName(plan, b - 1);
+      }
+    } else {
+      seg.parts = Parts(plan, a, b, from, to, /*with_documents=*/!split);
+    }
     // Block alignment of the prefix (everything before the question): exact counts only.
     if (o_.prefix_block > 0 && c_.exact()) {
       int64_t unpadded = 0;
@@ -726,6 +904,7 @@ Result<Context> Builder::Build() {
   ctx.frame_width = plan.width;
   ctx.frame_height = plan.height;
   ctx.frame_max_pixels = plan.max_pixels;
+  ctx.source_sizes = plan.sizes;
   return ctx;
 }
 
@@ -755,8 +934,10 @@ std::string Context::ManifestJson(const ContextInput& input, size_t segment) con
     if (p.kind != ContextPart::Kind::kText) {
       json frames = json::array();
       for (size_t f : p.frames) {
-        frames.push_back(
-            {{"sample_index", input.frames[f].sample_index}, {"time_s", input.frames[f].time_s}});
+        json frame = {{"sample_index", input.frames[f].sample_index},
+                      {"time_s", input.frames[f].time_s}};
+        if (!input.sources.empty()) frame["source"] = input.frames[f].source;
+        frames.push_back(frame);
       }
       j["frames"] = frames;
       j["size"] = std::to_string(p.width) + "x" + std::to_string(p.height);
@@ -804,6 +985,22 @@ std::string Context::ManifestJson(const ContextInput& input, size_t segment) con
   };
   if (segments.size() > 1) m["reduce_question"] = reduce_question;
   if (paged) m["page_range"] = {seg.start_s, seg.end_s};
+  if (!input.sources.empty()) {
+    json sources = json::array();
+    for (size_t s = 0; s < input.sources.size(); ++s) {
+      const ContextSource& src = input.sources[s];
+      json j = {{"path", src.path},
+                {"kind", src.kind == ContextItemKind::kVideo ? "video" : "image"}};
+      if (!src.frame_source.empty()) j["frame_source"] = src.frame_source;
+      if (s < source_sizes.size()) {
+        j["size"] =
+            std::to_string(source_sizes[s].width) + "x" + std::to_string(source_sizes[s].height);
+      }
+      sources.push_back(j);
+    }
+    m["sources"] = sources;
+    m["label"] = {seg.first_label, seg.last_label};
+  }
   return m.dump();
 }
 

@@ -70,6 +70,7 @@ struct ContextFrame {
   // Paged documents: the page has a good text layer (its text is not OCR and not almost empty),
   // so its picture is the first thing drop_page_pictures leaves out.
   bool page_has_text = false;
+  size_t source = 0;       // a context over several files: its file (ContextInput::sources)
 };
 
 struct ContextText {
@@ -78,9 +79,24 @@ struct ContextText {
   std::optional<double> end_s;
   std::string text;
   std::string label = {};  // paged documents: the page's label ("xii") when the file has labels
+  size_t file = 0;  // a context over several files: the file a timed text belongs to (sources)
 };
 
 enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
+
+// One file of a context over several videos and images (`reel ask a.mp4 b.mp4 diagram.png
+// "question"`): the frames of all files are ContextInput::frames, file after file (videos, then
+// images), each naming its file (ContextFrame::source); each video's times are from its own
+// start.
+struct ContextSource {
+  std::string path;  // as stored; the context names the file by its file name
+  ContextItemKind kind = ContextItemKind::kVideo;  // kVideo or kImage
+  int source_width = 0;  // upright size before resizing (lower_resolution)
+  int source_height = 0;
+  double duration_s = 0;
+  // Opaque here: what the caller's frame cache names this file's frames by (jobs/context).
+  std::string frame_source;
+};
 
 struct ContextInput {
   std::string item_path;
@@ -96,6 +112,19 @@ struct ContextInput {
   // lower_resolution max_pixels applies to each); the transport is always images; split cuts
   // the pages into consecutive page ranges.
   bool paged = false;
+  // Several files in one context (frames[i].source indexes this; item_path is the first file's,
+  // the item the answer is stored under); empty: the item alone. Such a context sends frames as
+  // images (transport "images" only): each file headed "Video k: NAME" or "Image k: NAME", each
+  // frame with its time in its video. The fit steps treat the files alike: one frame size rule
+  // (the same max_pixels), frames thinned in proportion (the same rate for every video, each
+  // video's first and last kept), near duplicates only within a file, and a split keeps the
+  // heading of every file a segment holds.
+  std::vector<ContextSource> sources;
+};
+
+struct FrameSize {
+  int width = 0;
+  int height = 0;
 };
 
 struct ContextOptions {
@@ -146,6 +175,8 @@ struct ContextSegment {
   std::string padding;          // text added before the question for block alignment
   bool prefix_aligned = false;  // prefix_tokens is a multiple of prefix_block (by exact count)
   std::string system_prompt;    // as sent
+  // Several files: the segment's first and last frame ("a.mp4 0.0 s", "diagram.png").
+  std::string first_label, last_label;
 };
 
 struct FitAction {
@@ -171,6 +202,7 @@ struct Context {
   int64_t frame_max_pixels = 0;  // lower_resolution: the max_pixels that gives that size (0: none)
   std::string reduce_question;   // split: the map-reduce question over the answers
   bool paged = false;            // a paged document: segments' start_s and end_s are page numbers
+  std::vector<FrameSize> source_sizes;  // several files: each file's frame size after the fit
   // The manifest: everything above, as canonical JSON (keys sorted, fixed number formatting).
   std::string ManifestJson(const ContextInput& input, size_t segment) const;
 };

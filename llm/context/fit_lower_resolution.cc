@@ -5,9 +5,82 @@
 #include "pipeline/smart_resize.h"
 
 namespace reel::llm::fit {
+namespace {
+
+// Several files: one max_pixels for all (each file smart-resized from its own shape, never
+// enlarged), the largest whose request fits.
+std::optional<std::string> LowerFiles(const ContextInput& in, const ContextOptions& o,
+                                      const Fits& fits, Plan& plan) {
+  auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
+    pipeline::SmartResizeOptions r;
+    r.factor = o.resize_factor;
+    r.min_pixels = std::min<int64_t>(3136, max_pixels);
+    r.max_pixels = max_pixels;
+    r.max_aspect_ratio = o.max_aspect_ratio;
+    Plan p = plan;
+    for (size_t s = 0; s < in.sources.size(); ++s) {
+      const ContextSource& src = in.sources[s];
+      if (src.source_width <= 0 || src.source_height <= 0) continue;
+      auto size = pipeline::SmartResize({src.source_width, src.source_height}, r);
+      if (!size.ok()) return std::nullopt;
+      if (static_cast<int64_t>(size->width) * size->height <
+          static_cast<int64_t>(p.sizes[s].width) * p.sizes[s].height) {
+        p.sizes[s] = {size->width, size->height};
+      }
+    }
+    if (!p.sizes.empty()) {
+      p.width = p.sizes[0].width;
+      p.height = p.sizes[0].height;
+    }
+    p.max_pixels = max_pixels;
+    return p;
+  };
+  int64_t area = 0;
+  for (const FrameSize& size : plan.sizes) {
+    area = std::max(area, static_cast<int64_t>(size.width) * size.height);
+  }
+  if (area <= o.min_pixels_floor) return std::nullopt;
+  std::optional<Plan> lowest = sized(o.min_pixels_floor);
+  if (!lowest) return std::nullopt;
+  int64_t chosen = o.min_pixels_floor;
+  if (fits(*lowest)) {
+    int64_t lo = o.min_pixels_floor, hi = area - 1;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo + 1) / 2;
+      std::optional<Plan> p = sized(mid);
+      if (p && fits(*p)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    chosen = lo;
+  }
+  std::optional<Plan> next = sized(chosen);
+  if (!next) return std::nullopt;
+  std::string sizes;
+  bool changed = false;
+  for (size_t s = 0; s < plan.sizes.size(); ++s) {
+    changed = changed || next->sizes[s].width != plan.sizes[s].width ||
+              next->sizes[s].height != plan.sizes[s].height;
+    sizes += (s ? ", " : "") + std::to_string(plan.sizes[s].width) + "x" +
+             std::to_string(plan.sizes[s].height) + " -> " + std::to_string(next->sizes[s].width) +
+             "x" + std::to_string(next->sizes[s].height);
+  }
+  if (!changed) return std::nullopt;
+  plan = *next;
+  return "frames of " + std::to_string(plan.sizes.size()) + " files " + sizes + " (max_pixels " +
+         std::to_string(chosen) + " for all, the largest that fits; floor " +
+         std::to_string(o.min_pixels_floor) + ")";
+}
+
+}  // namespace
 
 std::optional<std::string> LowerResolution(const ContextInput& in, const ContextOptions& o,
                                            const Fits& fits, Plan& plan) {
+  if (o.transport != Transport::kFile && !plan.frames.empty() && !in.sources.empty()) {
+    return LowerFiles(in, o, fits, plan);
+  }
   if (o.transport == Transport::kFile || plan.frames.empty() || in.source_width <= 0 ||
       in.source_height <= 0) {
     return std::nullopt;

@@ -26,6 +26,7 @@ struct Plan {
   int width = 0, height = 0;           // frame size
   int64_t max_pixels = 0;              // lower_resolution: the smart-resize max_pixels of that size
   std::vector<std::string> documents;  // document texts (maybe shortened), by document order
+  std::vector<FrameSize> sizes;        // several files (ContextInput::sources): each one's size
 };
 
 using Fits = std::function<bool(const Plan&)>;

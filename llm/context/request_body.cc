@@ -95,11 +95,16 @@ Result<std::shared_ptr<const BodySource>> BuildReduceMessages(
     if (context.paged) {
       std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (pages %.0f-%.0f):\n", s + 1,
                     answers.size(), context.segments[s].start_s, context.segments[s].end_s);
+      text += head;
+    } else if (!context.segments[s].first_label.empty()) {  // several files: the files it covers
+      std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (", s + 1, answers.size());
+      text +=
+          head + context.segments[s].first_label + " to " + context.segments[s].last_label + "):\n";
     } else {
       std::snprintf(head, sizeof head, "\n\nPart %zu of %zu (%.1f-%.1f s):\n", s + 1,
                     answers.size(), context.segments[s].start_s, context.segments[s].end_s);
+      text += head;
     }
-    text += head;
     text += answers[s];
   }
   std::string out = "[";
