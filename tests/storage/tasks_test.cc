@@ -312,10 +312,13 @@ TEST(TaskStoreTest, EveryAnswersUsageIsStoredAndCountedRefusedOnesToo) {
   EXPECT_EQ(job.completion_tokens, totals.completion_tokens);
 }
 
-// Schemas 10 and 9 undone: tasks.question and responses.check_error gone (the views that name
-// them stand in as stubs; the migrations make them again).
+// Schemas 11, 10 and 9 undone: the transcripts, tasks.question and responses.check_error gone (the
+// views that name them stand in as stubs; the migrations make them again).
 const char* UndoSchema9() {
-  return "DROP VIEW latest_answers; DROP VIEW answers; DROP VIEW item_summary; "
+  return "DROP TABLE transcript_chunks; DROP TABLE transcripts; "
+         "ALTER TABLE segments DROP COLUMN words_json; "
+         "ALTER TABLE segments DROP COLUMN confidence; "
+         "DROP VIEW latest_answers; DROP VIEW answers; DROP VIEW item_summary; "
          "ALTER TABLE tasks DROP COLUMN question; "
          "ALTER TABLE responses DROP COLUMN check_error; "
          "CREATE VIEW answers AS SELECT 1 AS stub; CREATE VIEW latest_answers AS SELECT 1 AS stub; "
