@@ -365,10 +365,9 @@ int RunAsk(const AskFlags& flags) {
   // first is the item).
   const bool grouped =
       !flags.chapters && job->inputs.size() > 1 &&
-      std::none_of(job->inputs.begin(), job->inputs.end(),
-                   [](const jobs::InputSpec& input) {
-                     return fs::is_directory(input.path) || jobs::IsPagedDocument(input.path);
-                   });
+      std::none_of(job->inputs.begin(), job->inputs.end(), [](const jobs::InputSpec& input) {
+        return fs::is_directory(input.path) || jobs::IsPagedDocument(input.path);
+      });
   if (grouped) {
     for (size_t i = 1; i < job->inputs.size(); ++i) {
       job->context.group.push_back(job->inputs[i].path);

@@ -108,14 +108,11 @@ namespace {
 
 // The frames of one file (`path` as stored, its frames named by `frame_source`) at one size, or
 // for a paged document each page at its own size (`page_sizes`, Context::frame_sizes).
-Result<std::vector<std::string>> FrameFilesOf(const JobSpec& job, const std::string& path,
-                                              const std::string& frame_source,
-                                              const llm::ContextInput& input, int width, int height,
-                                              int64_t max_pixels,
-                                              const std::vector<std::pair<int, int>>& page_sizes,
-                                              const std::vector<size_t>& frames,
-                                              const std::string& cache_dir,
-                                              ContextFramesReport& r) {
+Result<std::vector<std::string>> FrameFilesOf(
+    const JobSpec& job, const std::string& path, const std::string& frame_source,
+    const llm::ContextInput& input, int width, int height, int64_t max_pixels,
+    const std::vector<std::pair<int, int>>& page_sizes, const std::vector<size_t>& frames,
+    const std::string& cache_dir, ContextFramesReport& r) {
   auto size_of = [&](size_t f) {
     if (input.paged && f < page_sizes.size() && page_sizes[f].first > 0) return page_sizes[f];
     return std::make_pair(width, height);
@@ -153,9 +150,10 @@ Result<std::vector<std::string>> FrameFilesOf(const JobSpec& job, const std::str
       if (it == missing.end()) return Status::Ok();
       const size_t f = it->second;
       if (!page.error.ok() || page.image.empty()) {
-        failure = page.error.ok() ? CorruptData(path + ": page " +
-                                                std::to_string(page.number) + " has no picture")
-                                  : page.error;
+        failure =
+            page.error.ok()
+                ? CorruptData(path + ": page " + std::to_string(page.number) + " has no picture")
+                : page.error;
         return failure;
       }
       if (page.image.width != input.frames[f].width ||
@@ -260,8 +258,8 @@ Result<std::vector<std::string>> ContextFrameFiles(
   ContextFramesReport& r = report != nullptr ? *report : local;
   if (input.sources.empty()) {
     return FrameFilesOf(job, item.path, FrameSource(item), input, context.frame_width,
-                        context.frame_height, context.frame_max_pixels, context.frame_sizes,
-                        frames, cache_dir, r);
+                        context.frame_height, context.frame_max_pixels, context.frame_sizes, frames,
+                        cache_dir, r);
   }
   // Several files (jobs/context/group_context.h): each file's frames from its own file, at its
   // own size, named by its own frame source.

@@ -70,7 +70,7 @@ struct ContextFrame {
   // Paged documents: the page has a good text layer (its text is not OCR and not almost empty),
   // so its picture is the first thing drop_page_pictures leaves out.
   bool page_has_text = false;
-  size_t source = 0;       // a context over several files: its file (ContextInput::sources)
+  size_t source = 0;  // a context over several files: its file (ContextInput::sources)
 };
 
 struct ContextText {

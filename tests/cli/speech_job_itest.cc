@@ -16,11 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool HavePocketSphinxModel() {
-  return fs::exists("/usr/share/pocketsphinx/model/en-us/en-us/mdef");
-}
-
-int Uploads(FakeModelServer& server) {
+int SpeechUploads(FakeModelServer& server) {
   int n = 0;
   for (const nlohmann::json& r : nlohmann::json::parse(server.Log())) {
     n += r.value("path", "") == "/v1/audio/transcriptions";
@@ -28,7 +24,7 @@ int Uploads(FakeModelServer& server) {
   return n;
 }
 
-void Replace(const std::string& path, const std::string& from, const std::string& to) {
+void ReplaceInJob(const std::string& path, const std::string& from, const std::string& to) {
   std::string text = ReadText(path);
   size_t at = text.find(from);
   ASSERT_NE(at, std::string::npos) << from;
@@ -37,7 +33,7 @@ void Replace(const std::string& path, const std::string& from, const std::string
 }
 
 // A job over one video with speech (tone bursts the fake server "transcribes" as "tone HZ").
-std::string ToneJob(const std::string& test, const std::string& speech) {
+std::string ToneBurstJob(const std::string& test, const std::string& speech) {
   const std::string dir = ScratchDir(test);
   const SpeechVideo video = ToneBurstVideo();
   EXPECT_FALSE(video.path.empty());
@@ -58,9 +54,9 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   fo.model = "whisper-1";
   FakeModelServer server(fo);
   ASSERT_TRUE(server.started());
-  const std::string dir =
-      ToneJob("speech_job_resume", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() +
-                                       "\n  model: whisper-1\n  retries: 0\n");
+  const std::string dir = ToneBurstJob(
+      "speech_job_resume", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() +
+                               "\n  model: whisper-1\n  retries: 0\n");
   const std::string db = dir + "/out.db";
   const SpeechVideo video = ToneBurstVideo();
 
@@ -72,7 +68,7 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   EXPECT_NE(first.err.find("speech chunks not transcribed"), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("1 video's speech is not fully transcribed"), std::string::npos)
       << first.err;
-  const int first_uploads = Uploads(server);
+  const int first_uploads = SpeechUploads(server);
   EXPECT_GE(first_uploads, 3);
   nlohmann::json t = QueryJson(db, "SELECT * FROM transcripts");
   ASSERT_EQ(t.size(), 1u);
@@ -92,7 +88,7 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   CommandResult second = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(LastJsonLine(second.err)["skipped"], 1) << "the item itself is not redone";
-  EXPECT_EQ(Uploads(server), 1) << "only the failed chunk is sent again";
+  EXPECT_EQ(SpeechUploads(server), 1) << "only the failed chunk is sent again";
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'done'"), 1);
   // Every burst once, at the time it was placed (the server's times are relative to its chunk).
   nlohmann::json segments =
@@ -129,19 +125,19 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
 
   // A changed speech setting re-transcribes everything and rebuilds the context, but does not
   // redo the item; a third run with nothing changed sends nothing.
-  Replace(dir + "/job.yaml", "  retries: 0\n", "  retries: 0\n  max_chunk: 10\n");
+  ReplaceInJob(dir + "/job.yaml", "  retries: 0\n", "  retries: 0\n  max_chunk: 10\n");
   server.Reset();
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 1);
-  EXPECT_GT(Uploads(server), first_uploads) << "10 s chunks: more of them";
+  EXPECT_GT(SpeechUploads(server), first_uploads) << "10 s chunks: more of them";
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
             static_cast<int64_t>(video.placed.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 1);
   server.Reset();
   CommandResult fourth = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(fourth.exit_code, 0) << fourth.err;
-  EXPECT_EQ(Uploads(server), 0);
+  EXPECT_EQ(SpeechUploads(server), 0);
 }
 
 // Killed while a chunk is being transcribed: the chunks stored stay, and the next run sends only
@@ -152,8 +148,8 @@ TEST(SpeechJobTest, AKilledRunResumesAtTheFirstChunkNotStored) {
   FakeModelServer server(fo);
   ASSERT_TRUE(server.started());
   const std::string dir =
-      ToneJob("speech_job_kill", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() +
-                                     "\n  concurrency: 1\n");
+      ToneBurstJob("speech_job_kill", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() +
+                                          "\n  concurrency: 1\n");
   const std::string db = dir + "/out.db";
   server.Script(R"([{"kind": "stall", "seconds": 60, "match": "chunk-00004.wav"}])");
   {
@@ -169,11 +165,11 @@ TEST(SpeechJobTest, AKilledRunResumesAtTheFirstChunkNotStored) {
     EXPECT_EQ(run.Wait(), 128 + SIGKILL);
   }
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'running'"), 1);
-  EXPECT_GE(Uploads(server), 4) << "chunks 0-3 (and perhaps the one that stalled)";
+  EXPECT_GE(SpeechUploads(server), 4) << "chunks 0-3 (and perhaps the one that stalled)";
   server.Reset();
   CommandResult again = Reel("run job.yaml", dir);
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(Uploads(server), 3) << "chunks 4, 5 and 6 only";
+  EXPECT_EQ(SpeechUploads(server), 3) << "chunks 4, 5 and 6 only";
   const SpeechVideo video = ToneBurstVideo();
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
             static_cast<int64_t>(video.placed.size()));
@@ -187,7 +183,7 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   fo.model = "whisper-1";
   FakeModelServer server(fo);
   ASSERT_TRUE(server.started());
-  const std::string dir = ToneJob(
+  const std::string dir = ToneBurstJob(
       "speech_job_prefer", "speech:\n  enabled: true\n  endpoint: " + server.endpoint() + "\n");
   WriteText(dir + "/media/talk.srt", "1\n00:00:01,000 --> 00:00:02,000\nA subtitle line\n");
   auto request_body = [&]() {
@@ -200,20 +196,20 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   std::string body = request_body();  // prefer: subtitles (the default)
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_EQ(body.find("tone 380"), std::string::npos);
-  const int once = Uploads(server);
+  const int once = SpeechUploads(server);
   EXPECT_GE(once, 3);
-  Replace(dir + "/job.yaml", "  enabled: true\n", "  enabled: true\n  prefer: speech\n");
+  ReplaceInJob(dir + "/job.yaml", "  enabled: true\n", "  enabled: true\n  prefer: speech\n");
   body = request_body();
   EXPECT_EQ(body.find("A subtitle line"), std::string::npos);
   EXPECT_NE(body.find("tone 380"), std::string::npos);
-  Replace(dir + "/job.yaml", "  prefer: speech\n", "  prefer: both\n");
+  ReplaceInJob(dir + "/job.yaml", "  prefer: speech\n", "  prefer: both\n");
   body = request_body();
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_NE(body.find("tone 380"), std::string::npos);
-  EXPECT_EQ(Uploads(server), once) << "prefer changes contexts only: transcribed once";
+  EXPECT_EQ(SpeechUploads(server), once) << "prefer changes contexts only: transcribed once";
   // Speech off: the transcript stays searchable but no context takes it.
-  Replace(dir + "/job.yaml", "  enabled: true\n", "  enabled: false\n");
-  Replace(dir + "/job.yaml", "  prefer: both\n", "  prefer: speech\n");
+  ReplaceInJob(dir + "/job.yaml", "  enabled: true\n", "  enabled: false\n");
+  ReplaceInJob(dir + "/job.yaml", "  prefer: both\n", "  prefer: speech\n");
   body = request_body();
   EXPECT_EQ(body.find("tone 380"), std::string::npos);
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);

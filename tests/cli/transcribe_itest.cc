@@ -14,10 +14,6 @@
 namespace reel::testing {
 namespace {
 
-bool HavePocketSphinxModel() {
-  return std::filesystem::exists("/usr/share/pocketsphinx/model/en-us/en-us/mdef");
-}
-
 std::vector<TimedWord> WordsOfJson(const nlohmann::json& j) {
   std::vector<TimedWord> words;
   for (const nlohmann::json& s : j["segments"]) {

@@ -85,6 +85,10 @@ std::vector<int16_t> DecodeWithFfmpeg(const std::string& path, const std::string
 
 bool HaveFlite() { return RunCommand("command -v flite").exit_code == 0; }
 
+bool HavePocketSphinxModel() {
+  return std::filesystem::exists("/usr/share/pocketsphinx/model/en-us/en-us/mdef");
+}
+
 std::vector<int16_t> FliteSpeech(const std::string& text, const std::string& voice) {
   const fs::path wav = MediaDir() / ("flite-" + voice + "-" + Hash(text) + ".wav");
   if (!fs::exists(wav)) {

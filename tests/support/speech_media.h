@@ -17,6 +17,9 @@ std::vector<int16_t> DecodeWithFfmpeg(const std::string& path, const std::string
 // Whether the `flite` command is installed (scripts/setup installs it).
 bool HaveFlite();
 
+// Whether Debian's pocketsphinx-en-us model is installed.
+bool HavePocketSphinxModel();
+
 // `text` read by flite's `voice`, as 16 kHz mono samples (cached in the build tree); empty when
 // flite fails.
 std::vector<int16_t> FliteSpeech(const std::string& text, const std::string& voice);
