@@ -11,15 +11,6 @@
 namespace reel::cli {
 namespace {
 
-std::string Literal(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 std::string FileName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -89,15 +80,15 @@ std::optional<size_t> FileNamedBefore(const std::string& content, size_t offset,
 
 std::optional<NearestFrame> NearestFrameOf(const std::string& db_path, int64_t item_id,
                                            const std::string& path, double seconds) {
-  char at[64];
-  std::snprintf(at, sizeof at, "%.6f", seconds);
+  storage::QueryOptions options;
+  options.parameters = {path, item_id, seconds};
   Result<storage::Table> rows = storage::Query(
       db_path,
       "SELECT f.sample_index, f.time_seconds, (SELECT max(time_seconds) FROM frames WHERE "
-      "item_id = f.item_id) FROM frames f JOIN items i ON i.id = f.item_id WHERE i.path = " +
-          Literal(path) +
-          " AND i.job_id = (SELECT job_id FROM items WHERE id = " + std::to_string(item_id) +
-          ") ORDER BY abs(f.time_seconds - " + at + "), f.time_seconds LIMIT 1");
+      "item_id = f.item_id) FROM frames f JOIN items i ON i.id = f.item_id WHERE i.path = ?1 "
+      "AND i.job_id = (SELECT job_id FROM items WHERE id = ?2) "
+      "ORDER BY abs(f.time_seconds - ?3), f.time_seconds LIMIT 1",
+      options);
   if (!rows.ok() || rows->rows.empty()) return std::nullopt;
   const auto& row = rows->rows[0];
   if (!std::holds_alternative<int64_t>(row[0]) || !std::holds_alternative<double>(row[1])) {

@@ -29,15 +29,6 @@ struct ShowFlags {
   std::string format = "text";
 };
 
-std::string Literal(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 std::string Str(const storage::Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (std::holds_alternative<std::monostate>(v)) return "";
@@ -82,18 +73,24 @@ int RunShow(const ShowFlags& flags) {
     return kExitFailed;
   }
   std::string where;
+  storage::QueryOptions item_query;  // the values of the ?N in `where`
   const bool is_id =
       !flags.item.empty() && flags.item.find_first_not_of("0123456789") == std::string::npos;
   if (is_id) {
     where = "i.id = " + flags.item;
   } else {
-    where = "(i.path = " + Literal(flags.item) + " OR i.path LIKE " + Literal("%/" + flags.item) +
-            " ESCAPE '\\')";
+    item_query.parameters = {flags.item, "%/" + flags.item};
+    where = "(i.path = ?1 OR i.path LIKE ?2 ESCAPE '\\')";
   }
-  if (db->job_name) where += " AND j.name = " + Literal(*db->job_name);
+  if (db->job_name) {
+    item_query.parameters.push_back(*db->job_name);
+    where += " AND j.name = ?" + std::to_string(item_query.parameters.size());
+  }
   Result<storage::Table> items = storage::Query(
-      db->path, "SELECT i.id, i.path, j.name FROM items i JOIN jobs j ON j.id = i.job_id WHERE " +
-                    where + " ORDER BY i.id");
+      db->path,
+      "SELECT i.id, i.path, j.name FROM items i JOIN jobs j ON j.id = i.job_id WHERE " + where +
+          " ORDER BY i.id",
+      item_query);
   if (!items.ok()) {
     std::fprintf(stderr, "reel show: %s\n", items.status().message().c_str());
     return kExitFailed;
@@ -117,9 +114,13 @@ int RunShow(const ShowFlags& flags) {
       "SELECT response_id, prompt_id, question, model, created_at, content, step, segment_index, "
       "segment_count, start_seconds, end_seconds, finish_reason FROM answers WHERE item_id = " +
       item_id + " AND check_error IS NULL";
-  if (flags.prompt) sql += " AND prompt_id = " + Literal(*flags.prompt);
+  storage::QueryOptions answer_query;
+  if (flags.prompt) {
+    sql += " AND prompt_id = ?1";
+    answer_query.parameters = {*flags.prompt};
+  }
   sql += " ORDER BY created_at, response_id";
-  Result<storage::Table> answers = storage::Query(db->path, sql);
+  Result<storage::Table> answers = storage::Query(db->path, sql, answer_query);
   if (!answers.ok()) {
     std::fprintf(stderr, "reel show: %s\n", answers.status().message().c_str());
     return kExitFailed;
