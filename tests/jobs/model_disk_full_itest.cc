@@ -6,6 +6,8 @@
 // that have no stored answer and finishes the job.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "storage/query.h"
 #include "tests/support/fake_model_server.h"
 #include "tests/support/full_disk_vfs.h"
+#include "tests/support/speech_media.h"
 #include "tests/support/test_media.h"
 
 namespace reel::testing {
@@ -220,6 +223,91 @@ TEST(ModelDiskFullTest, AtEverySeventhWriteOfARunTheRunStopsLoudlyAndTheNextOneF
 // Every write (about 600; some minutes).
 TEST(ModelDiskFullSlowTest, AtEveryWriteOfARunTheRunStopsLoudlyAndTheNextOneFinishes) {
   SweepDiskFull("disk_full_sweep", 1);
+}
+
+// The disk fills while a video's speech is transcribed (the speech stage stores each chunk as it
+// comes back from a transcription server): at about 15 writes spread over a whole run, the run
+// stops loudly, and the next one, with room again, sends only the chunks not stored and ends with
+// the whole transcript, each piece once.
+TEST(ModelDiskFullTest, WhileSpeechIsTranscribedTheRunStopsLoudlyAndTheNextSendsOnlyWhatIsMissing) {
+  FakeServerOptions fo;
+  fo.model = "whisper-1";
+  FakeModelServer server(fo);
+  ASSERT_TRUE(server.started());
+  const SpeechVideo video = ToneBurstVideo();
+  ASSERT_FALSE(video.path.empty());
+  auto make_job = [&](const std::string& name) {
+    const std::string dir = ScratchDir(name);
+    fs::remove_all(dir);
+    fs::create_directories(dir + "/media");
+    fs::copy_file(video.path, dir + "/media/talk.mkv");
+    std::ofstream(dir + "/job.yaml") << "name: speech-disk\ninputs: [media/talk.mkv]\n"
+                                        "sampling: {policy: count, count: 2}\n"
+                                        "speech:\n  enabled: true\n  endpoint: "
+                                     << server.endpoint()
+                                     << "\n  concurrency: 1\n  retries: 0\n"
+                                        "prompts:\n  - id: what\n    question: What is said?\n";
+    return dir;
+  };
+  auto uploads = [&] {
+    int64_t n = 0;
+    for (const auto& r : nlohmann::json::parse(server.Log())) {
+      n += r.value("path", "") == "/v1/audio/transcriptions";
+    }
+    return n;
+  };
+  const int64_t pieces = static_cast<int64_t>(video.placed.size());
+  const std::string name = "speech_disk_full";
+  const std::string dir = make_job(name);
+  FullDiskVfs disk(dir);
+  ASSERT_TRUE(disk.registered());
+  BoundedRun clean = RunBounded(dir, std::chrono::seconds(120));
+  ASSERT_EQ(clean.outcome.result, jobs::RunResult::kSucceeded) << clean.log;
+  const int64_t chunks = Count(dir + "/out.db", "SELECT count(*) FROM transcript_chunks");
+  ASSERT_EQ(uploads(), chunks);
+  ASSERT_GT(chunks, 3);
+  ASSERT_EQ(Count(dir + "/out.db", "SELECT count(*) FROM segments WHERE source = 'speech'"),
+            pieces);
+  const int64_t writes = disk.writes();
+  SCOPED_TRACE(std::to_string(writes) + " writes in a whole run, " + std::to_string(chunks) +
+               " chunks");
+  // About 15 fill points spread over the run (every write: minutes).
+  const int64_t stride = std::max<int64_t>(1, writes / 15);
+  int64_t stopped = 0, mid_transcript = 0;
+  for (int64_t k = 1; k <= writes; k += stride) {
+    SCOPED_TRACE("the disk fills at write " + std::to_string(k));
+    const std::string run_dir = make_job(name);
+    const std::string db = run_dir + "/out.db";
+    server.Reset();
+    disk.FillAtWrite(k);
+    BoundedRun first = RunBounded(run_dir, std::chrono::seconds(120));
+    disk.Empty();
+    ASSERT_FALSE(first.hung) << first.log;
+    if (first.outcome.result == jobs::RunResult::kSucceeded) continue;  // past the last write
+    ++stopped;
+    EXPECT_EQ(first.outcome.result, jobs::RunResult::kError) << first.log;
+    EXPECT_NE(first.outcome.message.find("disk full"), std::string::npos) << first.outcome.message;
+    // (The disk may have filled before the database had its tables.)
+    Result<storage::Table> stored_rows =
+        storage::Query(db, "SELECT count(*) FROM transcript_chunks");
+    const int64_t stored = stored_rows.ok() && !stored_rows->rows.empty()
+                               ? std::get<int64_t>(stored_rows->rows[0][0])
+                               : 0;
+    mid_transcript += stored > 0 && stored < chunks;
+    server.Reset();
+    BoundedRun second = RunBounded(run_dir, std::chrono::seconds(120));
+    ASSERT_EQ(second.outcome.result, jobs::RunResult::kSucceeded) << second.outcome.message << "\n"
+                                                                  << second.log;
+    EXPECT_EQ(uploads(), chunks - std::max<int64_t>(stored, 0)) << "only the chunks not stored";
+    EXPECT_EQ(Text(db, "SELECT status FROM transcripts"), "done");
+    EXPECT_EQ(Count(db, "SELECT count(*) FROM transcript_chunks"), chunks);
+    EXPECT_EQ(Count(db, "SELECT count(*) FROM segments WHERE source = 'speech'"), pieces);
+    EXPECT_EQ(Count(db, "SELECT count(DISTINCT text) FROM segments WHERE source = 'speech'"),
+              pieces);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_GT(stopped, 3);
+  EXPECT_GT(mid_transcript, 0) << "some fill point fell between two chunks";
 }
 
 // The reported hang: the disk fills while an answer is on its way. Before, the answer was lost
