@@ -90,6 +90,8 @@ figcaption { font-size: 14px; }
 .sheet:not(.with-text) figcaption { font-size: 13px; margin-top: 2px; }
 figcaption .sub { margin: 0 0 4px; color: #2d3748; }
 figcaption .sub.speech { font-style: italic; }
+figcaption .page-text { white-space: pre-line; }
+figcaption details.page-rest summary { color: var(--muted); cursor: pointer; font-size: 12px; }
 figcaption .sub.speech::before { content: "\201C"; }
 .transcript-note { color: #4a5568; font-size: 0.9em; }
 figcaption .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
