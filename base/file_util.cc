@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -77,6 +78,23 @@ Status MakeDirectories(const std::string& path) {
   if (!std::filesystem::is_directory(path))
     return IoError(path + ": exists and is not a directory");
   return Status::Ok();
+}
+
+std::vector<std::string> FilesBeside(const std::string& path,
+                                     const std::function<bool(const std::string& name)>& accept) {
+  std::vector<std::string> found;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  std::filesystem::directory_iterator it(parent.empty() ? "." : parent, error);
+  if (error) return found;
+  for (const auto& entry : it) {
+    std::error_code type_error;
+    if (!entry.is_regular_file(type_error)) continue;
+    const std::string name = entry.path().filename().string();
+    if (accept(name)) found.push_back((parent / name).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace reel

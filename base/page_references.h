@@ -1,16 +1,7 @@
-// Page references in a model's answer about a document: "p. 12", "page 12", "pp. 3-5",
-// "pages 3 to 5", "Seite 4", "第12页",, found with their byte spans, the counterpart of
-// base/time_references.h for documents (whose page pictures are frames timed by page number).
-//
-// The grammar, case-insensitive for ASCII words:
-//   single  (p. | p | pg. | pg | page | Seite) N    N: 1-6 digits, not followed by a letter or
-//           digit ("page12" and "p 12" count; "p12x", "app. 3" and "pagesize 3" do not: the
-//           word must start a word and end before the number)
-//   range   (pp. | pp | pgs. | pgs | pages | Seiten) A (- | – | — | to | through | bis) B, B >= A
-//           (a plural word with one number is a single page: "pages 7")
-//   CJK     第N页, 第N頁
-// A reference is written as text, so "12" alone is never a page. Pure functions; thread-safe;
-// any bytes are accepted.
+// Page references in a model's answer about a document ("p. 12", "pp. 3-5", "Seite 4", "第12页"),
+// found with their byte spans: the counterpart of base/time_references.h for documents. A number
+// alone is never a page. Pure functions; thread-safe; any bytes are accepted.
+// The grammar: base/README.md, "Page references".
 #pragma once
 
 #include <cstddef>

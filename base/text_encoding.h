@@ -1,22 +1,8 @@
-// Reading text files whose encoding nobody wrote down (subtitles, documents).
-//
-// DecodeText turns the bytes of a text file into valid UTF-8 and says which encoding it read
-// them as, deciding in this order:
-//   1. a byte-order mark: UTF-8 (EF BB BF), UTF-32LE/BE (FF FE 00 00 / 00 00 FE FF), UTF-16LE/BE
-//      (FF FE / FE FF); the mark is removed;
-//   2. no mark, but the NUL-byte pattern of UTF-16 text (mostly ASCII, so every other byte is 0:
-//      at least 30% of the odd bytes zero and none of the even ones, or the reverse): UTF-16LE/BE;
-//   3. valid UTF-8 (plain ASCII included): UTF-8;
-//   4. mostly UTF-8: at least four well-formed multi-byte sequences for each ill-formed one (a
-//      UTF-8 file with a few damaged bytes; legacy 8-bit text almost never contains even one
-//      well-formed multi-byte sequence): UTF-8, the bad bytes replaced by U+FFFD;
-//   5. otherwise the fallback encoding (by default Windows-1252, the usual encoding of western
-//      subtitle files, and a superset of the printable part of ISO-8859-1).
-// Bytes that cannot be decoded in the chosen encoding become U+FFFD and are counted.
-//
-// Encodings are converted with the C library's iconv, so the fallback may be any name it knows
-// ("windows-1251", "iso-8859-15", "cp1250", "gbk", "shift_jis", ...); "utf-8" as the fallback
-// means "never guess: replace bad bytes with U+FFFD". Thread-safe (one iconv handle per call).
+// Reading text files whose encoding nobody wrote down (subtitles, documents): DecodeText turns the
+// bytes into valid UTF-8 and says which encoding it read (byte-order mark, UTF-16's zero bytes,
+// UTF-8, mostly UTF-8, else a fallback, Windows-1252 by default, converted with iconv). Bytes that
+// cannot be decoded become U+FFFD and are counted. Thread-safe (one iconv handle per call).
+// The order of the decision: base/README.md, "Text encoding".
 #pragma once
 
 #include <cstddef>

@@ -1,23 +1,8 @@
-// UTF-8 at the boundary: text from outside (file names, container tags, subtitle and document
-// text, error messages that quote them) is made valid UTF-8 before it enters JSON output or the
-// database. Pure functions; thread-safe.
-//
-// Two ways to make bytes valid, chosen by what the bytes are:
-// - Text (a tag, a cue, a document, a model's answer): ReplaceInvalidUtf8. Each maximal
-//   ill-formed subsequence becomes U+FFFD, as the Unicode standard (ch. 3, "U+FFFD Substitution
-//   of Maximal Subparts") and every browser do. Lossy, and meant for reading.
-// - Names (file names and paths): EscapeInvalidUtf8. Each byte that is not part of well-formed
-//   UTF-8 becomes the four characters `\xHH` (uppercase hex), and a backslash is doubled when
-//   what follows it would otherwise read as an escape (`\` or `x` next, or an escaped byte).
-//   The escape is reversible (UnescapeInvalidUtf8) and one-to-one, so an escaped path is a
-//   database key as good as the bytes; a valid UTF-8 name with no `\x` or `\\` in it is left as it
-//   is. The operating system keeps getting the original bytes: only what is shown or stored is
-//   escaped.
-// - Messages that may quote a name (Status messages, warnings): SafeUtf8 leaves valid UTF-8 alone
-//   and escapes the rest, so a path in an error reads as it does everywhere else.
-//
-// Well-formed means Table 3-7 of the Unicode standard: no overlong forms, no surrogates
-// (U+D800..U+DFFF), nothing past U+10FFFF. U+0000 is well-formed (JSON and SQLite both carry it).
+// UTF-8 at the boundary: text from outside is made valid UTF-8 before it enters JSON output or the
+// database. Text: ReplaceInvalidUtf8 (U+FFFD, lossy); names and paths: EscapeInvalidUtf8 (`\xHH`,
+// reversible, a database key); messages that may quote a name: SafeUtf8. Well-formed means the
+// Unicode standard's Table 3-7. Pure functions; thread-safe.
+// Which to use when: base/README.md, "UTF-8".
 #pragma once
 
 #include <cstddef>

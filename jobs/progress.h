@@ -1,21 +1,8 @@
-// ProgressReporter: what a run tells the person or the log collector watching it, on stderr.
-//
-// Three styles:
-//   - kTerminal (stderr is a terminal, text format): one status line redrawn in place (items
-//     done/total, percent, rate, ETA, current file; once the model is asked, its questions:
-//     answered, waiting, in flight, output tokens per second); failures and warnings printed
-//     above it.
-//   - kQuiet (text format, stderr is not a terminal: cron, CI): only failures, warnings with
-//     --verbose, and the final summary line.
-//   - kJson (--log-format json): one JSON object per line for every event (run_started,
-//     item_started, item_done, item_skipped, item_failed, questions, warning, run_finished),
-//     each with
-//     "time" (ISO-8601 UTC) and "event"; the last line is the summary.
-//
-// Paths are shown as DisplayPath(path) and messages as SafeUtf8(message) (base/utf8.h), so a
-// file name that is not UTF-8 reads the same here as in the database and JSON output.
-//
+// ProgressReporter: what a run tells the person or log collector watching it, on stderr: kTerminal
+// (a status line redrawn in place), kQuiet (failures and the summary) or kJson (one JSON object per
+// event). Paths and messages read as in the database (DisplayPath, SafeUtf8).
 // Thread-safe: workers report concurrently; output is serialised by a mutex.
+// The styles and events: jobs/README.md, "Progress".
 #pragma once
 
 #include <chrono>

@@ -1,14 +1,7 @@
-// RunLock: one `reel run` per results database at a time, across processes and hosts that share
-// a local file system.
-//
-// The lock is an flock(2) on `<database>.lock`, a small file beside the database (never the
-// database itself, whose locks SQLite owns). The holder writes "pid host start-time" into the
-// file so a second run can say who is running. The kernel drops an flock when its process dies,
-// even by kill -9, so a crash never leaves a stale lock behind; the file itself is left in place
-// and reused. flock on NFS is not reliable: keep databases on local disks.
-//
-// Ownership: a RunLock owns the lock file's descriptor (closed, and so unlocked, on destruction).
-// Movable, not copyable. Not thread-safe; one per process.
+// RunLock: one `reel run` per results database at a time, across processes and hosts sharing a
+// local file system (an flock(2) on `<database>.lock`, dropped by the kernel when its holder dies).
+// Ownership: owns the lock file's descriptor (unlocked on destruction). Movable, not copyable.
+// Not thread-safe; one per process. Details: jobs/README.md, "Run lock".
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,7 @@
-// Database: one open connection to a Reel results file (SQLite), with the schema migrated.
-//
-// Open() creates the file if needed, switches it to WAL (readers never block the writer and one
-// writer at a time waits for another up to `busy_timeout_ms`), enables foreign keys, and applies
-// every pending migration from storage/internal/schema.cc, each in its own transaction that also
-// bumps `PRAGMA user_version`. Opening is idempotent and safe when several processes open the
-// same new file at once. A file whose user_version is newer than this build knows is refused
-// (kUnsupported) rather than guessed at.
-//
-// OpenReadOnly() opens with SQLITE_OPEN_READONLY and `PRAGMA query_only` and migrates nothing. It
-// fails with kNotFound, naming the file, if the file does not exist or has no Reel schema yet
-// (user_version 0: empty, another program's, or being created by a run right now), and with
-// kUnsupported if its schema is newer than this build knows (as Open does).
-//
-// Ownership and threads: a Database owns its connection and closes it on destruction; it is
-// movable, not copyable. Use one Database per thread (SQLite connections are not meant to be
-// shared); several Database objects, in one process or many, may use the same file at once.
+// Database: one open connection to a Reel results file (SQLite, WAL), with the schema migrated.
+// Open() creates and migrates; OpenReadOnly() migrates nothing; a schema newer than this build is
+// kUnsupported. Ownership and threads: owns its connection; movable, not copyable; one per thread,
+// any number on one file. Details: storage/README.md, "Database".
 #pragma once
 
 #include <memory>

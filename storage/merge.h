@@ -1,22 +1,7 @@
-// Merging shard databases into one.
-//
-// `reel run --shard i/n` writes one database per shard; Merge() folds them into `out_path`
-// (created and migrated if missing). Rows are matched on natural keys, never on row ids, which
-// differ between files: jobs by name, runs / requests / events by their random uid, items by
-// (job name, path), frames by (item, sample index), segments by (item, source, start, text hash),
-// contexts by (item, prompt, context hash), tasks by custom_id, blobs by hash. Row ids are remapped
-// on the way in.
-//
-// When both sides hold the same item, the more finished one wins: a 'done' item beats any other
-// status, and otherwise the later updated_at wins; on a tie the output is kept. A winning item
-// replaces the output's frames and segments (and their features) with its own; a losing item
-// with the same content and settings hashes only fills in rows the output lacks. Requests,
-// responses, contexts and events are history and are all kept (deduplicated by key).
-//
-// So merging is duplicate-free and idempotent: merging the same shard twice changes nothing the
-// second time. Each shard is merged in its own transaction; an error stops at that shard, with
-// the earlier shards merged and the failing one untouched. Shards are opened read-only (an
-// SQLite URI with mode=ro) and must be at the same schema version as this build.
+// Merging shard databases into one: rows matched on natural keys, row ids remapped, the more
+// finished copy of an item wins; duplicate-free and idempotent. Each shard in its own transaction:
+// an error stops at that shard, earlier ones kept. Shards are opened read-only.
+// Keys and rules: storage/README.md, "Merge".
 #pragma once
 
 #include <cstdint>

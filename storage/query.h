@@ -1,22 +1,7 @@
-// Read-only SQL over a results database, for `reel query` and ad-hoc inspection.
-//
-// Query() opens the file with SQLITE_OPEN_READONLY and `PRAGMA query_only`, prepares exactly one
-// statement, refuses it unless SQLite reports it read-only (so INSERT, DELETE, CREATE, ATTACH,
-// and writing pragmas are kInvalidArgument before anything runs), and returns every row as
-// dynamically typed values. The database is never modified, whatever the SQL.
-//
-// Limits: rows past max_rows are dropped and `truncated` set. A statement that runs longer than
-// `timeout_s` is stopped (a progress handler checks the clock every few thousand SQLite
-// instructions, so also a recursive CTE that never yields a row). Memory: while the query runs,
-// SQLite's heap is capped at what it already used plus `max_memory_bytes`
-// (sqlite3_hard_heap_limit64, which is process-wide: Query is meant for a process that runs one
-// query, like `reel query`; the previous limit is restored afterwards), and the rows kept in the
-// Table count against the same budget.
-//
-// Errors: kNotFound if the file does not exist or has no Reel tables; kInvalidArgument for SQL
-// that does not parse, more than one statement, a statement that would write, or more
-// `parameters` than the statement has; kCorruptData if
-// the file is not a SQLite database; kLimitExceeded past the time or memory limit.
+// Read-only SQL over a results database, for `reel query`: one statement, refused unless SQLite
+// reports it read-only; rows, time and memory bounded. Errors: kNotFound, kInvalidArgument (bad,
+// several or writing statements, too many parameters), kCorruptData, kLimitExceeded.
+// The limits: storage/README.md, "Query".
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,7 @@
-// ReportReader: what `reel report` shows, read from a results database opened read-only.
-//
-// Items for the index (a page at a time), everything about one item (facts, frames, text segments,
-// the newest answer per prompt, contexts, failures), thumbnails, and per-run figures for the batch
-// report (requests by outcome, tokens, rates, the slowest and most expensive items, and the events
-// a throughput plot is drawn from).
-//
-// Columns the model stage is expected to add are read when the file has them and left unset
-// otherwise (ReportColumns says which): requests.ttft_seconds (REAL, time to first token of a
-// streamed answer), requests.attempts (INTEGER, HTTP attempts including retries), requests.cost
-// (REAL, the estimated cost of the request from the job's prices), requests.outcome (TEXT, e.g.
-// "invalid answer" for an answer that failed its prompt kind's check). A file of schema version 1
-// (before answer time references) reads the same.
-//
-// Errors: kNotFound for a missing file or item; kUnsupported for a newer schema; kIoError /
-// kCorruptData from the file. Ownership and threads: owns its read-only connection; use one per
-// thread.
+// ReportReader: what `reel report` shows, read from a database opened read-only. Errors: kNotFound
+// (file or item), kUnsupported (a newer schema), kIoError / kCorruptData. Ownership and threads:
+// owns its read-only connection; one per thread.
+// What it reads and the optional columns: storage/README.md, "Report data".
 #pragma once
 
 #include <cstdint>

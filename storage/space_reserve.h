@@ -1,13 +1,6 @@
-// SpaceReserve: room kept on the database's disk so that a run that fills the disk can still
-// record how it ended (the run row, `failed`, with the reason).
-//
-// Allocate() makes `<database>.reserve`, `bytes` long and allocated (posix_fallocate: the blocks
-// are the file's, not a sparse promise). Release() deletes it, giving the space back to SQLite:
-// the runner calls it when a write failed for lack of space, just before it writes the run's end.
-// The destructor deletes it too, so the file exists only while a run holds the database's lock
-// (a run killed with -9 leaves it behind; the next run takes it over).
-//
-// Ownership: a SpaceReserve owns its file. Movable, not copyable; not thread-safe.
+// SpaceReserve: room kept on the database's disk (`<database>.reserve`) so that a run that fills
+// the disk can still record how it ended. Ownership: owns its file. Movable, not copyable; not
+// thread-safe. Details: storage/README.md, "Space reserve".
 #pragma once
 
 #include <cstdint>

@@ -1,23 +1,8 @@
-// Store: the typed operations the job runner performs on a results database.
-//
-// Contract, in the runner's order:
-//   UpsertJob -> BeginRun -> for each input file:
-//     FindItem + IsUpToDate  (skip what is done with the same content and settings)
-//     UpsertItem -> MarkItemRunning (counts the attempt) -> MarkItemDone(outputs) | MarkItemFailed
-//     PutContext -> BeginRequest -> FinishRequest | FailRequest
-//   -> FinishRun(counters).
-// Every write is one transaction (BEGIN IMMEDIATE, so concurrent writers queue on the busy
-// timeout instead of failing). MarkItemDone replaces the item's frames and segments and changes
-// its status in the same transaction, so a crash leaves an item either as it was or complete.
-// Re-running is duplicate-free: items are keyed by (job, path), frames by (item, sample index),
-// segments by (item, source, start, text hash), blobs by their SHA-256.
-//
-// Errors: kNotFound for an id that does not exist; kInvalidArgument for a constraint the input
-// breaks (bad JSON, unknown dtype, a thumbnail hash with no blob); kUnavailable if another
-// writer held the lock past the busy timeout (retry); kDiskFull when the disk is full (the
-// message names the database and says "disk full"); kIoError / kCorruptData from the file.
-//
+// Store: the typed operations the job runner performs on a results database. Every write is one
+// transaction; an item is stored whole or not at all; reruns are duplicate-free. Errors: kNotFound,
+// kInvalidArgument, kUnavailable (busy: retry), kDiskFull, kIoError / kCorruptData.
 // Ownership and threads: a Store owns its Database (one connection); use one per thread.
+// The contract in the runner's order: storage/README.md, "Store".
 #pragma once
 
 #include <functional>

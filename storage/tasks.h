@@ -1,24 +1,7 @@
-// Tasks: the questions the model must answer, and their sends (docs/database.md, `tasks`).
-//
-// A task is one request's worth of work: one (item, prompt) context, one segment of a split
-// video ("map"), or the question asked again over the segments' answers ("reduce", maybe in
-// levels: IsFinalTask). It is keyed
-// by a stable custom_id (the OpenAI Batch line's id) and its state is stored before anything is
-// sent:
-//
-//   EnsureTask (waiting) -> StartSend (task sent, a 'sent' requests row) ->
-//     FinishSend   (request succeeded + response + task succeeded, one transaction)
-//   | RefuseAnswer (an answer that failed its check: request failed, the response kept with
-//                   its check_error, task failed)
-//   | FailSend     (request failed; task failed, or back to waiting when the send was cancelled
-//                   or failed for the server's reasons: IsServerFailure)
-//
-// A crash between StartSend and FinishSend leaves the task 'sent': RequeueInterrupted (called by
-// the next run, which holds the database's lock) marks such requests failed ("interrupted") and
-// their tasks waiting, so they are sent again; an answer is never stored twice (one response per
-// request, one succeeded request per task).
-//
-// Threads: like Store, one TaskStore per connection, used by one thread at a time.
+// Tasks: the questions the model must answer, keyed by a stable custom_id, their state stored
+// before anything is sent; a crash leaves a task 'sent' and RequeueInterrupted sends it again; an
+// answer is never stored twice. Threads: one TaskStore per connection, one thread at a time.
+// A task's life: storage/README.md, "Tasks"; docs/database.md, `tasks`.
 #pragma once
 
 #include <cstdint>

@@ -1,17 +1,7 @@
-// MiniMax-M3's vision encoder on the CPU: the ViT tower (patch embedding, pre_layrnorm, pre-norm
-// blocks with 3-D rotary attention in segments of at most `segment_max_pairs` frame pairs) and
-// the projector (per patch, then the 2x2 patch-merge MLP), loaded from the model's own
-// safetensors checkpoint (docs/m3-reference.md "The vision encoder").
-//
-// Data in: VisualInputs, the patches of an image or video (vision/preprocess.h makes them from
-// frames). Data out: per input, pooled features (the mean of the tower's patches of each frame
-// pair: what dedup and similarity use) and/or the projector's tokens (one per 2x2 merge window,
-// text-width: what the language model receives).
-//
-// Arithmetic is f32; linear weights are held in bf16 (default), f16 or f32. Ownership: the
-// encoder owns its weights and its compute threads. Thread safety: Encode may be called from
-// any thread; calls are serialised, each using all of the encoder's threads, so several items
-// sharing one encoder never oversubscribe the CPU.
+// MiniMax-M3's vision encoder on the CPU, from the model's own safetensors checkpoint: patches in,
+// pooled features per frame pair and/or the projector's tokens out. Owns its weights and compute
+// threads; Encode may be called from any thread (calls serialised, each using all its threads).
+// Details: vision/README.md, "Encoder".
 #pragma once
 
 #include <cstdint>

@@ -1,22 +1,7 @@
-// Safetensors files: a validated header and memory-mapped tensor bytes.
-//
-// The format (https://github.com/huggingface/safetensors): 8 bytes little-endian N, then N bytes
-// of UTF-8 JSON mapping each tensor name to {"dtype", "shape", "data_offsets": [begin, end]}
-// (offsets relative to the byte buffer after the header) plus an optional "__metadata__" map of
-// strings, then the byte buffer.
-//
-// Every header is checked before any tensor byte is used, so a hostile or damaged file is an
-// error naming the file (and the tensor), never a crash or an out-of-bounds read:
-// - the header length is at most `max_header_bytes` and inside the file;
-// - the JSON is well formed, every key at most once, every value of the expected type;
-// - each tensor's dtype is a known safetensors dtype; its shape has at most `max_rank` dims;
-// - elements x dtype size (overflow-checked) equals end - begin;
-// - the ranges, sorted, start at 0, touch without overlapping or gaps, and end exactly at the
-//   end of the file.
-// Tensors of any known dtype may be present (a full checkpoint holds more than Reel reads);
-// only F32, F16 and BF16 can be read as numbers (see vision/checkpoint.h).
-//
-// Thread safety: a SafetensorsFile is immutable after Open; concurrent reads are safe.
+// Safetensors files: a validated header and memory-mapped tensor bytes. Every header is checked
+// before any tensor byte is used: a hostile or damaged file is an error naming the file (and the
+// tensor), never a crash. Immutable after Open; concurrent reads are safe.
+// The checks: vision/README.md, "Safetensors".
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,6 @@
-// Printing query results (storage::Table) in the formats every reporting command offers:
-//   table  aligned columns for people; long cells cut to `max_cell_width` characters with "…",
-//          line breaks shown as "⏎", other control characters as `\xHH` (to a terminal or
-//          not: base/terminal_text.h); numbers right-aligned and written as people read them
-//          (FormatReadableNumber); NULL as an empty cell; a row count at the end.
-//   md     a GitHub-flavoured Markdown table: every cell whole (line breaks as <br>, `|`
-//          escaped), numbers as in table, NULL empty.
-//   csv    RFC 4180: a header row, CRLF line ends, fields with a comma, quote or line break
-//          quoted and quotes doubled; NULL is an empty field. Text as stored (control
-//          characters too; not valid UTF-8 escaped as `\xHH`).
-//   json   one array of objects (column -> value), NULL as null, blobs as base64 strings.
-//   jsonl  one object per line.
-// Pure formatting; thread-compatible.
+// Printing query results (storage::Table) in the formats every reporting command offers: table
+// (aligned, for people), md, csv (RFC 4180), json and jsonl. Pure formatting; thread-compatible.
+// What each format does with cells, NULL and control characters: jobs/README.md, "Table output".
 #pragma once
 
 #include <ostream>

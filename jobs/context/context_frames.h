@@ -1,21 +1,8 @@
-// The frames a context sends, at the context's frame size, as JPEG files in a cache directory.
-//
-// The stored rows hold thumbnails only, so a request's frames are decoded again from the item's
-// file: once per item and frame size, in one pass over the video (frames that are not needed
-// are skipped as the sampler skips them; the pass stops after the last needed frame), and kept
-// in the cache so every prompt, segment, retry and later run of the same item reads the files
-// instead of decoding again. A frame's file is named by the SHA-256 of what it is (the item's
-// content and frame-settings hashes, the sample index, the size, the JPEG quality), so the same
-// frame is stored once and a changed file or setting never reuses a stale one. Files are written
-// atomically (a crash leaves no half file).
-//
-// Cost per hour of video at 1 fps (3,600 frames, JPEG quality 90), measured by bench/context_bench
-// on FFmpeg's testsrc2 pattern: 169 MB at the default 1008x560, 145 MB at the 868x476 a full
-// 1M-token `video` request of a 1080p hour uses (docs/contexts.md). Without the cache every
-// request would decode the hour again.
-//
-// Thread safety: functions are reentrant; two processes filling the same cache write the same
-// bytes (the rename is atomic).
+// The frames a context sends, at the context's frame size, as JPEG files in a cache directory:
+// decoded once per item and size in one pass, named by the SHA-256 of what they are (a changed file
+// or setting never reuses a stale one), written atomically.
+// Thread safety: reentrant; two processes filling one cache write the same bytes.
+// Why a cache, and its cost per hour of video: jobs/context/README.md, "Context frames".
 #pragma once
 
 #include <cstddef>

@@ -1,13 +1,7 @@
-// One question over several videos and images (`reel ask a.mp4 b.mp4 diagram.png notes.md
-// "question"`): the context of the first file given (the group's item, which holds the question,
-// its tasks and its answer) holds the frames of every file of the group (context.group: the
-// others, items of the same job read before it), as one llm::ContextInput with
-// ContextInput::sources (llm/context/context_builder.h): videos first, then images, each in the
-// order given.
-//
-// The members are read as items of their own (probe, frames) but nothing is asked about them
-// alone. A member that could not be read fails the question (the message names the file): an
-// answer that silently left out one of the files would answer another question.
+// One question over several files (`reel ask a.mp4 b.png notes.md "question"`): the first file's
+// item holds the question, tasks and answer, and its context the frames of every file of the
+// group (llm::ContextInput::sources). A member that could not be read fails the question, naming
+// the file. Details: jobs/context/README.md, "Group contexts".
 #pragma once
 
 #include <string>

@@ -1,12 +1,7 @@
-// Contexts of stored items: what the context stage and `reel context` share. The stored rows
-// (frames with their times, sizes and dHashes; subtitle and document segments; the item's media
-// facts) become an llm::ContextInput; the job's context settings become llm::ContextOptions; the
-// built context's segments are stored as rows of the contexts table.
-//
-// A context's settings key is the SHA-256 of everything it is built from (the item's content and
-// settings hashes, the prompt, the context settings, the template, the tokenizer file's hash), so
-// a run rebuilds only contexts whose prompt or settings changed; the rows of other keys are then
-// retired (RetireOldContexts; docs/database.md, "Superseded contexts").
+// Contexts of stored items, shared by the context stage and `reel context`: stored rows become an
+// llm::ContextInput, the job's settings llm::ContextOptions, a built context's segments rows of
+// the contexts table. A context's settings key hashes everything it is built from, so a run
+// rebuilds only what changed. Details: jobs/context/README.md, "Item contexts".
 #pragma once
 
 #include <cstdint>

@@ -1,29 +1,8 @@
 // `reel export` and `reel import`: a job's questions as an OpenAI Batch / `vllm run-batch` input
-// file, and the answers (or errors) of such a run read back into the database.
-//
-// Export writes one line per question that has no answer (waiting, or left 'sent' by a run that
-// ended), planned exactly as a run would send it (jobs/model/model_plan.h): the same body, the
-// task's custom_id. Lines are streamed (base64 frames and all) to OUT.tmp and renamed to OUT at the
-// end. Nothing is marked: exporting twice writes the same lines.
-//
-// Import reads output lines and stores each as the answer (or the failure) of the task with
-// that custom_id, parsed the way an online answer is (reasoning split, schema checked, too-long
-// errors recognised with the server's numbers). A task answered already, or a line imported
-// before (same output id), is skipped, so importing a file twice changes nothing. Unknown
-// custom_ids, lines that are not Batch output lines, lines longer than an online answer may be
-// (ImportOptions::max_line_bytes; skipped without being held in memory) and a custom_id repeated
-// within the file are counted and reported with the file and line number, never fatal: the rest
-// of the file is imported.
-//
-// An import killed part-way leaves every line it stored complete. A line's request row is
-// written before its answer: one killed in between stays 'sent', and the next import (or run)
-// marks it interrupted and stores the line's answer then (TaskStore::RequeueInterrupted).
-//
-// A split video needs two rounds (the segments, then the reduce over their answers; one more per
-// level of a reduce in levels, jobs/model/model_plan.h), and a too-long refusal a re-fitted
-// question: export again after an import to get what is left.
-//
-// Both take the database's run lock: they refuse to work while a run holds it.
+// file (planned as a run would send them), and that run's answers read back into the database.
+// Both are idempotent, report bad lines (file and line number) without stopping, and take the
+// database's run lock.
+// Crash safety and the rounds a split video needs: jobs/model/README.md, "Batch files".
 #pragma once
 
 #include <cstdint>

@@ -1,45 +1,9 @@
-// What must be asked now about one item: the tasks of each prompt, read from and written to the
-// database, and the requests to send for them. The run's model stage, `reel export` and the
-// re-planning after an answer all use it, so a task's life is decided in one place.
-//
-// For one (item, prompt), with K the context's settings key (jobs/context/item_context.h):
-//   - a prompt that does not apply to the item (jobs/spec/prompt_kinds.h: chapters of a document or
-//   a
-//     still image): nothing to ask;
-//   - no stored context for K (the context stage failed or has not run): nothing to ask;
-//   - a task of K whose last send was refused as too long: the context is built again with the
-//     server's difference as extra margin (RefitMargin), stored under RefitKey, and asked
-//     instead (once: a re-fitted context is never re-fitted);
-//   - one segment: one "ask" task; several (a split video): one "map" task per segment, then,
-//     once every map has an answer, a "reduce" task over the answers with their time ranges
-//     ("Part i of N (a s to b s):" each);
-//   - a reduce in levels when the answers with their headers, the reduce question, the template
-//     and the reserved output do not fit the budget unshortened: the answers are grouped, in
-//     time order, greedily into the fewest consecutive groups that each fit (exactly, built by
-//     the context builder with no fit step), a reduce is asked over each group (level 1), then
-//     the same over those answers (level 2, each headed with the time range its group covers),
-//     and so on until one group holds them all: that reduce is the final task. A group of one
-//     answer that does not fit alone has it cut to fit; when no two neighbours fit together the
-//     level pairs them, every answer cut evenly to the largest length that fits, so every level
-//     has fewer answers than the one below and the levels end (the manifest's "reduce" record
-//     says by how much: "shortened"). An intermediate reduce is a "reduce"
-//     task with segment_count = its level's group count (> 1; storage::IsFinalTask), keyed by
-//     the ids of the tasks it is asked over; its context's manifest holds "reduce" (level,
-//     group, the segments and time range covered, the tasks it reads). When everything fits
-//     one reduce, the task, context and body are those of a single reduce;
-//   - a task is sent when it is waiting, when it was left 'sent' (export only: the run requeues
-//     those at its start), or when it failed before this run and --retry-failed asks again
-//     (never a too-long one: the same body would be refused again); never twice by one run
-//     (PlanOptions::tried: a question the server failed waits for the next run);
-//   - rounds (`reel ask --again`): the tasks above are those of the newest round asked; with
-//     ask_again, a prompt whose newest round was answered before this run starts the next round
-//     (new custom ids, so every task of it is asked anew; the earlier answers stay stored).
-// The prompt is done when its final task (ask or the last reduce) has an answer, failed when a
-// task it needs failed and is not asked again (the message names the level and group of a
-// failed reduce).
-//
-// Threads: an ItemPlanner is used by one thread at a time (callers serialise per item); its
-// Store is the caller's.
+// What must be asked now about one item: the tasks of each prompt (ask, map, reduce in levels,
+// re-fit after a too-long refusal, rounds), read from and written to the database, and the
+// requests to send for them. The run's model stage, `reel export` and the re-planning after an
+// answer all use it, so a task's life is decided in one place.
+// Threads: an ItemPlanner is used by one thread at a time; its Store is the caller's.
+// The rules, case by case: jobs/model/README.md, "Model plan".
 #pragma once
 
 #include <cstdint>

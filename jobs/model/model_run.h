@@ -1,31 +1,9 @@
 // The model stage's engine for one run: plans each item's questions (model_plan.h), sends them
-// with bounded concurrency across items, stores every answer, and re-plans as answers arrive
-// (the reduce after the segments of a split video; a re-fit after a too-long refusal).
-//
-// Order, for the server's prefix cache: of an item's first requests, those that share everything
-// before the question (the prompts about one context, segment by segment) go out one first and
-// the rest once it has returned; items are served oldest first.
-//
-// Concurrency: `model.concurrency` threads each make one request at a time (the HTTP client
-// runs on the calling thread), shared by all items; AddItem, called by the runner's item
-// workers, blocks while 2 x concurrency items have requests outstanding, so the request bodies
-// (and contexts) held in memory stay bounded. Frames come from the job's frame cache
-// (jobs/context/context_frames.h), decoded once per item and size.
-//
-// Crash safety: a task is 'sent' in the database before its request goes out and 'succeeded'
-// with its answer in one transaction; a stopped request (the run interrupted) puts its task back
-// to waiting. Without an endpoint (PrepareOnly) tasks are only recorded, waiting for a model.
-//
-// Failures: a question fails only on its own merits (the server refused it, its answer failed
-// its check: the answer is kept, storage::TaskStore::RefuseAnswer). One the server failed
-// (storage::IsServerFailure: unreachable, timed out, overloaded, the API key refused) waits for
-// the next run, and no run sends a question twice. The stage stops at once, the rest of its
-// questions waiting, when the server refuses the API key (HTTP 401/403) or stays unreachable
-// past model.circuit_give_up (stop_reason), and when the database cannot be written (a full
-// disk; fatal_error: the run must end).
-//
-// Threads: AddItem from any number of threads (each with its own Store); Finish once, from the
-// thread that created the run.
+// with bounded concurrency in prefix-cache order, stores every answer, re-plans as answers arrive.
+// A question the server failed waits for the next run; the stage stops on a refused API key, a
+// server down past circuit_give_up (stop_reason) or a database it cannot write (fatal_error).
+// Threads: AddItem from any thread (each with its own Store); Finish once, from the creator.
+// Order, memory bound, crash safety, failures: jobs/model/README.md, "Model run".
 #pragma once
 
 #include <atomic>

@@ -1,16 +1,7 @@
-// How a job talks to its model: the client's options, the fields of each request, the prompts'
-// schemas, and the stable ids of the questions (tasks). Shared by the run (model stage), `reel
-// export`, `reel import` and `reel ask`.
-//
-// A task's custom_id (the OpenAI Batch line's id, the tasks table's key) is
-//   "reel-" + the first 32 hex digits of SHA-256 over: the job name, the item's path, the prompt
-//   id, the context's settings key (which covers the item's content and settings, the prompt's
-//   text and every context setting), the step (ask / map / reduce) and segment, and every request
-//   field that changes the answer (model name, max_completion_tokens, temperature, top_p, top_k,
-//   seed, thinking mode, the schema, the JPEG quality), and, from the second on, the round (`reel
-//   ask --again` asks an answered question anew as round 1, 2, ...; jobs/model/model_plan.h).
-// So it is the same on every rerun and every machine, differs between items, prompts and steps,
-// and changes when anything the answer depends on changes (then the question is asked anew).
+// How a job talks to its model: the client's options, each request's fields, the prompts'
+// schemas, and the tasks' stable custom_ids (the same on every rerun and machine, new when
+// anything the answer depends on changes). Shared by the run, `reel export`, `reel import` and
+// `reel ask`. What the custom_id covers: jobs/model/README.md, "Request setup".
 #pragma once
 
 #include <cstdint>

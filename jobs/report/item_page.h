@@ -1,15 +1,7 @@
-// The storyboard page of one item (written to items/<id>.html; every link is relative to it), in
-// the order people read it: each prompt's newest answer first (its Markdown rendered safely, see
-// markdown.h, with its time references as links to the frames), then the storyboard (chapters on
-// a timeline strip and as a list, over a contact sheet of the frames with their times and, beside
-// each, the subtitle or transcript cues that start there, a cue repeated by another stream shown
-// once), document text, the token breakdown and cost, failures, and last the media facts (size,
-// SHA-256, streams, sampler counters) folded away. Sections with nothing to show say so in a
-// line.
-//
-// Chapters come from the answer to the prompt "chapters" when it passes llm::ValidateChapters,
-// else from the first answer (by prompt id) that does; a "chapters" answer that fails the check
-// shows why. Pure rendering: no I/O, thread-safe.
+// The storyboard page of one item (items/<id>.html; links relative to it): the newest answers,
+// the storyboard, document text, tokens and cost, failures, media facts. Chapters come from the
+// "chapters" answer when it passes llm::ValidateChapters, else the first answer that does.
+// Pure rendering: no I/O, thread-safe. The sections: jobs/README.md, "Item page".
 #pragma once
 
 #include <optional>

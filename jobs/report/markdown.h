@@ -1,14 +1,7 @@
-// Markdown as the report shows it: an answer's CommonMark, with GitHub's pipe tables and
-// strikethrough, rendered to HTML by Debian's cmark-gfm in its safe mode. What the model wrote
-// can never become markup or script: raw HTML (<script>, <img onerror=...>, comments) is
-// dropped, links to javascript:, vbscript:, file: and data: URLs lose their target, images
-// become plain links (a report loads nothing from the network), and invalid UTF-8 becomes
-// U+FFFD.
-//
-// Text outside code and outside links goes through a hook that returns its HTML (escaped by the
-// hook): the report turns the times in it into links to frames there.
-//
-// Pure functions; thread-safe.
+// Markdown as the report shows it: an answer's CommonMark (GitHub's tables, strikethrough)
+// rendered to HTML by cmark-gfm in safe mode, so what the model wrote never becomes markup or
+// script; text outside code and links goes through a hook. Pure functions; thread-safe.
+// What is dropped or defused: jobs/README.md, "Markdown".
 #pragma once
 
 #include <functional>

@@ -1,18 +1,7 @@
-// `reel report`: writes a static report folder from a results database.
-//
-//   DIR/index.html, index-2.html, ...   the items, `page_size` per page, and the runs
-//   DIR/items/<id>.html                 one storyboard page per item (jobs/report/item_page.h)
-//   DIR/batch.html                      the batch report (jobs/report/batch_report.h)
-//   DIR/plots/run-<id>.svg              each run's throughput plot, standalone
-//   DIR/thumbs/ab/<sha256>.jpg          thumbnails, copied out of the database's blobs once
-//   DIR/report.css
-//   DIR/search-index.js, search.js      the index's search box (jobs/report/search_index.h)
-// No server, no network: the folder opens from disk (file://) and can be copied anywhere; the only
-// script is the index's search, over the index file written with it. A
-// thumbnail already in DIR with the right size is not written again, so rerunning is cheap.
-//
-// The database is opened read-only. Errors: kNotFound for a missing database or item,
-// kInvalidArgument for an ambiguous item, kIoError when DIR cannot be written.
+// `reel report`: a static report folder (index pages, a page per item, the batch report, plots,
+// thumbnails, a search box) from a database opened read-only; it opens from disk, no server, no
+// network; rerunning is cheap. Errors: kNotFound (database or item missing), kInvalidArgument (an
+// ambiguous item), kIoError (DIR not writable). The layout: jobs/README.md, "Report writer".
 #pragma once
 
 #include <cstdint>

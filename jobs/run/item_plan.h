@@ -1,14 +1,7 @@
-// Planning: for each input file, whether a run must process it, and why.
-//
-// Change detection is two-step. The cheap facts (size, modification time in ns, inode) are
-// compared with the stored item; only when they differ, or the item is new, are the file's bytes
-// read to compute its SHA-256. So touching a file re-reads it once but does not redo it, and an
-// unchanged tree costs one stat per file. An item is skipped when it is done with the same
-// content hash and settings hash (storage::IsUpToDate); a failed one with the same hashes is
-// skipped too unless retry_failed is set; anything else (new, changed, pending, or left
-// 'running' by a run that died) is processed.
-//
-// Thread safety: the functions are thread-compatible; PlanItem uses the given Store only.
+// Planning: for each input file, whether a run must process it, and why. Bytes are hashed only
+// when the cheap facts (size, mtime, inode) changed or the item is new; a done item with the same
+// hashes is skipped, a failed one too unless retry_failed. Thread-compatible; PlanItem uses the
+// given Store only. Details: jobs/run/README.md, "Item plan".
 #pragma once
 
 #include <atomic>

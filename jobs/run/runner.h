@@ -1,21 +1,8 @@
-// The job runner: `reel run` without the command line.
-//
-// RunJob() takes the database's run lock (jobs/run_lock.h), marks runs that a crash left
-// 'running' as interrupted, records the job and a new run, lists the inputs (this shard's only),
-// and hands them to a small pool of worker threads. Each worker has its own Store connection
-// (SQLite WAL; writers queue on the busy timeout) and, per item: plans it (item_plan.h: skip
-// what is done with the same content and settings), marks it running, processes it
-// (item_processor.h) with retries of transient failures, and stores the outcome in one
-// transaction: done with all its frames and segments, or failed with a message naming the file.
-// One bad item never stops the batch.
-//
-// Crash safety: every state change is one SQLite transaction, so kill -9 at any moment leaves
-// each item as it was or complete; items left 'running' are redone by the next run, finished
-// ones are not. Stopping: when *stop_signal becomes non-zero, workers abandon their current item
-// (its partial outputs are discarded and it goes back to 'pending'), start no new one, and the
-// run is marked interrupted.
-//
-// Threads: RunJob blocks until the run ends and joins every thread it starts.
+// The job runner: `reel run` without the command line. RunJob() takes the run lock and hands this
+// shard's inputs to worker threads (one Store each) that plan, process and store each item in one
+// transaction; one bad item never stops the batch, kill -9 loses no finished item, a non-zero
+// *stop_signal interrupts the run. RunJob blocks until the run ends and joins its threads.
+// Steps, crash safety and stopping: jobs/run/README.md, "Runner".
 #pragma once
 
 #include <atomic>

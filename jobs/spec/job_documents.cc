@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
+#include "base/file_util.h"
 #include "base/strings.h"
 #include "jobs/spec/job_parser.h"
 #include "pipeline/documents/document.h"
@@ -51,23 +51,12 @@ bool IsDocumentPageSource(std::string_view source) {
 }
 
 std::vector<std::string> FindSidecarDocuments(const std::string& video_path) {
-  std::vector<std::string> found;
-  const std::filesystem::path video(video_path);
-  const std::string stem = video.stem().string();
-  std::filesystem::path dir = video.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code error;
-  std::filesystem::directory_iterator it(dir, error);
-  if (error) return found;
-  for (const auto& entry : it) {
-    std::error_code type_error;
-    if (!entry.is_regular_file(type_error)) continue;
-    if (entry.path().stem().string() != stem) continue;
-    if (!pipeline::IsDocumentExtension(Lower(entry.path().extension().string()))) continue;
-    found.push_back((video.parent_path() / entry.path().filename()).string());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
+  const std::string stem = std::filesystem::path(video_path).stem().string();
+  return FilesBeside(video_path, [&](const std::string& name) {
+    const std::filesystem::path file(name);
+    return file.stem().string() == stem &&
+           pipeline::IsDocumentExtension(Lower(file.extension().string()));
+  });
 }
 
 std::string RenderDocumentsSection(const DocumentsSpec& d) {

@@ -1,12 +1,7 @@
 // Parser: the job-file reader behind ParseJobText and LoadJobFile (job_spec.h), private to
-// jobs/spec/. One Parser reads one file and is then dropped; not thread-safe.
-//
-// yaml-cpp reports problems by throwing; every call into it is inside Parser::Run's try block, and
-// every problem in the job becomes a Diagnostic, so one pass reports all of them. The parts:
-// job_parse.cc (the text, YAML syntax, shape and size limits, the diagnostics), job_fields.cc
-// (one field of a map as text, number, size, duration, list or name, with its checks) and
-// job_sections.cc (each section of a job file into its JobSpec part). These and this header are
-// the only files in Reel that include yaml-cpp.
+// jobs/spec/. One Parser reads one file and is then dropped; not thread-safe. Every problem
+// becomes a Diagnostic, so one pass reports all of them. With its .cc files, the only code that
+// includes yaml-cpp. Details: jobs/spec/README.md, "Job parser".
 #pragma once
 
 #include <yaml-cpp/yaml.h>

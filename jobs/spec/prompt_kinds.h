@@ -1,24 +1,8 @@
-// What a job's prompt sends and how its answer is checked, per PromptKind (jobs/spec/job_spec.h).
-// The one place the model stage asks about a prompt's kind:
-//
-//   PromptAppliesTo(prompt, input)      -> whether the prompt is asked about that item at all;
-//   PromptRequestFor(prompt, duration)  -> the system text, question and JSON schema to send;
-//   CheckPromptAnswer(prompt, content, timeline)
-//       -> ok: what to store beside the content (the checked chapters as JSON; nothing for a
-//          free question); kInvalidArgument: the reason, recorded as the request's failure;
-//   PromptRetryFor(prompt, reason) -> the follow-up question, sent once (kAnswerCheckRetries)
-//          after a failed check, in the same conversation.
-//
-// kQuestion: the job's question as written, no schema, every answer accepted, asked about every
-// item. kChapters: llm/answers/chapters.h (the built-in question unless the job wrote one, the
-// chapters schema, the check against the item's sampled frames and duration, snapped to the nearest
-// frame); asked only about items with a timeline (videos and subtitle files with sampled frames
-// or a duration), never about documents or still images, whose answer could not pass the check.
-// The kind's check is what judges its answers: an answer the model client found not to match
-// the schema (ChatOutcome::kSchemaMismatch, e.g. not JSON) is checked and asked again like any
-// other answer that fails the check (AnswerCheckedByKind).
-//
+// What a job's prompt sends and how its answer is checked, per PromptKind: the one place the
+// model stage asks about a prompt's kind (applies to, request, check, retry). kQuestion accepts
+// every answer; kChapters (llm/answers/chapters.h) is asked only about items with a timeline.
 // Pure functions, no I/O, thread-safe.
+// Each function's outcomes: jobs/spec/README.md, "Prompt kinds".
 #pragma once
 
 #include <optional>

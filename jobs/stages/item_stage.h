@@ -1,23 +1,8 @@
-// The per-item pipeline's seams: what one stage of processing an input file looks like.
-//
-// ItemProcessor (jobs/run/item_processor.h) runs, for one input file, every ItemStage that
-// applies to it, in order, filling one ItemWork; the runner then stores ItemWork::outputs in one
-// transaction (Store::MarkItemDone), so an item is stored whole or not at all.
-//
-//   probe -> frames (video / image; every decoded frame goes through the FrameConsumers) ->
-//   text (subtitle streams, side-car .srt/.vtt, documents)              [ItemStage]
-//   -> MarkItemDone                                                     [runner]
-//   -> speech -> context -> model                                       [StoredItemStage]
-//
-// How the later stages plug in:
-//   - the thumbnail and the vision encoder are FrameConsumers: they see each frame's pixels while
-//     they are in memory (frames are never all held at once) and attach data to ItemWork;
-//   - the context stage (stages/context_stage.cc, jobs/context/) and the model stage
-//     (stages/model_stage.cc, jobs/model/) are StoredItemStages: they need the stored rows (frame
-//     ids, Store::PutContext, tasks) and run after the item is committed.
-//
-// Threads: one ItemWork per item, touched only by the worker thread processing it. Stages and
-// consumers are shared by all workers and must be thread-safe (the built-in ones are stateless).
+// The per-item pipeline's seams: ItemStages (probe, frames, text) fill one ItemWork, stored whole
+// by the runner; FrameConsumers see each frame while it is in memory; StoredItemStages (speech,
+// context, model) run after the item is committed. Threads: one ItemWork per item, on its worker;
+// stages and consumers are shared by all workers and must be thread-safe.
+// The order and how stages plug in: jobs/stages/README.md, "Item stage".
 #pragma once
 
 #include <atomic>

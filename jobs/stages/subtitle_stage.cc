@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <system_error>
 
+#include "base/file_util.h"
 #include "base/strings.h"
 #include "base/utf8.h"
 #include "jobs/stages/stages.h"
@@ -106,27 +106,13 @@ class SubtitleStage final : public ItemStage {
 }  // namespace
 
 std::vector<std::string> FindSidecarSubtitles(const std::string& video_path) {
-  std::vector<std::string> found;
-  std::filesystem::path video(video_path);
-  const std::string stem = video.stem().string();
-  std::filesystem::path dir = video.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code error;
-  std::filesystem::directory_iterator it(dir, error);
-  if (error) return found;
-  for (const auto& entry : it) {
-    std::error_code type_error;
-    if (!entry.is_regular_file(type_error)) continue;
-    const std::string name = entry.path().filename().string();
-    const std::string ext = Lower(entry.path().extension().string());
-    if (ext != ".srt" && ext != ".vtt") continue;
+  const std::string stem = std::filesystem::path(video_path).stem().string();
+  return FilesBeside(video_path, [&](const std::string& name) {
+    const std::string ext = Lower(std::filesystem::path(name).extension().string());
+    if (ext != ".srt" && ext != ".vtt") return false;
     const std::string base = name.substr(0, name.size() - ext.size());
-    if (base == stem || base.starts_with(stem + ".")) {
-      found.push_back((video.parent_path() / name).string());
-    }
-  }
-  std::sort(found.begin(), found.end());
-  return found;
+    return base == stem || base.starts_with(stem + ".");
+  });
 }
 
 std::unique_ptr<ItemStage> MakeSubtitleStage() { return std::make_unique<SubtitleStage>(); }

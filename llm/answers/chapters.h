@@ -1,25 +1,8 @@
-// The `chapters` prompt kind: ask the model to divide an item into chapters, and check its answer.
-//
-//   request:  ChaptersQuestion(duration) as the question, ChaptersJsonSchema() as the structured
-//             answer's schema (response_format json_schema; vLLM and SGLang enforce it).
-//   answer:   ValidateChapters(content, timeline) -> the chapters, each snapped to the nearest
-//             sampled frame; or kInvalidArgument whose message says what is wrong, to record as
-//             the request's failure and to send back once with ChaptersRetryQuestion(reason).
-//
-// The answer is JSON: {"chapters": [{"start": "MM:SS", "end": "MM:SS", "title": "...",
-// "summary": "..."}]} (MM:SS.s for items shorter than kSubSecondBelowSeconds). The schema's root is
-// an object rather than the bare array, because hosted OpenAI-compatible services accept only an
-// object at the root of a strict schema; a bare array of chapters is accepted by the check too.
-// Times are MM:SS (H:MM:SS from an hour on); the check also takes any one time of
-// llm/answers/time_references.h ("75s", "1m15s") or a number of seconds. A code fence around the
-// JSON and reasoning ended by `</mm:think>` before it are ignored.
-//
-// A valid answer has at least one chapter; every chapter an object with start, end (a time,
-// end > start), a non-empty title and a summary (a string); every time inside the item (0 to its
-// duration plus kTimeSlackSeconds, ends past the duration clamped to it); chapters in order of
-// start and not overlapping (one may start where the previous ends; gaps are allowed).
-//
+// The `chapters` prompt kind: the question (ChaptersQuestion), the answer's schema
+// (ChaptersJsonSchema) and its check (ValidateChapters: chapters snapped to the nearest sampled
+// frame, or kInvalidArgument saying what is wrong, asked again once with ChaptersRetryQuestion).
 // Pure functions, thread-safe, no I/O.
+// The answer's format and what is valid: llm/answers/README.md, "Chapters".
 #pragma once
 
 #include <cstddef>

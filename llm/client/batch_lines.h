@@ -1,16 +1,7 @@
-// OpenAI Batch files (the Batch API, `vllm run-batch`): requests written as input lines for a
-// server to answer later, and its output lines read back into the same results an online
-// request gives.
-//
-// Input line:  {"custom_id": ..., "method": "POST", "url": "/v1/chat/completions", "body": {...}}
-// Output line: {"id": ..., "custom_id": ..., "response": {"status_code", "request_id", "body"},
-//               "error": ...}
-// where `error` is null, a string (vLLM), {"code", "message"} (OpenAI) or an error document, and
-// a failed request may carry its error document as `response.body` instead.
-//
-// Lines are one JSON document each, without line breaks inside (bodies are compact JSON), so a
-// 1M-token request is one long line; it is written from the body's BodySource without being
-// held in memory.
+// OpenAI Batch files (the Batch API, `vllm run-batch`): requests written as input lines, and
+// output lines read back into the same results an online request gives. One JSON document per
+// line; a body is streamed from its BodySource, never held in memory.
+// The line formats: llm/README.md, "Batch lines".
 #pragma once
 
 #include <memory>

@@ -1,18 +1,8 @@
-// Request bodies that are produced while they are sent.
-//
-// A 1M-token request for an hour of video is hundreds of megabytes of base64 JPEG; the HTTP client
-// pulls it through a BodyReader in small pieces, so it is never built as one string (and never
-// twice). The same source feeds a Batch-file line (batch_lines.h), a token count, or a hash.
-//
-// A BodySource describes bytes and does not change once built; each use opens its own BodyReader
-// (a cursor), so one source (the messages of a context, say) can be sent by several requests at
-// once, from several threads, and again for a retry. Sizes are known before the first byte
-// whenever the parts' sizes are (files are stat'ed when the body is built), so a request carries
-// a Content-Length; a source of unknown size is sent chunked.
-//
-// Ownership and threads: a source must outlive the readers opened from it. Open and Size may be
-// called from any thread; one reader is used by one thread at a time. ComposedBody is built
-// (Add...) by one thread before it is shared.
+// Request bodies produced while they are sent: a BodySource describes bytes and never changes;
+// each use opens its own BodyReader, so one source feeds several requests, retries, a Batch line
+// or a hash, and is never built as one string. Ownership and threads: a source outlives its
+// readers; Open and Size from any thread; a reader on one thread at a time; a ComposedBody is
+// built by one thread before it is shared. Why: llm/README.md, "Body sources".
 #pragma once
 
 #include <cstddef>

@@ -1,13 +1,6 @@
-// One chat completion request, and its body in a server's dialect.
-//
-// The messages (the JSON array the context builder makes, base64 images and all) stay a
-// BodySource: the body is the request's parameters in JSON text around it, streamed, never
-// copied. The same messages can go into a /tokenize body (for the count check) and into a
-// Batch-file line.
-//
-// Bodies are deterministic: the same request gives byte-identical bytes (fields in a fixed
-// order), so a job's prompts about one context share the server's prefix cache and a hash of the
-// body identifies it.
+// One chat completion request, and its body in a server's dialect: the parameters in JSON text
+// around the messages' BodySource, streamed, never copied. Bodies are deterministic (fields in a
+// fixed order). Details: llm/README.md, "Chat request".
 #pragma once
 
 #include <cstdint>

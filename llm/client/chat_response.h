@@ -1,13 +1,6 @@
-// Reading a chat completion: a whole JSON body, or a stream of server-sent events, to the same
-// ChatAnswer.
-//
-// Bad input never crashes and never throws: malformed JSON, a missing or empty `choices`, an
-// error object where an answer should be, or a stream that stops before its end become a
-// ParsedAnswer with a problem and a message for the request's record.
-//
-// The reasoning is split out of the answer the same way for both: the dialect's reasoning field
-// (`reasoning`, `reasoning_content`, `reasoning_details`) when the server separated it, otherwise
-// the text before a `</mm:think>` marker in the content (a server without a reasoning parser).
+// Reading a chat completion (a whole JSON body or server-sent events) to the same ChatAnswer.
+// Bad input never crashes or throws: it becomes a ParsedAnswer with a problem and a message.
+// Details: llm/README.md, "Chat response".
 #pragma once
 
 #include <cstdint>

@@ -1,18 +1,8 @@
-// A circuit that pauses the whole run while the server is down, instead of failing every item.
-//
-// Every request asks Await before it is sent. After `failure_threshold` consecutive "server
-// down" failures (no connection, connection reset before an answer, HTTP 502/503/504, a read
-// timeout or a request that ran out of time) the circuit opens: requests wait. Timeouts are told
-// apart by request: when every failure since the last answer is a timeout of one and the same
-// request (a single slow answer, retried), the circuit stays closed however many there are; a
-// second request timing out too (a server that accepts and stalls) counts as usual. After
-// `first_pause_s` one request goes through as a probe; if it fails too, the next pause doubles (up
-// to `max_pause_s`); the first answer from the server (any HTTP answer that is not a down status)
-// closes the circuit and everyone goes on. A circuit open for longer than `give_up_after_s` lets
-// waiting requests fail, so a cron run ends rather than hangs.
-//
-// Requests that fail while the circuit is open do not use up their retries (Chat sends them again
-// when it closes). Thread-safe; one breaker per endpoint, shared by a run's requests.
+// A circuit that pauses the whole run while the server is down, instead of failing every item:
+// every request asks Await; after `failure_threshold` consecutive down failures requests wait for
+// a probe, the first answer closes it, and past `give_up_after_s` waiting requests fail.
+// Thread-safe; one breaker per endpoint, shared by its requests.
+// What counts as down, and timeouts: llm/README.md, "Circuit breaker".
 #pragma once
 
 #include <atomic>

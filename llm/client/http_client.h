@@ -1,31 +1,9 @@
-// An HTTP client for model servers, on libcurl: a bounded pool of kept-alive connections.
-//
-// Each Perform runs on the calling thread: it leases a connection from the pool (one libcurl
-// multi handle with its easy handle, so the connection stays open between requests), drives the
-// transfer, and gives the connection back. At most `max_connections` transfers run at once; more
-// callers wait for a free connection. No thread hands work to another, so a request costs no
-// more than libcurl itself, and the base64 of many large bodies is encoded on as many cores.
-// HTTP/2 is used where a server offers it over TLS (ALPN), HTTP/1.1 otherwise.
-//
-// Request bodies are pulled from a BodySource while they are sent; response bodies are
-// collected, or handed to a ResponseSink as they arrive (server-sent events).
-//
-// Timeouts: `connect_timeout_s` for the TCP/TLS connection; `idle_timeout_s` for silence: no byte
-// sent or received for that long fails the transfer. The silence after the body is sent is the
-// server's prefill, which for 1M tokens takes minutes: the default allows an hour. An optional
-// `total_timeout_s` bounds the whole transfer, so a server that trickles a byte now and then (and
-// so is never silent) or streams without end still ends. Silence, the total time and `cancel` are
-// checked every 100 ms.
-//
-// Size: a response body (collected, or handed to a sink) larger than `max_response_bytes` fails
-// the transfer (kTooLarge), so an endless stream cannot fill memory.
-//
-// Thread safety: Perform may be called from any number of threads at once. A request's sink and
-// body source run on the calling thread. Destroying the client while transfers run cancels them
-// (each completes with kCancelled) and waits for them to end.
-//
-// Secrets: the API key goes into the Authorization header and nowhere else; no message this
-// client produces contains a request header.
+// An HTTP client for model servers on libcurl: a bounded pool of kept-alive connections; each
+// Perform runs on the calling thread. Bodies are pulled from a BodySource; responses collected
+// or handed to a ResponseSink, at most `max_response_bytes` (kTooLarge); connect, idle and total
+// timeouts. Thread-safe; destroying the client cancels running transfers (kCancelled) and waits
+// for them. The API key goes into the Authorization header and nowhere else.
+// Timeouts and threads in detail: llm/README.md, "HTTP client".
 #pragma once
 
 #include <atomic>

@@ -1,21 +1,7 @@
-// Checking a structured answer against the prompt's JSON schema, on our side.
-//
-// vLLM and SGLang constrain decoding to the schema, but an answer cut by the token limit, a
-// server without guided decoding, or a hosted service that ignores `response_format` can still
-// return something else; Reel stores an answer as JSON only after checking it.
-//
-// Debian's validator (libvalijson-dev) pulls in Qt, Poco and MariaDB development packages, so this
-// is a documented subset of JSON Schema (draft 2020-12 / draft 7 wording), the keywords that
-// structured-output schemas use:
-//   type (a name or a list; "integer" accepts whole numbers such as 2.0), enum, const,
-//   properties, required, additionalProperties (true, false or a schema),
-//   items (a schema), prefixItems, minItems, maxItems, uniqueItems,
-//   minLength, maxLength (in code points), pattern is NOT checked (see unchecked_keywords),
-//   minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers), multipleOf,
-//   minProperties, maxProperties, anyOf, oneOf, allOf, not,
-//   $ref to a local definition ("#/$defs/Name", "#/definitions/Name", "#").
-// Keywords outside the subset do not fail a check; the ones that would constrain the answer are
-// listed by unchecked_keywords() so the caller can say the check was partial.
+// Checking a structured answer against the prompt's JSON schema on our side, with a documented
+// subset of JSON Schema. Keywords outside it do not fail a check; those that would constrain the
+// answer are listed by unchecked_keywords().
+// The subset, and why not a library: llm/README.md, "JSON schema".
 #pragma once
 
 #include <memory>

@@ -1,22 +1,8 @@
-// The model client: one OpenAI-compatible endpoint (vLLM, SGLang, or a hosted service), with
-// the checks before a run, retries, a rate limit, and a circuit that pauses while the server is
-// down.
-//
-//   auto client = ModelClient::Create(options);          // dialect "auto": asks GET /v1/models
-//   REEL_ASSIGN_OR_RETURN(ServerInfo info, client->CheckModel());
-//   REEL_RETURN_IF_ERROR(client->CheckBudget(job_token_budget));
-//   ChatResult r = client->Chat(request, &cancel);        // never throws, never crashes
-//
-// Chat always returns a ChatResult: an answer, or a failure with its kind and a message for the
-// request's record. A too-long prompt is reported with the server's numbers (kTooLong) and never
-// retried: the caller re-fits the context with the difference as extra margin. Every request is
-// bounded in time (request_timeout_s, over its attempts) and size (max_response_bytes, streamed
-// or not); a streamed request answered with one JSON completion is that answer.
-//
-// Thread safety: Chat, CountPromptTokens and the checks may be called from many threads at once
-// (one client per endpoint per run); the rate limit and the circuit are shared by all of them.
-// The API key appears only in the Authorization header: every message in a result, event or
-// status passes through ApiKey::Redact.
+// The model client: one OpenAI-compatible endpoint with checks before a run, retries, a rate
+// limit and a circuit. Chat always returns a ChatResult (an answer or a failure with its kind;
+// never throws); a too-long prompt (kTooLong) is never retried. Thread-safe: one client per
+// endpoint per run. The API key appears only in the Authorization header (ApiKey::Redact).
+// Usage: llm/README.md, "Model client".
 #pragma once
 
 #include <atomic>

@@ -1,13 +1,6 @@
-// A client-side rate limit, so a shared endpoint is not hammered: requests per minute and tokens
-// per minute, each a token bucket.
-//
-// Each bucket refills continuously at its per-minute rate and holds at most 10 seconds' worth
-// (at least one request; a request larger than that waits for a full bucket and then leaves it
-// in debt), so a run starts at once but never bursts a whole minute's quota into the server.
-// Tokens are reserved before sending (the prompt estimate plus the output cap, as the hosted
-// services count them) and corrected with Adjust once the server's usage is known.
-//
-// Thread-safe; waiters are served as capacity appears (not strictly first come, first served).
+// A client-side rate limit: requests and tokens per minute, each a token bucket, so a shared
+// endpoint is never sent a whole minute's quota at once. Tokens are reserved before sending and
+// corrected with Adjust. Thread-safe. Details: llm/README.md, "Rate limiter".
 #pragma once
 
 #include <atomic>

@@ -1,20 +1,7 @@
-// One request to an endpoint through its circuit, its rate limit and the retry rules: the engine
-// of every request that is sent again when it fails, chat completions (ModelClient::Chat) and
-// transcriptions (POST /v1/audio/transcriptions) alike, so both follow the same rules
-// (retry_policy.h, rate_limiter.h, circuit_breaker.h; what each failure means: llm/README.md).
-//
-//   RequestRunner runner(options);                       // one per endpoint, shared by its
-//   requests RequestOutcome r = runner.Run(0, cancel, [&](bool probe, double time_left_s) {
-//     HttpResponse response = http->Perform(request);
-//     if (!response.transport_ok() || response.status != 200) return ClassifyHttpFailure(response);
-//     ... read the answer; a malformed one: return AttemptVerdict::Fail(ChatOutcome::kMalformed,
-//     why); return AttemptVerdict::Ok(response.status);
-//   });
-//
-// Run calls `attempt` until it succeeds, fails for good (not retryable, or out of retries), the
-// request's time on the wire (request_timeout_s) is spent, the circuit gives up, or `cancel` is
-// set. While the circuit is open, down failures wait for it without using up a retry.
-// Thread-safe: Run may be called from many threads at once.
+// One request to an endpoint through its circuit, rate limit and retry rules, for chat completions
+// and transcriptions alike: Run calls `attempt` until it succeeds, fails for good, its time is
+// spent, the circuit gives up, or `cancel` is set. Thread-safe: Run may be called from many
+// threads at once. Usage: llm/README.md, "Request runner".
 #pragma once
 
 #include <atomic>

@@ -1,28 +1,7 @@
-// Error documents from model servers, and the too-long-prompt error in every wording we know.
-//
-// Servers send errors in two shapes: `{"error": {"message", "type", "code"}}` (OpenAI, current
-// vLLM) and a flat `{"object": "error", "message", "type", "code"}` (SGLang, older vLLM). Both are
-// read; a body that is neither (an HTML page from a proxy, say) becomes the message itself, cut
-// to a readable length.
-//
-// A prompt that does not fit is never retried as it is: the caller re-fits the context. The
-// recognised wordings (numbers N = prompt tokens, M = requested output, L = context window):
-//   vLLM:   "You passed N input tokens and requested M output tokens. However, the model's
-//            context length is only L tokens, ..."
-//           "This model's maximum context length is L tokens. However, you requested T tokens
-//            (N in the messages, M in the completion). ..."
-//           "This model's maximum context length is L tokens. However, your request has N input
-//            tokens. ..."
-//           "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum
-//            context length is L tokens and your request has N input tokens ..."
-//           "The decoder prompt (length N) is longer than the maximum model length of L. ..."
-//           "Input length (N) exceeds model's maximum context length (L)."
-//           "The prompt is N tokens, which exceeds the model's maximum context length of L ..."
-//   SGLang: "The input (N tokens) is longer than the model's context length (L tokens)."
-//           "Requested token count exceeds the model's maximum context length of L tokens. You
-//            requested a total of T tokens: N tokens from the input messages and M tokens for the
-//            completion. ..."
-//   OpenAI: code "context_length_exceeded".
+// Error documents from model servers (OpenAI's nested and SGLang's flat shape; anything else
+// becomes the message), and the too-long-prompt error in every wording we know, with its numbers:
+// such a prompt is never retried as it is; the caller re-fits the context.
+// The wordings: llm/README.md, "Server errors".
 #pragma once
 
 #include <cstdint>

@@ -1,18 +1,7 @@
-// Chat templates as data: how a server lays out a conversation for a model, and how it expands
-// images and videos into tokens. Two are built in:
-//
-//   minimax-m3  MiniMax-M3 (the default; docs/m3-reference.md "The tokenizer and the chat template"
-//   and
-//               "Frames to tokens"): ]~!b[]~b]system\n<identity><thinking line>[e~[\n
-//               ]~b]developer\n<system prompt>[e~[\n ]~b]user\n<content>[e~[\n ]~b]ai\n<think>.
-//               Media as the M3 processor in vLLM and SGLang expands it. The shipped Jinja file is
-//               not public, so the layout is marked inexact and counts carry a margin.
-//   chatml      Qwen-style servers: <|im_start|>role\n...<|im_end|>\n, generation prompt
-//               <|im_start|>assistant\n; media wrapped in <|vision_start|>...<|vision_end|>
-//               (Qwen2-VL layout). Exact for text.
-//
-// Nothing here tokenizes: a template renders text and says which strings are single special
-// tokens; PromptCounter (prompt_counter.h) counts.
+// Chat templates as data: how a server lays out a conversation and expands images and videos into
+// tokens. Built in: minimax-m3 (the default; inexact, so counts carry a margin) and chatml
+// (Qwen-style; exact for text). Nothing here tokenizes (PromptCounter counts).
+// The layouts: llm/context/README.md, "Chat templates".
 #pragma once
 
 #include <optional>

@@ -162,6 +162,18 @@ std::string DocumentText(const ContextText& t) {
   return "Document (" + t.source + "):\n" + t.text + "\n\n";
 }
 
+// Appends text to a segment's parts: to the last part when it is text, else as a new part.
+void AppendText(std::string s, std::vector<ContextPart>& parts) {
+  if (s.empty()) return;
+  if (!parts.empty() && parts.back().kind == ContextPart::Kind::kText) {
+    parts.back().text += s;
+  } else {
+    ContextPart p;
+    p.text = std::move(s);
+    parts.push_back(std::move(p));
+  }
+}
+
 // The file name of a path (the context names files by it).
 std::string FileName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -234,6 +246,8 @@ class Builder {
   std::vector<size_t> LineSlots(const Plan& plan) const;
   std::vector<ContextPart> FileParts(const Plan& plan, size_t first, size_t last,
                                      bool with_documents) const;
+  // The documents as the plan has them (maybe shortened), each headed, in input order.
+  std::string DocumentsText(const Plan& plan) const;
   // "a.mp4 12.0 s" (a video's frame), "diagram.png" (an image).
   std::string FrameName(const Plan& plan, size_t i) const;
 
@@ -259,27 +273,21 @@ class Builder {
   std::vector<int64_t> timed_cost_;     // by timed_index_ position
 };
 
+std::string Builder::DocumentsText(const Plan& plan) const {
+  std::string docs;
+  for (size_t d = 0; d < document_index_.size(); ++d) {
+    ContextText t = in_.texts[document_index_[d]];
+    t.text = plan.documents[d];
+    docs += DocumentText(t);
+  }
+  return docs;
+}
+
 std::vector<ContextPart> Builder::Parts(const Plan& plan, size_t first, size_t last, double from_s,
                                         double to_s, bool with_documents) const {
   std::vector<ContextPart> parts;
-  auto text = [&](std::string s) {
-    if (s.empty()) return;
-    if (!parts.empty() && parts.back().kind == ContextPart::Kind::kText) {
-      parts.back().text += s;
-    } else {
-      ContextPart p;
-      p.text = std::move(s);
-      parts.push_back(std::move(p));
-    }
-  };
-  std::string docs;
-  if (with_documents) {
-    for (size_t d = 0; d < document_index_.size(); ++d) {
-      ContextText t = in_.texts[document_index_[d]];
-      t.text = plan.documents[d];
-      docs += DocumentText(t);
-    }
-  }
+  auto text = [&](std::string s) { AppendText(std::move(s), parts); };
+  const std::string docs = with_documents ? DocumentsText(plan) : std::string();
   if (o_.documents_first) text(docs);
   // Timed texts of this range, in start order.
   std::vector<size_t> lines;
@@ -374,24 +382,8 @@ std::vector<size_t> Builder::LineSlots(const Plan& plan) const {
 std::vector<ContextPart> Builder::FileParts(const Plan& plan, size_t first, size_t last,
                                             bool with_documents) const {
   std::vector<ContextPart> parts;
-  auto text = [&](std::string s) {
-    if (s.empty()) return;
-    if (!parts.empty() && parts.back().kind == ContextPart::Kind::kText) {
-      parts.back().text += s;
-    } else {
-      ContextPart p;
-      p.text = std::move(s);
-      parts.push_back(std::move(p));
-    }
-  };
-  std::string docs;
-  if (with_documents) {
-    for (size_t d = 0; d < document_index_.size(); ++d) {
-      ContextText t = in_.texts[document_index_[d]];
-      t.text = plan.documents[d];
-      docs += DocumentText(t);
-    }
-  }
+  auto text = [&](std::string s) { AppendText(std::move(s), parts); };
+  const std::string docs = with_documents ? DocumentsText(plan) : std::string();
   if (o_.documents_first) text(docs);
   const std::vector<size_t> slots = LineSlots(plan);
   // The timed lines written before position p: of file `source` only, or of every other file.

@@ -1,35 +1,8 @@
-// The context builder: one item's frames and text, and one prompt, become what the model reads,
-// counted token by token the way the server counts it, fitted to the budget, and described in
-// a deterministic manifest. The model client (another stage) sends what this builds.
-//
-// Layout of the user turn, in time order: documents (before or after the video, as the job
-// says), then each frame (or frame pair) with its time and the subtitle / transcript lines that
-// start before the next frame, then padding up to a 128-token block boundary (exact counts, when
-// the request still fits with it), then the question. Everything before the question depends only
-// on the item, the system prompt and the settings, so the prompts of a job share a cacheable
-// prefix.
-//
-// Transports (how frames travel; token costs as the MiniMax-M3 processor of vLLM and SGLang
-// expands them, see docs/contexts.md):
-//   images  each frame an image part after a text part with its time; an image is a pair of
-//           itself: (H/28)(W/28) placeholders + start and end tokens per frame.
-//   video   the frames of a segment as one video (data:video/jpeg;base64,f1,f2,...): per pair of
-//           frames (H/28)(W/28) placeholders + start and end, after a timestamp text that the
-//           server makes up as index / fps (vLLM) or leaves out (SGLang); at most
-//           server_num_frames frames per video.
-//   file    a file:// path the server samples itself (same rule and sizes as Reel's): the
-//           frames Reel sampled are the ones the server will take, with their real times.
-//
-// Fitting (in the order of `fit_steps`) when the request does not fit token_budget minus the
-// reserved output minus the template's margin: drop near-duplicate frames (the vision encoder's
-// marks, then the dHash distance),
-// lower the frame size (the largest max_pixels that fits, not below a floor), thin frames evenly
-// (first and last kept, not below min_fps), shorten documents, split the video into consecutive
-// segments asked one by one and then once more over their answers (map-reduce). A video transport
-// whose server keeps fewer frames than a video has is split too (never thinned for that). Every
-// step is recorded in the manifest.
-//
+// The context builder: one item's frames and text and one prompt become what the model reads,
+// counted as the server counts, fitted to the budget (`fit_steps`, each recorded) and described in
+// a deterministic manifest; everything before the question is a prefix a job's prompts share.
 // Thread safety: BuildContext is a pure function of its arguments.
+// Layout, transports and fitting: llm/context/README.md, "Context builder".
 #pragma once
 
 #include <cstdint>

@@ -7,16 +7,45 @@
 namespace reel::llm::fit {
 namespace {
 
+// Smart resize to at most `max_pixels` (and at least 3136, or max_pixels when smaller).
+pipeline::SmartResizeOptions ResizeOptions(const ContextOptions& o, int64_t max_pixels) {
+  pipeline::SmartResizeOptions r;
+  r.factor = o.resize_factor;
+  r.min_pixels = std::min<int64_t>(3136, max_pixels);
+  r.max_pixels = max_pixels;
+  r.max_aspect_ratio = o.max_aspect_ratio;
+  return r;
+}
+
+// The largest max_pixels in [floor_pixels, area) whose plan, sized(max_pixels), fits (plans
+// grow with max_pixels, so a binary search); floor_pixels itself when even that does not fit.
+// nullopt when the frames are no larger than the floor already or the floor cannot be sized.
+template <typename Sized>
+std::optional<int64_t> LargestFitting(int64_t floor_pixels, int64_t area, const Sized& sized,
+                                      const Fits& fits) {
+  if (area <= floor_pixels) return std::nullopt;
+  std::optional<Plan> lowest = sized(floor_pixels);
+  if (!lowest) return std::nullopt;
+  if (!fits(*lowest)) return floor_pixels;
+  int64_t lo = floor_pixels, hi = area - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    std::optional<Plan> p = sized(mid);
+    if (p && fits(*p)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 // Several files: one max_pixels for all (each file smart-resized from its own shape, never
 // enlarged), the largest whose request fits.
 std::optional<std::string> LowerFiles(const ContextInput& in, const ContextOptions& o,
                                       const Fits& fits, Plan& plan) {
   auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
-    pipeline::SmartResizeOptions r;
-    r.factor = o.resize_factor;
-    r.min_pixels = std::min<int64_t>(3136, max_pixels);
-    r.max_pixels = max_pixels;
-    r.max_aspect_ratio = o.max_aspect_ratio;
+    const pipeline::SmartResizeOptions r = ResizeOptions(o, max_pixels);
     Plan p = plan;
     for (size_t s = 0; s < in.sources.size(); ++s) {
       const ContextSource& src = in.sources[s];
@@ -39,24 +68,9 @@ std::optional<std::string> LowerFiles(const ContextInput& in, const ContextOptio
   for (const FrameSize& size : plan.sizes) {
     area = std::max(area, static_cast<int64_t>(size.width) * size.height);
   }
-  if (area <= o.min_pixels_floor) return std::nullopt;
-  std::optional<Plan> lowest = sized(o.min_pixels_floor);
-  if (!lowest) return std::nullopt;
-  int64_t chosen = o.min_pixels_floor;
-  if (fits(*lowest)) {
-    int64_t lo = o.min_pixels_floor, hi = area - 1;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      std::optional<Plan> p = sized(mid);
-      if (p && fits(*p)) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    chosen = lo;
-  }
-  std::optional<Plan> next = sized(chosen);
+  const std::optional<int64_t> chosen = LargestFitting(o.min_pixels_floor, area, sized, fits);
+  if (!chosen) return std::nullopt;
+  std::optional<Plan> next = sized(*chosen);
   if (!next) return std::nullopt;
   std::string sizes;
   bool changed = false;
@@ -70,7 +84,7 @@ std::optional<std::string> LowerFiles(const ContextInput& in, const ContextOptio
   if (!changed) return std::nullopt;
   plan = *next;
   return "frames of " + std::to_string(plan.sizes.size()) + " files " + sizes + " (max_pixels " +
-         std::to_string(chosen) + " for all, the largest that fits; floor " +
+         std::to_string(*chosen) + " for all, the largest that fits; floor " +
          std::to_string(o.min_pixels_floor) + ")";
 }
 
@@ -89,11 +103,7 @@ std::optional<std::string> LowerResolution(const ContextInput& in, const Context
   // [floor, current area) whose request fits (sizes grow with max_pixels).
   const int old_w = plan.width, old_h = plan.height;
   auto sized = [&](int64_t max_pixels) -> std::optional<Plan> {
-    pipeline::SmartResizeOptions r;
-    r.factor = o.resize_factor;
-    r.min_pixels = std::min<int64_t>(3136, max_pixels);
-    r.max_pixels = max_pixels;
-    r.max_aspect_ratio = o.max_aspect_ratio;
+    const pipeline::SmartResizeOptions r = ResizeOptions(o, max_pixels);
     auto size = pipeline::SmartResize({in.source_width, in.source_height}, r);
     if (!size.ok()) return std::nullopt;
     Plan p = plan;
@@ -103,29 +113,14 @@ std::optional<std::string> LowerResolution(const ContextInput& in, const Context
     return p;
   };
   const int64_t area = static_cast<int64_t>(plan.width) * plan.height;
-  if (area <= o.min_pixels_floor) return std::nullopt;
-  std::optional<Plan> lowest = sized(o.min_pixels_floor);
-  if (!lowest) return std::nullopt;
-  int64_t chosen = o.min_pixels_floor;
-  if (fits(*lowest)) {
-    int64_t lo = o.min_pixels_floor, hi = area - 1;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      std::optional<Plan> p = sized(mid);
-      if (p && fits(*p)) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    chosen = lo;
-  }
-  std::optional<Plan> next = sized(chosen);
+  const std::optional<int64_t> chosen = LargestFitting(o.min_pixels_floor, area, sized, fits);
+  if (!chosen) return std::nullopt;
+  std::optional<Plan> next = sized(*chosen);
   if (!next || (next->width == plan.width && next->height == plan.height)) return std::nullopt;
   plan = *next;
   return "frames " + std::to_string(old_w) + "x" + std::to_string(old_h) + " -> " +
          std::to_string(plan.width) + "x" + std::to_string(plan.height) + " (max_pixels " +
-         std::to_string(chosen) + ", the largest that fits; floor " +
+         std::to_string(*chosen) + ", the largest that fits; floor " +
          std::to_string(o.min_pixels_floor) + ")";
 }
 

@@ -1,16 +1,7 @@
-// The `messages` of one context segment as an OpenAI-compatible chat request holds them: a
-// BodySource (llm/client/body_source.h) that the model client sends inside its request body
-// (BuildChatBody), a Batch line holds, or `reel context --request` writes. Frames are JPEG files
-// (at the context's frame size; jobs/context/context_frames.h makes them) read and base64-encoded
-// while the body is read, 48 KiB at a time: a one-hour request is never held in memory, and the
-// same source can be read again (a retry) without decoding anything. The same context, settings and
-// frame files give the same bytes.
-//
-// Messages: a system message with the segment's system prompt (M3's template puts it in its
-// `developer` block), then one user message whose content parts are the segment's parts, in
-// order: text parts; one image_url per frame (images transport, and images);
-// one video_url with the frames as data:video/jpeg;base64,f1,f2,... (video); the file's file://
-// URL (file).
+// The `messages` of one context segment as a BodySource, for a chat request, a Batch line or
+// `reel context --request`: frame files read and base64-encoded while the body is read, never held
+// whole; the same context, settings and frames give the same bytes.
+// The messages' shape: llm/context/README.md, "Request body".
 #pragma once
 
 #include <cstddef>

@@ -1,15 +1,6 @@
-// Counting the tokens of prompt text: exactly, with the model's tokenizer.json (Tokenizer), or,
-// when a job names none, by a safe estimate.
-//
-// The estimate is 0.6 tokens per ASCII byte plus 1 token per byte of any other character, times
-// 1.05. A byte-level BPE never makes more tokens than bytes, so non-ASCII text is never
-// under-counted; over the 1,172 documents of real text in ~60 languages of the tokenizer tests
-// (6.7 MB, tests/llm/make_corpus.py) the unscaled estimate was at least 97.6% of the exact count
-// for every document with the GPT-4o, Llama 3, Qwen 3, DeepSeek-V3, Mistral Nemo and Gemma 3
-// tokenizers (2.3x to 2.7x above it in total): the 5% keeps every one of them covered. It
-// overcounts English about 2.5x and CJK about 3x, so contexts built from an estimate fit with room.
-//
-// Thread safety: const methods may run concurrently (the Tokenizer's are).
+// Counting the tokens of prompt text: exactly, with the model's tokenizer.json, or, when a job
+// names none, by an estimate that never under-counts. Const methods may run concurrently.
+// How the estimate was checked: llm/context/README.md, "Token counter".
 #pragma once
 
 #include <cstdint>

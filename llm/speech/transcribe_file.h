@@ -1,12 +1,6 @@
-// A media file's speech to a timed transcript: its audio as speech chunks
-// (pipeline/audio/speech_audio.h), each transcribed by a Transcriber, the segments put in time
-// order. Chunks are transcribed while the audio is still being read, `concurrency` at a time
-// (a server backend); memory holds at most about 2 x concurrency chunks.
-//
-// A chunk that fails (the server kept failing, its answer could not be read) is recorded in
-// FileTranscript::failures and the rest of the file goes on: the transcript is then partial,
-// never silently short. `on_chunk` sees every chunk's outcome as it finishes (in any order), so
-// a caller can store each one at once.
+// A media file's speech to a timed transcript, chunks transcribed while the audio is read,
+// `concurrency` at a time. A failed chunk is recorded in FileTranscript::failures and the rest
+// goes on (partial, never silently short). Details: llm/README.md, "Transcribing a file".
 #pragma once
 
 #include <atomic>

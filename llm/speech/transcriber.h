@@ -1,18 +1,7 @@
-// Speech to timed text, one backend per file behind one interface:
-//   pocketsphinx_transcriber.cc  embedded, offline, English (Debian's pocketsphinx-en-us model);
-//                                the default when no endpoint is set
-//   openai_transcriber.cc        a server with OpenAI's POST /v1/audio/transcriptions (vLLM or
-//                                speaches serving Whisper, whisper.cpp's server, hosted services),
-//                                with the model client's retries, rate limit, circuit, timeouts
-//                                and API key (llm/client/request_runner.h)
-//
-//   REEL_ASSIGN_OR_RETURN(auto transcriber, CreateTranscriber(options));
-//   REEL_ASSIGN_OR_RETURN(ChunkTranscript t, transcriber->Transcribe(chunk, &cancel));
-//
-// A transcriber takes one speech chunk (pipeline/audio/speech_chunker.h: 16 kHz mono, at most
-// window_s() long) at a time and returns its segments with absolute times (the chunk's start
-// added), inside the chunk. Transcribe may be called from several threads at once; the
-// PocketSphinx backend serves one chunk at a time, a server backend sends them concurrently.
+// Speech to timed text, one backend per file behind one interface (PocketSphinx offline, or a
+// /v1/audio/transcriptions server): one speech chunk in, its segments with absolute times out.
+// Transcribe may be called from several threads at once.
+// Backends and usage: llm/README.md, "Transcriber".
 #pragma once
 
 #include <atomic>

@@ -1,12 +1,6 @@
-// The added tokens of a tokenizer.json ("added_tokens"): split out of the text before the
-// model sees it, exactly as the Hugging Face library's AddedVocabulary does. Tokens with
-// "normalized": false are found in the raw text; the others in each normalized piece, by their
-// normalized form. Matching is leftmost-longest; "single_word" skips a match inside a word;
-// "lstrip"/"rstrip" make the token swallow the whitespace before/after it.
-//
-// Ids are assigned as the library assigns them when it loads the file: a token already in the
-// model's vocabulary keeps that id, any other takes the next free id from the vocabulary size
-// on, in file order (normally the ids the file states).
+// The added tokens of a tokenizer.json, split out of the text and given ids exactly as the
+// Hugging Face library's AddedVocabulary does.
+// Matching and ids: llm/tokenizer/README.md, "Added vocabulary".
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,6 @@
-// The merge loop of BPE for many pieces at once. Each piece starts as the ids of its bytes
-// (byte-level pieces) or as given ids (the characters of SentencePiece-style words) and is merged
-// lowest rank first, leftmost first among equal ranks (the library's order). The pieces are merged
-// round-robin, one merge of each per round: the merge-table lookups a merge needs are prefetched
-// when it is made and read a round later, so the lookups of all pieces overlap instead of each
-// waiting for memory in turn. On text not seen before nearly every lookup misses the CPU caches,
-// and that wait was most of the tokenizer's time.
-//
-// Thread safety: MergeBytePieces and MergeIdPieces only read the tables; they may run
-// concurrently.
+// The merge loop of BPE for many pieces at once, in the library's order (lowest rank first,
+// leftmost first among equal ranks). MergeBytePieces and MergeIdPieces only read the tables; they
+// may run concurrently. Why round-robin: llm/tokenizer/README.md, "BPE merge".
 #pragma once
 
 #include <cstddef>

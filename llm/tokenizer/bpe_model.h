@@ -1,13 +1,6 @@
-// The BPE model of a tokenizer.json ("model": {"type": "BPE", ...}): vocabulary, merges in the
-// string ("a b") or pair (["a", "b"]) form, continuing_subword_prefix, end_of_word_suffix,
-// unk_token with fuse_unk, byte_fallback and ignore_merges, with the Hugging Face library's
-// exact results (merges applied lowest rank first, leftmost first among equal ranks).
-//
-// Byte-level pieces (see Split::byte_level) are tokenized on their raw bytes: the vocabulary is
-// also indexed by the bytes its tokens stand for, so nothing is mapped on the hot path.
-// A per-thread cache maps recent pieces to their ids.
-//
+// The BPE model of a tokenizer.json, with the Hugging Face library's exact results.
 // Thread safety: const methods may run concurrently.
+// Details: llm/tokenizer/README.md, "BPE model".
 #pragma once
 
 #include <array>

@@ -1,21 +1,7 @@
-// SentencePiece-style text cut into words for the BPE model (Gemma 3 and files like it).
-//
-// Such files normalize by replacing one character by another (' ' by '▁', "to" below) and maybe
-// prepending a string, their pre-tokenizer leaves the text whole, and the model then merges each
-// text between added tokens as a single piece: a line of thousands of characters, new to any
-// cache, merged with a heap. But a merge never joins two symbols across a place where no
-// vocabulary token could cover both sides: before a "to" character whose previous character x
-// appears before "to" inside no vocabulary token (every token a merge makes is in the
-// vocabulary, and its text is what it covers as long as no merge uses a byte-fallback or unk
-// token). Cut at those places, the text becomes words that merge one by one with exactly the
-// same result ("▁the", "▁cat"); they repeat, so they are cached, and the new ones are merged
-// together like byte-level pieces.
-//
-// CharWords cuts raw text (before the replacement: the cache is keyed on raw words) and gives
-// a word's first ids (the token of each character, with the replacement applied; the
-// byte-fallback tokens of a character that has none) without writing the normalized text.
-//
-// Thread safety: immutable after Make.
+// SentencePiece-style text (Gemma 3 and the like) cut into words that merge one by one with the
+// exact result of merging the whole text; CharWords cuts raw text and gives a word's first ids
+// without writing the normalized text. Thread safety: immutable after Make.
+// Why the cut is exact: llm/tokenizer/README.md, "Char words".
 #pragma once
 
 #include <array>

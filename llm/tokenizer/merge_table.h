@@ -1,17 +1,6 @@
-// The merges of a BPE model: (left id, right id) -> rank, and rank -> merged id.
-//
-// Looking up a rank is the inner loop of tokenizing text not seen before (two lookups per
-// merge, half of them for pairs that do not merge), so the layout is made for it: a slot is one
-// 64-bit word (left id 21 bits, right id 21 bits, rank 22 bits), eight slots make a bucket of
-// one cache line, and the table is at most half full. A lookup reads the pair's bucket and
-// compares all eight slots without a branch; only when that bucket overflowed on insertion
-// (rare; a bit per bucket says so) does it go on to the next. The merges of a 200,000-token
-// vocabulary take about 3.2 MB.
-//
-// Merged ids: for vocabularies converted from tiktoken (GPT-2, cl100k, o200k, Qwen, DeepSeek)
-// the merged id is the rank plus a constant, and Merged reads no memory.
-//
-// Thread safety: const methods may run concurrently.
+// The merges of a BPE model: (left id, right id) -> rank, and rank -> merged id, laid out for the
+// tokenizer's inner loop. Thread safety: const methods may run concurrently.
+// The layout: llm/tokenizer/README.md, "Merge table".
 #pragma once
 
 #include <cstddef>

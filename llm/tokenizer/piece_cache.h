@@ -1,13 +1,6 @@
-// A cache from a piece's bytes (a pre-token) to its ids, one per thread and model: text seen
-// before (most of any text) skips the merges.
-//
-// Layout: the entries (key length, id count, ids, key bytes) are appended to one arena of
-// 32-bit words; an open-addressing table (linear probing, at most half full) of 64-bit slots
-// holds 32 bits of the key's hash and the entry's offset. Nothing is allocated per piece, a
-// lookup reads one slot (eight share a cache line) and one entry, and growing rehashes 8-byte
-// slots from the hash bits they keep. A full cache (max_entries) is cleared as a whole.
-//
-// Thread safety: none; each thread has its own (BpeModel::ThreadCache).
+// A cache from a piece's bytes to its ids, one per thread and model: text seen before skips the
+// merges. Thread safety: none; each thread has its own (BpeModel::ThreadCache).
+// The layout: llm/tokenizer/README.md, "Piece cache".
 #pragma once
 
 #include <cstddef>

@@ -1,27 +1,8 @@
 // A regular-expression engine with Oniguruma's semantics, for the patterns tokenizer.json files
-// carry (Split pre-tokenizers, Replace normalizers). The Hugging Face library compiles those
-// patterns with Oniguruma 6.9 (onig crate, ONIG_SYNTAX_ONIGURUMA, no options, UTF-8), so this
-// engine matches the way Oniguruma does: a backtracking search, leftmost match, alternatives in
-// order, greedy/lazy/possessive quantifiers, look-ahead and fixed-length look-behind, atomic
-// groups, ^ and $ as line anchors, '.' not matching "\n", Unicode classes from the tables in
-// unicode.h.
-//
-// Compile() refuses, with a message naming the construct, anything it does not reproduce
-// exactly: back-references, subroutine calls, conditionals, absent groups, POSIX brackets,
-// class set operations, unknown properties, case-insensitive classes, and case-insensitive
-// literals that multi-character case folding could match differently ("ss", "st", "ff", ...).
-// Patterns of tokenizers are tiny; nothing here is tuned for speed (the common split patterns
-// have hand-written matchers, see split_pattern.h).
-//
-// Work is polynomial in the text's length, never exponential, whatever the pattern (a hostile
-// tokenizer.json's `(a+)+$` included): once a search has done more work than an ordinary pattern
-// needs (a few dozen steps per byte), the matcher remembers the states (instruction, position)
-// from which no match was found, and never explores one twice. Only failures are remembered, so
-// the matches are exactly those of the plain backtracking search. Without look-around, a whole
-// FindAll visits each state at most once; memory follows the states visited (64 positions to a
-// 16-byte entry), not the text's length.
-//
-// Thread safety: a compiled Regex is immutable; searches may run concurrently.
+// carry. Compile() refuses anything it does not reproduce exactly, naming the construct; work is
+// polynomial in the text's length whatever the pattern. Thread safety: a compiled Regex is
+// immutable; searches may run concurrently.
+// What is supported, and why it stays polynomial: llm/tokenizer/README.md, "Regex".
 #pragma once
 
 #include <cstddef>

@@ -1,25 +1,8 @@
-// Tokenizer: a Hugging Face tokenizer.json for BPE models, giving exactly the ids the Hugging
-// Face `tokenizers` library gives (its npm package 0.23 is the reference the tests compare
-// with). Reel uses it to count the tokens of a prompt the way the model's server will.
-//
-// What is supported, component by component (anything else is refused when the file is
-// loaded, with a message naming the component; a file is never tokenized approximately):
-//   normalizer     NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Prepend, ByteLevel, Nmt,
-//                  Sequence
-//   pre_tokenizer  Split (string or regex pattern, every behavior, invert), ByteLevel (with or
-//                  without its own regex), Digits, WhitespaceSplit, Sequence
-//   model          BPE (string or pair merges, continuing_subword_prefix, end_of_word_suffix,
-//                  unk_token, fuse_unk, byte_fallback, ignore_merges; not dropout)
-//   added_tokens   special or not, lstrip, rstrip, normalized, single_word
-//   post_processor TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence
-//   decoder        ByteLevel, ByteFallback, Fuse, Strip, Replace, Sequence
-// "truncation" and "padding" are ignored: Reel counts whole texts.
-//
-// Input text that is not valid UTF-8 is first repaired (each invalid sequence becomes U+FFFD,
-// as a UTF-8 decoder does), since the library only accepts valid strings.
-//
-// Thread safety: a loaded Tokenizer is immutable; Encode/Count/Decode may run concurrently
-// (each thread keeps its own cache of recently seen pieces).
+// Tokenizer: a Hugging Face tokenizer.json for BPE models, giving exactly the ids of the
+// `tokenizers` library, so Reel counts a prompt's tokens as the server will. A component it does
+// not support is refused at load, naming it; invalid UTF-8 is repaired first. Thread safety: a
+// loaded Tokenizer is immutable; Encode/Count/Decode may run concurrently.
+// The supported components: llm/tokenizer/README.md, "Tokenizer".
 #pragma once
 
 #include <cstddef>

@@ -1,23 +1,8 @@
-// The audio of a media file as 16 kHz (or any rate) mono 16-bit samples on the media's timeline.
-//
-//   REEL_ASSIGN_OR_RETURN(auto reader, AudioReader::Open(path, options));
-//   std::vector<int16_t> samples;
-//   while (true) {
-//     REEL_ASSIGN_OR_RETURN(size_t n, reader->Read(&samples));   // appends; 0 at the end
-//     if (n == 0) break;
-//   }
-//   // sample i is at reader->track().origin_s + i / options.sample_rate seconds
-//
-// FFmpeg decodes the chosen stream (audio_stream.h) and libswresample downmixes and resamples it
-// (its defaults, as `ffmpeg -ac 1 -ar 16000` does). Samples are contiguous in time: where the
-// stream's timestamps jump ahead by more than 0.1 s the gap is filled with silence, and where they
-// go back by more than that the overlap is dropped, so a sample's index gives its media time.
-// A file without an audio stream is not an error: track().has_audio is false and Read returns 0.
-//
-// Damaged input: packets the decoder rejects are counted and skipped; a read error ends the
-// stream there (stats().read_error says why); more rejected packets than the limits allow
-// (MediaLimits::max_error_rate) fail the file with kCorruptData naming it. The whole read is
-// bounded by MediaLimits::time_limit_s (kLimitExceeded). Not thread-safe; one reader per thread.
+// The audio of a media file as mono 16-bit samples on the media's timeline, contiguous in time.
+// A file without audio is not an error (has_audio false). Damaged input: rejected packets counted
+// and skipped, too many fail the file (kCorruptData); the read is time-bounded (kLimitExceeded).
+// Not thread-safe; one reader per thread.
+// Usage and the timeline: pipeline/README.md, "Audio reader".
 #pragma once
 
 #include <cstdint>

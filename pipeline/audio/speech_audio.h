@@ -1,13 +1,6 @@
-// A media file's speech as chunks for a transcription backend: AudioReader (decode, downmix,
-// resample to 16 kHz) feeding SpeechChunker (voice activity, cuts at silences).
-//
-//   SpeechAudioOptions options;             // range, language, window
-//   REEL_ASSIGN_OR_RETURN(SpeechAudio audio, ReadSpeechChunks(path, options,
-//       [&](SpeechChunk chunk) { return Transcribe(chunk); }));
-//
-// Chunks are handed over in order as soon as each is complete, so memory stays at one chunk
-// (about 30 s) whatever the file's length. A file without audio, or without speech, is not an
-// error: no chunk, and a note in SpeechAudio::notes says so.
+// A media file's speech as chunks for a transcription backend (AudioReader feeding SpeechChunker),
+// handed over in order, so memory stays at one chunk. A file without audio or speech is not an
+// error: no chunk, and a note says so. Usage: pipeline/README.md, "Speech audio".
 #pragma once
 
 #include <functional>

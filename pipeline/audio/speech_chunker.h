@@ -1,24 +1,7 @@
-// Speech chunks out of a stream of mono samples: voice activity from the signal's energy, with
-// hysteresis, then chunks cut at silences for a transcription backend.
-//
-// Every 10 ms frame's level (RMS, dB full scale, of the signal high-passed at 200 Hz, 4th order,
-// so rumble, hum and the low end of pink or brown noise, whose energy swings widely from frame to
-// frame, do not count) is compared with the noise floor: the level of the quietest fifth of the
-// 50 ms stretches within 3 s before and 1.5 s after the frame (a fifth, not the quietest one, so a
-// short dropout or gap of digital silence inside noise does not drag the floor below the noise).
-// Speech starts after two frames `on_db` above the floor (and above `min_level_dbfs`) and ends
-// after `hangover_s` of frames no more than `off_db` above it. Bursts shorter than
-// `min_speech_s` are dropped (clicks).
-//
-// Chunks: speech regions with `padding_s` of their surroundings, joined while the pause between
-// them is at most `max_pause_s` and the chunk stays within `max_chunk_s` (Whisper's window: 30 s).
-// A chunk is cut between regions (in the pause); only a stretch of speech with no pause of
-// `hangover_s` for `max_chunk_s` is cut inside it, at its quietest 50 ms in the chunk's second
-// half, which is a pause between words in fluent speech. Chunks never overlap, so nothing is
-// transcribed twice. Each chunk keeps its start on the media timeline; a chunk's sample i is at
-// start_s + i / sample_rate.
-//
-// Memory: the samples of the open chunk plus 1.5 s. Not thread-safe.
+// Speech chunks out of a stream of mono samples: voice activity from the signal's energy against
+// a running noise floor, with hysteresis, then chunks cut at silences, never overlapping, each
+// keeping its start on the media timeline. Memory: the open chunk plus 1.5 s. Not thread-safe.
+// The detector and the cuts: pipeline/README.md, "Speech chunker".
 #pragma once
 
 #include <array>

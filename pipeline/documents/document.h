@@ -1,12 +1,7 @@
 // Documents in: a PDF, web page, e-book or office file as pages of text, with each page's picture
-// at the model's size where the format has pictures.
-//
-// ReadDocument() hands the pages of one file, in order, to a callback. Each format has its own
-// reader (pipeline/documents/internal/<format>_reader.cc) behind one interface; this header is
-// the whole public surface. Thread safety: ReadDocument may run on several threads at once, each
-// with its own file. PDFs are read in a child process by default (DocumentOptions::isolate), so
-// a hostile file meets hard memory and time limits and a crash of the PDF library fails one
-// page, never the caller.
+// where the format has one, handed in order to a callback; this header is the whole public surface.
+// ReadDocument may run on several threads, each with its own file; PDFs are read in a child
+// process by default. Details: pipeline/README.md, "Documents".
 #pragma once
 
 #include <cstdint>

@@ -1,24 +1,7 @@
-// What the frame index learns from the bitstream itself, where the container's packet flags and
-// times do not describe what a decoder does:
-// - Presentation order. The n-th picture a decoder outputs is the n-th presented frame. When a
-//   container's times follow decode order although the pictures are reordered (B-frames in MP4
-//   without composition offsets, or H.264 in AVI, whose times FFmpeg guesses), they are decode
-//   times: the order comes from the pictures' order counts (H.264, HEVC: FFmpeg's parser) or
-//   picture types (MPEG-1/2/4 Part 2), and the stream's times, sorted, go out in that order. MPEG-4
-//   Part 2 with packed B-frames (DivX/Xvid in AVI) is read the way FFmpeg's decoder reads it
-//   (PackedVops): a B-VOP packed behind a P-VOP is decoded with the next packet, an N-VOP
-//   placeholder with the B-VOP held back before it; the order follows from the VOP types (a B-VOP
-//   is shown when decoded, an I- or P-VOP when the next one arrives), and a VOP that is not coded
-//   shows nothing.
-// - Start points. A keyframe flag on a picture a decoder cannot start from is dropped: H.264 or
-//   HEVC without an IDR, IRAP or recovery point, or a packed MPEG-4 packet whose decoded VOP is
-//   one held back from the packet before.
-// - What a decoder must see first. H.264 decoders learn the encoder's version (x264's SEI) only
-//   from the stream's first access unit, and turn on workarounds for old encoders' bugs with it:
-//   the first packet is kept so that decoders starting later can be shown it.
-//
-// Ownership and threads: one BitstreamScan per index pass and one PackedVops per decoder, each on
-// one thread; they borrow nothing.
+// What the frame index learns from the bitstream where the container's flags and times do not
+// describe what a decoder does: presentation order, real start points, what a decoder must see
+// first. Ownership and threads: one BitstreamScan per index pass, one PackedVops per decoder, each
+// on one thread; they borrow nothing. Details: pipeline/README.md, "Bitstream scan".
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,6 @@
-// Deinterlacing of single decoded pictures with FFmpeg's estdif filter (libavfilter, edge slope
-// tracing). Private to pipeline/: the frame converter runs it on the frames it returns, before
-// the colour conversion.
-//
-// Each chosen picture is deinterlaced on its own: a fresh filter graph (buffer -> estdif in
-// mode=frame -> buffersink) is given the picture and then the end of the stream. estdif rebuilds
-// the second field's lines from the first field alone, so the result is the same picture that
-// `ffmpeg -vf estdif=mode=frame` gives for that frame over the whole stream, and no frame that
-// was not chosen needs decoding. (bwdif and yadif also look at the frames before and after:
-// given one picture, FFmpeg 5.1's bwdif passes it through unchanged and yadif's result differs
-// from its result in the stream.) The field order comes from the picture (top_field_first).
-//
-// Not thread-safe; one per decoding thread. Owns nothing between calls.
+// Deinterlacing of single decoded pictures with FFmpeg's estdif, private to pipeline/: the frame
+// converter runs it before the colour conversion. Not thread-safe; one per decoding thread; owns
+// nothing between calls. Why estdif: pipeline/README.md, "Deinterlacer".
 #pragma once
 
 #include <string>

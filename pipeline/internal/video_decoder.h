@@ -1,18 +1,7 @@
-// The decoder. Plans, from the frame index, exactly which packets must be decoded to produce the
-// chosen frames: for each target, the packets from the keyframe before it up to the target itself
-// (decode order). Everything else is never sent to the decoder; long runs of unneeded packets are
-// skipped with a seek. Within a needed run, non-reference pictures that are not targets are
-// skipped by the decoder itself (H.264, HEVC, MPEG-1/2/4, VP8).
-//
-// A decoder that starts anywhere but the stream's first packet must still decode as a sequential
-// decode would: it is first shown the index's priming packet (H.264: the first access unit, whose
-// x264 version SEI switches on workarounds for that encoder's bugs), with every picture discarded.
-// Packed MPEG-4 B-frames reach the decoder one VOP per packet, the VOP FFmpeg's decoder would
-// decode for that packet (PackedVops), so each packet gives the picture the index says it does.
-//
-// Ownership and threads: a VideoDecoder borrows its demuxer, codec context, index, limits,
-// deadline and counters (all must outlive it); it and its Demuxer are used by one thread at a
-// time. DecodeCounters are atomic and may be shared by decoders on several threads.
+// The decoder: decodes exactly the packets the chosen frames need, each picture as a sequential
+// decode gives it. Ownership and threads: borrows its demuxer, codec context, index, limits,
+// deadline and counters (all outlive it); one thread at a time; DecodeCounters are atomic.
+// The plan and the priming packet: pipeline/README.md, "Video decoder".
 #pragma once
 
 #include <atomic>

@@ -1,16 +1,6 @@
-// Shot-change detection with FFmpeg's scene score. Private to pipeline/: the decoder feeds it
-// every frame in range when the policy is `scene`.
-//
-// The score of a frame is the one FFmpeg's `select` filter gives it (libavfilter/f_select.c,
-// get_scene_score), so a threshold T cuts where `select='gt(scene,T)'` would:
-//   mafd  = sum of |sample - previous sample| / number of samples, in 8-bit levels, over the
-//           first plane at full resolution: luma for YUV (chroma is not looked at), every
-//           channel for packed RGB; deeper samples scaled down to 8 bits;
-//   score = clip(min(mafd, |mafd - previous mafd|) / 100, 0, 1).
-// Subtracting the previous frame's mafd keeps steady motion from scoring as a cut; a hard cut
-// scores about its mean level change / 100 (0.3 = a mean change of 30 levels out of 255). A frame
-// is a cut when its score is above the threshold and at least `min_shot_s` seconds have passed
-// since the previous cut. The first frame is always a cut (its score is 0, as in FFmpeg).
+// Shot-change detection with FFmpeg's scene score, private to pipeline/: a threshold T cuts where
+// `select='gt(scene,T)'` would, cuts at least `min_shot_s` apart. Not thread-safe.
+// The score: pipeline/README.md, "Scene detector".
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,6 @@
 // Reading the rows of a Statement: one loop for every query of storage/, so each caller says only
-// how to read one row.
-//
-//   ForEachRow(stmt, fn)  calls fn(stmt) on each row; fn returns void, or a Status that stops the
-//                         walk at its first error (returned).
-//   ReadRows(stmt, read)  every row as read(stmt) returns it (a T, or a Result<T> whose error
-//                         stops the read), in order.
-//   ReadRow(stmt, read)   the first row as read(stmt) returns it, or nullopt when there is none.
-// A Step() error (the busy timeout, a corrupt file) is returned as it came. Private to storage/.
+// how to read one row (ForEachRow, ReadRows, ReadRow). Step() errors are returned as they came.
+// Private to storage/.
 #pragma once
 
 #include <optional>

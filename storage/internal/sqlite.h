@@ -1,15 +1,7 @@
 // The one place Reel includes sqlite3.h: RAII owners for SQLite handles, a Statement with typed
-// Bind/Column, and a Transaction that rolls back unless committed (after SQLiteCpp).
-//
-// Private to storage/. Every function returns errors as values; a SQLite error becomes a Status
-// whose message is "<what we were doing>: <sqlite message>". SQLITE_BUSY / SQLITE_LOCKED (the
-// busy timeout ran out) map to kUnavailable, SQLITE_CONSTRAINT to kInvalidArgument, SQLITE_CORRUPT
-// and SQLITE_NOTADB to kCorruptData, SQLITE_CANTOPEN to kNotFound, SQLITE_TOOBIG to
-// kLimitExceeded, SQLITE_FULL (and an I/O error whose errno is ENOSPC or EDQUOT) to kDiskFull,
-// with the message "<database file>: disk full: <what we were doing>: <sqlite message>",
-// everything else to kIoError.
-//
-// Thread safety: none of these objects may be used from two threads at once.
+// Bind/Column, a Transaction that rolls back unless committed. Private to storage/. Errors are
+// values ("<what we were doing>: <sqlite message>"). Not thread-safe: one thread per object.
+// How SQLite's codes map to ours: storage/README.md, "SQLite wrappers".
 #pragma once
 
 #include <sqlite3.h>

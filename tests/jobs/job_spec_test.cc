@@ -8,6 +8,7 @@
 
 #include "base/file_util.h"
 #include "jobs/spec/job_values.h"
+#include "jobs/stages/stages.h"
 #include "tests/support/test_media.h"
 
 namespace reel::jobs {
@@ -1134,6 +1135,22 @@ TEST(DocumentsSectionTest, DocumentExtensionsAreDocumentsAndAVideosDeckIsItsSide
       << warnings[0];
   EXPECT_EQ(FindSidecarDocuments(dir + "/media/talk.mp4"),
             (std::vector<std::string>{dir + "/media/talk.pdf", dir + "/media/talk.pptx"}));
+}
+
+// A video's side-car subtitles: <stem>.srt|vtt or <stem>.<anything>.srt|vtt (any case) in its
+// own directory, sorted; not another video's (clipper.srt), not a directory, not a subfolder's.
+TEST(FindSidecarSubtitlesTest, TakesTheSubtitlesNamedAfterTheVideo) {
+  const std::string dir = ::testing::TempDir() + "/sidecar_subtitles";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/cars/other");
+  std::filesystem::create_directories(dir + "/cars/clip.dir.srt");
+  for (const char* name : {"clip.mp4", "clip.srt", "clip.en.VTT", "clipper.srt", "clip.pdf",
+                           "lone.srt", "other/clip.srt"}) {
+    std::ofstream(dir + "/cars/" + name) << "x";
+  }
+  EXPECT_EQ(FindSidecarSubtitles(dir + "/cars/clip.mp4"),
+            (std::vector<std::string>{dir + "/cars/clip.en.VTT", dir + "/cars/clip.srt"}));
+  EXPECT_TRUE(FindSidecarSubtitles(dir + "/none/clip.mp4").empty());
 }
 
 }  // namespace

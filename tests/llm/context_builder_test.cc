@@ -1,6 +1,7 @@
 // The context builder's token accounting against layouts computed by hand. The tokenizer here
 // has one token per byte and MiniMax-M3's special tokens as added tokens, so the count of a
-// layout is: bytes of its text, plus one per special token, plus the placeholders.
+// layout is: bytes of its text, plus one per special token, plus the placeholders
+// (tests/llm/context_test_fixture.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -10,75 +11,20 @@
 #include "llm/context/context_builder.h"
 #include "llm/context/request_body.h"
 #include "llm/context/token_counter.h"
-#include "llm/tokenizer/byte_level.h"
-#include "llm/tokenizer/tokenizer.h"
 #include "pipeline/smart_resize.h"
+#include "tests/llm/context_test_fixture.h"
 
 namespace reel::llm {
 namespace {
 
 using nlohmann::json;
 
-const Tokenizer& ByteTokenizer() {
-  static const Tokenizer* t = [] {
-    json vocab = json::object();
-    for (int b = 0; b < 256; ++b) {
-      vocab[std::string(internal::ByteLevelUtf8(static_cast<uint8_t>(b)))] = b;
-    }
-    json added = json::array();
-    for (const char* s : {"]~!b[", "]~b]", "[e~[", "]<]start of image[>[", "]<]end of image[>[",
-                          "]<]image[>[", "]<]video[>[", "<mm:think>", "</mm:think>"}) {
-      added.push_back({{"id", 0},
-                       {"content", s},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", true}});
-    }
-    json j = {{"version", "1.0"},
-              {"added_tokens", added},
-              {"normalizer", nullptr},
-              {"pre_tokenizer",
-               {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}},
-              {"post_processor", nullptr},
-              {"decoder", {{"type", "ByteLevel"}}},
-              {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}}}};
-    auto r = Tokenizer::FromJson(j.dump(), "bytes.json");
-    if (!r.ok()) std::abort();
-    return new Tokenizer(std::move(r).value());
-  }();
-  return *t;
-}
+using namespace context_test;  // NOLINT(google-build-using-namespace): the shared fixture
 
-// Hand count of a server string: one per byte, special tokens one each.
-int64_t Hand(std::string s) {
-  int64_t specials = 0;
-  for (const char* sp : {"]<]start of image[>[", "]<]end of image[>[", "]<]image[>[", "]<]video[>[",
-                         "]~!b[", "]~b]", "[e~[", "<mm:think>", "</mm:think>"}) {
-    size_t at;
-    while ((at = s.find(sp)) != std::string::npos) {
-      s.erase(at, std::string(sp).size());
-      ++specials;
-    }
-  }
-  return static_cast<int64_t>(s.size()) + specials;
-}
-
-const std::string kHead =
-    "]~!b[]~b]system\nCurrent thinking mode: adaptive.[e~[\n]~b]developer\nYou are a helpful "
-    "assistant.[e~[\n]~b]user\n";
-const std::string kTail = "[e~[\n]~b]ai\n";
 constexpr int64_t kPairTokens = 20 * 36;  // 1008x560: (560/28) * (1008/28)
 
-struct Fixture {
-  ChatTemplate tmpl = BuiltInChatTemplate("minimax-m3").value();
-  TokenCounter counter{&ByteTokenizer(), "bytes"};
-  ContextOptions options;
-  Fixture() {
-    options.prefix_block = 0;
-    options.question = "What happens?";
-  }
+struct Fixture : ContextFixture {
+  Fixture() : ContextFixture("What happens?") {}
 };
 
 ContextFrame Frame(int64_t i, double t) {
@@ -102,7 +48,7 @@ TEST(ContextBuilderTest, ImageLayout) {
   const TokenBreakdown& t = ctx->segments[0].tokens;
   EXPECT_EQ(t.image, kPairTokens + 2);  // an image is a pair of itself, with start and end
   EXPECT_EQ(t.video, 0);
-  EXPECT_EQ(t.text, Hand(kHead + "What happens?" + kTail));
+  EXPECT_EQ(t.text, HandCount(kM3Head + "What happens?" + kM3Tail));
   EXPECT_EQ(t.total, t.text + t.image);
   EXPECT_EQ(t.margin, 256);
   EXPECT_TRUE(ctx->count_exact);
@@ -130,12 +76,12 @@ TEST(ContextBuilderTest, ShortVideoWithSubtitlesImagesTransport) {
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   const TokenBreakdown& t = ctx->segments[0].tokens;
   // Each frame: its time label, then the image; each line before the first frame after it.
-  std::string text = kHead + "Frame at 0.0 s:\n" + "[0.5-1.2 s] Hello\nFrame at 1.5 s:\n" +
+  std::string text = kM3Head + "Frame at 0.0 s:\n" + "[0.5-1.2 s] Hello\nFrame at 1.5 s:\n" +
                      "Frame at 3.0 s:\n" + "[3.2-4.0 s] World\nFrame at 4.5 s:\n" +
-                     "Frame at 6.0 s:\n" + "What happens?" + kTail;
+                     "Frame at 6.0 s:\n" + "What happens?" + kM3Tail;
   EXPECT_EQ(t.image, 5 * (kPairTokens + 2));
-  EXPECT_EQ(t.text, Hand(text));
-  EXPECT_EQ(t.total, Hand(text) + 5 * (kPairTokens + 2));
+  EXPECT_EQ(t.text, HandCount(text));
+  EXPECT_EQ(t.total, HandCount(text) + 5 * (kPairTokens + 2));
 }
 
 TEST(ContextBuilderTest, ShortVideoWithSubtitlesVideoTransport) {
@@ -145,11 +91,12 @@ TEST(ContextBuilderTest, ShortVideoWithSubtitlesVideoTransport) {
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   const TokenBreakdown& t = ctx->segments[0].tokens;
   // 5 frames = 3 pairs (the last frame repeated); each pair after its server timestamp.
-  std::string text = kHead + "[0.5-1.2 s] Hello\n[3.2-4.0 s] World\nVideo from 0.0 s to 6.0 s:\n" +
-                     "What happens?" + kTail;
-  int64_t stamps = Hand("]<]0.0 seconds[>[]<]2.0 seconds[>[]<]4.0 seconds[>[");
+  std::string text = kM3Head +
+                     "[0.5-1.2 s] Hello\n[3.2-4.0 s] World\nVideo from 0.0 s to 6.0 s:\n" +
+                     "What happens?" + kM3Tail;
+  int64_t stamps = HandCount("]<]0.0 seconds[>[]<]2.0 seconds[>[]<]4.0 seconds[>[");
   EXPECT_EQ(t.video, 3 * (kPairTokens + 2) + stamps);
-  EXPECT_EQ(t.text, Hand(text));
+  EXPECT_EQ(t.text, HandCount(text));
   EXPECT_EQ(t.image, 0);
   // SGLang leaves the times out.
   fx.options.server_timestamps = false;
@@ -164,7 +111,7 @@ TEST(ContextBuilderTest, ShortVideoWithSubtitlesFileTransport) {
   auto ctx = BuildContext(ShortVideo(), fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   const TokenBreakdown& t = ctx->segments[0].tokens;
-  int64_t stamps = Hand("]<]0.0 seconds[>[]<]3.0 seconds[>[]<]6.0 seconds[>[");
+  int64_t stamps = HandCount("]<]0.0 seconds[>[]<]3.0 seconds[>[]<]6.0 seconds[>[");
   EXPECT_EQ(t.video, 3 * (kPairTokens + 2) + stamps);
 }
 
@@ -187,11 +134,12 @@ TEST(ContextBuilderTest, VideoLongerThanTheServerKeepsIsSplit) {
   EXPECT_EQ(s1.start_s, 4);
   EXPECT_EQ(s1.end_s, 7);
   std::string text =
-      kHead + "[4.5-5.0 s] Line\nVideo from 4.0 s to 7.0 s:\n" + "What happens?" + kTail;
-  EXPECT_EQ(s1.tokens.text, Hand(text));
-  EXPECT_EQ(s1.tokens.video, 2 * (kPairTokens + 2) + Hand("]<]0.0 seconds[>[]<]2.0 seconds[>["));
+      kM3Head + "[4.5-5.0 s] Line\nVideo from 4.0 s to 7.0 s:\n" + "What happens?" + kM3Tail;
+  EXPECT_EQ(s1.tokens.text, HandCount(text));
+  EXPECT_EQ(s1.tokens.video,
+            2 * (kPairTokens + 2) + HandCount("]<]0.0 seconds[>[]<]2.0 seconds[>["));
   // The last segment: 2 frames, one pair.
-  EXPECT_EQ(ctx->segments[2].tokens.video, kPairTokens + 2 + Hand("]<]0.0 seconds[>["));
+  EXPECT_EQ(ctx->segments[2].tokens.video, kPairTokens + 2 + HandCount("]<]0.0 seconds[>["));
   EXPECT_NE(ctx->reduce_question.find("What happens?"), std::string::npos);
 }
 
@@ -204,10 +152,10 @@ TEST(ContextBuilderTest, ImagesVideoOverTheTokenLimitIsSplitIntoCountedSegments)
   in.item_path = "long.mp4";
   for (int i = 0; i < 10; ++i) in.frames.push_back(Frame(i, i));
   in.texts.push_back({"subtitle:0", 4.5, 5.0, "Line"});
-  const int64_t frame = kPairTokens + 2 + Hand("Frame at 0.0 s:\n");  // 738
-  const int64_t fixed = Hand(kHead) + Hand("What happens?" + kTail);
+  const int64_t frame = kPairTokens + 2 + HandCount("Frame at 0.0 s:\n");  // 738
+  const int64_t fixed = HandCount(kM3Head) + HandCount("What happens?" + kM3Tail);
   // Room for four frames (and the planning allowance), not five.
-  const int64_t limit = fixed + 72 + 4 * frame + Hand("[4.5-5.0 s] Line\n") + 200;
+  const int64_t limit = fixed + 72 + 4 * frame + HandCount("[4.5-5.0 s] Line\n") + 200;
   fx.options.token_budget = limit + 16384 + 256;
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
@@ -223,7 +171,7 @@ TEST(ContextBuilderTest, ImagesVideoOverTheTokenLimitIsSplitIntoCountedSegments)
   for (int s = 0; s < 3; ++s) {
     const ContextSegment& seg = ctx->segments[s];
     EXPECT_EQ(seg.tokens.image, frames[s] * (kPairTokens + 2)) << s;
-    EXPECT_EQ(seg.tokens.text, Hand(kHead + labels[s] + "What happens?" + kTail)) << s;
+    EXPECT_EQ(seg.tokens.text, HandCount(kM3Head + labels[s] + "What happens?" + kM3Tail)) << s;
     EXPECT_LE(seg.tokens.total, ctx->limit) << s;
   }
   EXPECT_EQ(ctx->segments[1].start_s, 4);
@@ -295,10 +243,11 @@ TEST(ContextBuilderTest, OneHourVideoAtOneFpsFitsTheMillionTokenBudget) {
     stamps += buf;
   }
   const TokenBreakdown& t = ctx->segments[0].tokens;
-  EXPECT_EQ(t.video, 1800 * (527 + 2) + Hand(stamps));
-  EXPECT_EQ(t.text, Hand(kHead + "Video from 0.0 s to 3599.0 s:\n" + "What happens?" + kTail));
+  EXPECT_EQ(t.video, 1800 * (527 + 2) + HandCount(stamps));
+  EXPECT_EQ(t.text,
+            HandCount(kM3Head + "Video from 0.0 s to 3599.0 s:\n" + "What happens?" + kM3Tail));
   EXPECT_LE(t.total + t.margin + fx.options.reserve_output_tokens, 1048576);
-  EXPECT_GT(1800 * (576 + 2) + Hand(stamps), 1048576 - 16384 - 256);
+  EXPECT_GT(1800 * (576 + 2) + HandCount(stamps), 1048576 - 16384 - 256);
   EXPECT_EQ(ctx->kept_frames.size(), 3600u);
 }
 
@@ -311,7 +260,7 @@ TEST(ContextBuilderTest, PrefixEndsOnABlockBoundary) {
   EXPECT_TRUE(s.prefix_aligned);
   EXPECT_EQ(s.prefix_tokens % 128, 0);
   // The question and the template's tail are all that follow the prefix.
-  EXPECT_EQ(s.tokens.total - s.prefix_tokens, Hand("What happens?" + kTail));
+  EXPECT_EQ(s.tokens.total - s.prefix_tokens, HandCount("What happens?" + kM3Tail));
   // Other questions keep the same prefix.
   fx.options.question = "Who is there?";
   auto other = BuildContext(ShortVideo(), fx.options, fx.tmpl, fx.counter);
@@ -363,7 +312,7 @@ TEST(ContextBuilderTest, DedupeDropsMarkedAndNearIdenticalFramesFirst) {
             "dropped 2 near-duplicate frames (1 marked by the vision encoder, 1 within 4 dHash "
             "bits of the frame kept before them)");
   EXPECT_EQ(ctx->fit[0].tokens_before - ctx->fit[0].tokens_after,
-            2 * (kPairTokens + 2) + Hand("Frame at 1.5 s:\nFrame at 4.5 s:\n"));
+            2 * (kPairTokens + 2) + HandCount("Frame at 1.5 s:\nFrame at 4.5 s:\n"));
 }
 
 TEST(ContextBuilderTest, ManifestIsDeterministic) {
@@ -449,8 +398,8 @@ TEST(ContextBuilderTest, PagesInOrderWithMarkersTextThenPicture) {
   EXPECT_EQ(parts[6].text, "What happens?");
   const TokenBreakdown& t = ctx->segments[0].tokens;
   EXPECT_EQ(t.image, 3 * (kPagePlaceholders + 2));
-  EXPECT_EQ(t.text,
-            Hand(kHead + parts[0].text + parts[2].text + parts[4].text + "What happens?" + kTail));
+  EXPECT_EQ(t.text, HandCount(kM3Head + parts[0].text + parts[2].text + parts[4].text +
+                              "What happens?" + kM3Tail));
   // A page with a picture and no text still gets its marker; the transport is always images.
   ContextInput blank = ThreePages();
   blank.texts.erase(blank.texts.begin() + 1);

@@ -1,7 +1,7 @@
 // The context builder over several files (ContextInput::sources: `reel ask a.mp4 b.mp4 d.png
 // "question"`): the layout counted against a hand count, and the fit steps sharing the budget
 // over the files. The tokenizer has one token per byte and MiniMax-M3's special tokens as added
-// tokens (as in context_builder_test.cc).
+// tokens (tests/llm/context_test_fixture.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,76 +11,18 @@
 #include "llm/context/context_builder.h"
 #include "llm/context/request_body.h"
 #include "llm/context/token_counter.h"
-#include "llm/tokenizer/byte_level.h"
-#include "llm/tokenizer/tokenizer.h"
 #include "pipeline/smart_resize.h"
+#include "tests/llm/context_test_fixture.h"
 
 namespace reel::llm {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFilesSpecials[] = {
-    "]~!b[",       "]~b]",        "[e~[",       "]<]start of image[>[", "]<]end of image[>[",
-    "]<]image[>[", "]<]video[>[", "<mm:think>", "</mm:think>"};
+using namespace context_test;  // NOLINT(google-build-using-namespace): the shared fixture
 
-const Tokenizer& FilesByteTokenizer() {
-  static const Tokenizer* t = [] {
-    json vocab = json::object();
-    for (int b = 0; b < 256; ++b) {
-      vocab[std::string(internal::ByteLevelUtf8(static_cast<uint8_t>(b)))] = b;
-    }
-    json added = json::array();
-    for (const char* s : kFilesSpecials) {
-      added.push_back({{"id", 0},
-                       {"content", s},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", true}});
-    }
-    json j = {{"version", "1.0"},
-              {"added_tokens", added},
-              {"normalizer", nullptr},
-              {"pre_tokenizer",
-               {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}},
-              {"post_processor", nullptr},
-              {"decoder", {{"type", "ByteLevel"}}},
-              {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}}}};
-    auto r = Tokenizer::FromJson(j.dump(), "bytes.json");
-    if (!r.ok()) std::abort();
-    return new Tokenizer(std::move(r).value());
-  }();
-  return *t;
-}
-
-// One per byte, special tokens one each.
-int64_t FilesHand(std::string s) {
-  int64_t specials = 0;
-  for (const char* sp : kFilesSpecials) {
-    size_t at;
-    while ((at = s.find(sp)) != std::string::npos) {
-      s.erase(at, std::string(sp).size());
-      ++specials;
-    }
-  }
-  return static_cast<int64_t>(s.size()) + specials;
-}
-
-const std::string kFilesHead =
-    "]~!b[]~b]system\nCurrent thinking mode: adaptive.[e~[\n]~b]developer\nYou are a helpful "
-    "assistant.[e~[\n]~b]user\n";
-const std::string kFilesTail = "[e~[\n]~b]ai\n";
-
-struct FilesFixture {
-  ChatTemplate tmpl = BuiltInChatTemplate("minimax-m3").value();
-  TokenCounter counter{&FilesByteTokenizer(), "bytes"};
-  ContextOptions options;
-  FilesFixture() {
-    options.prefix_block = 0;
-    options.question = "Which clip?";
-  }
+struct FilesFixture : ContextFixture {
+  FilesFixture() : ContextFixture("Which clip?") {}
 };
 
 // Placeholders + start + end of one image at w x h.
@@ -121,13 +63,13 @@ TEST(ContextFilesTest, EachFileIsHeadedAndTimedFromItsOwnStart) {
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   ASSERT_EQ(ctx->segments.size(), 1u);
   const std::string text =
-      kFilesHead + "Document (attached:notes.md):\nNotes.\n\n" +
+      kM3Head + "Document (attached:notes.md):\nNotes.\n\n" +
       "Video 1: a.mp4 (2.0 s; its frame times are from its start)\nFrame at 0.0 s:\n" +
       "Frame at 1.0 s:\n" + "Video 2: b.mp4 (3.0 s; its frame times are from its start)\n" +
       "Frame at 0.0 s:\n" + "[0.5-1.0 s] Hi\nFrame at 1.0 s:\n" + "Frame at 2.0 s:\n" +
-      "Image 1: d.png\n" + "Which clip?" + kFilesTail;
+      "Image 1: d.png\n" + "Which clip?" + kM3Tail;
   const TokenBreakdown& t = ctx->segments[0].tokens;
-  EXPECT_EQ(t.text, FilesHand(text));
+  EXPECT_EQ(t.text, HandCount(text));
   EXPECT_EQ(t.image,
             2 * ImageTokens(1008, 560) + 3 * ImageTokens(644, 364) + ImageTokens(448, 448));
   EXPECT_EQ(t.total, t.text + t.image);
@@ -242,7 +184,7 @@ TEST(ContextFilesTest, ASplitHeadsEachPartsFramesWithTheirFile) {
   fx.options.fit_steps = {FitStep::kSplit};
   const ContextInput in = ThreeFiles(4, 4);
   // Room for two of a's frames.
-  const int64_t fixed = FilesHand(kFilesHead) + FilesHand("Which clip?" + kFilesTail);
+  const int64_t fixed = HandCount(kM3Head) + HandCount("Which clip?" + kM3Tail);
   fx.options.token_budget = 16384 + 256 + fixed + 72 + 2 * (ImageTokens(1008, 560) + 40) + 100;
   auto ctx = BuildContext(in, fx.options, fx.tmpl, fx.counter);
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();

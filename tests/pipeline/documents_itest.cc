@@ -435,6 +435,22 @@ TEST_F(DocumentsTest, OfficeFilesInDocumentOrder) {
   }
 }
 
+// An office package without its main part is not a document of its format: kCorruptData naming
+// the file, the format and the part.
+TEST_F(DocumentsTest, OfficePackagesWithoutTheirMainPartFailClearly) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"partless.docx", "partless.docx: not a Word document (no word/document.xml)"},
+      {"partless.pptx", "partless.pptx: not a PowerPoint deck (no ppt/presentation.xml)"},
+      {"partless.odt", "partless.odt: not an OpenDocument file (no content.xml)"},
+  };
+  for (const auto& [name, message] : cases) {
+    SCOPED_TRACE(name);
+    DocumentRead read = ReadDocument(Doc(name), TextOnly());
+    EXPECT_EQ(read.status.code(), ErrorCode::kCorruptData);
+    EXPECT_NE(read.status.message().find(message), std::string::npos) << read.status.message();
+  }
+}
+
 TEST_F(DocumentsTest, OfficeRenderWithoutLibreOfficeSaysTextOnly) {
   DocumentOptions options = TextOnly();
   options.office_render = true;

@@ -1,16 +1,7 @@
-// The encoder's compute kernels, in two interchangeable backends:
-// - "openblas": cblas_sgemm for every product (weights held in bf16/f16 are widened to f32 a
-//   block of rows at a time), std::erf/std::exp for the rest. Runs on any x86-64 CPU.
-// - "avx512": Reel's own AVX-512 GEMM (14x32 register tile, panel-packed weights read in their
-//   held precision and widened to f32 once per cache block), vectorised exp/erf/softmax. Chosen
-//   by default when the CPU has AVX-512F (checked at run time).
-// Arithmetic is f32 in both; only the weights' storage differs.
-//
-// Thread policy: every kernel here is single-threaded on the calling thread; the encoder
-// splits work over its own ThreadPool (column blocks of a product, heads of attention).
-// OpenBLAS is set to one thread once per process (SetSingleThreadedBlas), so Debian's
-// pthreads build never starts threads of its own next to Reel's: a process has exactly as many
-// busy compute threads as its encoder was given, however many items run side by side.
+// The encoder's compute kernels, in two interchangeable backends (OpenBLAS; Reel's AVX-512 GEMM
+// where the CPU has it); f32 arithmetic in both. Every kernel is single-threaded on the calling
+// thread; the encoder splits work over its own pool.
+// The backends and thread policy: vision/README.md, "Kernels".
 #pragma once
 
 #include <cstddef>

@@ -3,8 +3,8 @@
 // lines. The text is one page, split where the file has explicit page breaks. Deleted text,
 // field codes and the fallback copies of text boxes are left out.
 #include "base/strings.h"
-#include "base/utf8.h"
 #include "pipeline/documents/internal/format_reader.h"
+#include "pipeline/documents/internal/office_package.h"
 #include "pipeline/documents/internal/text_builder.h"
 #include "pipeline/documents/internal/text_util.h"
 #include "pipeline/documents/internal/xml.h"
@@ -132,25 +132,11 @@ class DocxReader : public FormatReader {
   Status Read(const std::string& path, PageOutput& out) override {
     REEL_ASSIGN_OR_RETURN(std::unique_ptr<ZipArchive> zip,
                           ZipArchive::Open(path, out.options().limits, out.name()));
-    Result<std::string> xml = zip->Read("word/document.xml");
-    if (!xml.ok()) {
-      if (xml.status().code() == ErrorCode::kNotFound) {
-        return CorruptData(out.name() + ": not a Word document (no word/document.xml)");
-      }
-      return xml.status();
-    }
-    REEL_ASSIGN_OR_RETURN(XmlDoc doc, ParseXml(*xml, out.name() + ": word/document.xml"));
+    REEL_ASSIGN_OR_RETURN(XmlDoc doc,
+                          ReadMainXml(*zip, "word/document.xml", out.name(), "a Word document"));
     DocumentReport& report = out.report();
-    if (zip->Has("docProps/core.xml")) {
-      Result<std::string> core = zip->Read("docProps/core.xml");
-      if (core.ok()) {
-        Result<XmlDoc> core_doc = ParseXml(*core, "docProps/core.xml");
-        if (core_doc.ok()) {
-          if (xmlNode* title = FindElement(xmlDocGetRootElement(core_doc->get()), "title")) {
-            report.title = SafeUtf8(CollapsedText(title));
-          }
-        }
-      }
+    if (std::optional<std::string> title = PackageTitle(*zip, "docProps/core.xml")) {
+      report.title = std::move(*title);
     }
     xmlNode* body = FindElement(xmlDocGetRootElement(doc.get()), "body");
     DocxWalker walker;

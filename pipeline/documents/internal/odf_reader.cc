@@ -4,6 +4,7 @@
 // by the slide's title frame; speaker notes are left out.
 #include "base/utf8.h"
 #include "pipeline/documents/internal/format_reader.h"
+#include "pipeline/documents/internal/office_package.h"
 #include "pipeline/documents/internal/text_builder.h"
 #include "pipeline/documents/internal/text_util.h"
 #include "pipeline/documents/internal/xml.h"
@@ -116,25 +117,11 @@ class OdfReader : public FormatReader {
   Status Read(const std::string& path, PageOutput& out) override {
     REEL_ASSIGN_OR_RETURN(std::unique_ptr<ZipArchive> zip,
                           ZipArchive::Open(path, out.options().limits, out.name()));
-    Result<std::string> xml = zip->Read("content.xml");
-    if (!xml.ok()) {
-      if (xml.status().code() == ErrorCode::kNotFound) {
-        return CorruptData(out.name() + ": not an OpenDocument file (no content.xml)");
-      }
-      return xml.status();
-    }
-    REEL_ASSIGN_OR_RETURN(XmlDoc doc, ParseXml(*xml, out.name() + ": content.xml"));
+    REEL_ASSIGN_OR_RETURN(XmlDoc doc,
+                          ReadMainXml(*zip, "content.xml", out.name(), "an OpenDocument file"));
     DocumentReport& report = out.report();
-    if (zip->Has("meta.xml")) {
-      Result<std::string> meta = zip->Read("meta.xml");
-      if (meta.ok()) {
-        Result<XmlDoc> meta_doc = ParseXml(*meta, "meta.xml");
-        if (meta_doc.ok()) {
-          if (xmlNode* t = FindElement(xmlDocGetRootElement(meta_doc->get()), "title")) {
-            report.title = SafeUtf8(CollapsedText(t));
-          }
-        }
-      }
+    if (std::optional<std::string> title = PackageTitle(*zip, "meta.xml")) {
+      report.title = std::move(*title);
     }
     xmlNode* body = FindElement(xmlDocGetRootElement(doc.get()), "body");
     xmlNode* presentation = FindElement(body, "presentation");

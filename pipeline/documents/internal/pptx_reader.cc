@@ -5,6 +5,7 @@
 
 #include "base/utf8.h"
 #include "pipeline/documents/internal/format_reader.h"
+#include "pipeline/documents/internal/office_package.h"
 #include "pipeline/documents/internal/text_builder.h"
 #include "pipeline/documents/internal/text_util.h"
 #include "pipeline/documents/internal/xml.h"
@@ -80,15 +81,8 @@ class PptxReader : public FormatReader {
   Status Read(const std::string& path, PageOutput& out) override {
     REEL_ASSIGN_OR_RETURN(std::unique_ptr<ZipArchive> zip,
                           ZipArchive::Open(path, out.options().limits, out.name()));
-    Result<std::string> presentation = zip->Read("ppt/presentation.xml");
-    if (!presentation.ok()) {
-      if (presentation.status().code() == ErrorCode::kNotFound) {
-        return CorruptData(out.name() + ": not a PowerPoint deck (no ppt/presentation.xml)");
-      }
-      return presentation.status();
-    }
-    REEL_ASSIGN_OR_RETURN(XmlDoc pres,
-                          ParseXml(*presentation, out.name() + ": ppt/presentation.xml"));
+    REEL_ASSIGN_OR_RETURN(
+        XmlDoc pres, ReadMainXml(*zip, "ppt/presentation.xml", out.name(), "a PowerPoint deck"));
     std::map<std::string, std::string> targets;  // relationship id -> member
     Result<std::string> rels = zip->Read("ppt/_rels/presentation.xml.rels");
     if (rels.ok()) {

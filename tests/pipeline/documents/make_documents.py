@@ -384,4 +384,10 @@ package("laughs.odt", {
     "content.xml": LAUGHS + """<office:document-content %s><office:body><office:text>
 <text:p>Before &j; after</text:p></office:text></office:body></office:document-content>""" % ODF_NS,
 }, stored_first=("mimetype", "application/vnd.oasis.opendocument.text"))
+# Office packages without their main part (a zip renamed, a package cut short): refused, naming
+# what is missing.
+package("partless.docx", {"docProps/core.xml": "<x/>"})
+package("partless.pptx", {"ppt/slides/slide1.xml": "<x/>"})
+package("partless.odt", {"meta.xml": "<x/>"},
+        stored_first=("mimetype", "application/vnd.oasis.opendocument.text"))
 print("made documents in", OUT)
