@@ -170,7 +170,12 @@ Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage:
   }
   switch (t->status) {
     case storage::TranscriptStatus::kDone:
+      return Status::Ok();
     case storage::TranscriptStatus::kFailed:
+      if (audio_item) {  // nothing else to ask about (the speech stage failed the item)
+        return CorruptData(item.path + ": its audio could not be read: " +
+                           t->error.value_or("unknown"));
+      }
       return Status::Ok();
     case storage::TranscriptStatus::kRunning:
       return Unavailable(item.path + wait + "not finished; run again to finish it)");

@@ -89,9 +89,11 @@ class SpeechStage final : public StoredItemStage {
     const std::string key = ItemSpeechSettingsKey(job, audio_item, item->content_hash.value_or(""));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::TranscriptRecord> stored,
                           store.GetTranscript(item_id));
+    // Audio that could not be read is final for a video (its frames are asked about); an audio
+    // item processed again (--retry-failed) tries once more.
     if (stored && stored->settings_key == key &&
         (stored->status == storage::TranscriptStatus::kDone ||
-         stored->status == storage::TranscriptStatus::kFailed)) {
+         (stored->status == storage::TranscriptStatus::kFailed && !audio_item))) {
       return Status::Ok();
     }
     REEL_ASSIGN_OR_RETURN(llm::Transcriber * transcriber, TranscriberFor(job));
