@@ -108,7 +108,8 @@ std::string StarterJob(const std::string& name, const std::vector<jobs::InputFil
     t += "#   model: openai/whisper-large-v3\n\n";
   }
   if (audio > 0) {
-    t += "# The audio files (podcasts, recordings) are transcribed and asked about as timed text:\n";
+    t +=
+        "# The audio files (podcasts, recordings) are transcribed and asked about as timed text:\n";
     t += "# with the speech section's settings even while speech.enabled is false (that governs\n";
     t += "# videos): offline with PocketSphinx (English) unless speech.endpoint names a Whisper\n";
     t += "# server (docs/speech.md).\n\n";

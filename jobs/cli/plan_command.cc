@@ -36,8 +36,8 @@ struct PlannedRow {
   std::vector<storage::Value> values;  // path, kind, action, reason, est_frames
   bool failed = false;
   bool process = false;
-  std::optional<int64_t> frames;  // counted towards the total
-  bool unknown_frames = false;    // a video whose count depends on its pictures
+  std::optional<int64_t> frames;        // counted towards the total
+  bool unknown_frames = false;          // a video whose count depends on its pictures
   std::optional<double> audio_seconds;  // an audio file to process: its duration (probed)
 };
 

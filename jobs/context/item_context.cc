@@ -173,8 +173,8 @@ Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage:
       return Status::Ok();
     case storage::TranscriptStatus::kFailed:
       if (audio_item) {  // nothing else to ask about (the speech stage failed the item)
-        return CorruptData(item.path + ": its audio could not be read: " +
-                           t->error.value_or("unknown"));
+        return CorruptData(item.path +
+                           ": its audio could not be read: " + t->error.value_or("unknown"));
       }
       return Status::Ok();
     case storage::TranscriptStatus::kRunning:

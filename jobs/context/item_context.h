@@ -56,8 +56,9 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
 void ChooseTimedText(const SpeechSpec& speech, std::vector<llm::ContextText>* texts);
 
 // Whether contexts of `item` can be built now: with speech on, a video's transcript, and always an
-// audio item's (TranscribesSpeech), must be finished for the job's settings (done, or failed for good: its audio cannot be read). Not
-// ready: kUnavailable saying why (still running, partial: a rerun retries).
+// audio item's (TranscribesSpeech), must be finished for the job's settings (done, or failed for
+// good: its audio cannot be read). Not ready: kUnavailable saying why (still running, partial: a
+// rerun retries).
 Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage::ItemRecord& item);
 
 // Adds the job's attached texts (ContextSetup::attached) to `input`, after its own texts.

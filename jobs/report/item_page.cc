@@ -415,8 +415,9 @@ void TranscriptList(std::string& out, const storage::ReportItem& item) {
     const storage::SegmentRecord& s = *timed[i];
     const bool speech = s.source == storage::kSpeechSource;
     out += "<li id=\"t-" + std::to_string(i) + "\" class=\"sub" + (speech ? " speech" : "") +
-           "\" title=\"" + Html((speech ? std::string() : s.source + " ") +
-                                 MediaTime(s.start_seconds) + "-" + MediaTime(s.end_seconds)) +
+           "\" title=\"" +
+           Html((speech ? std::string() : s.source + " ") + MediaTime(s.start_seconds) + "-" +
+                MediaTime(s.end_seconds)) +
            "\"><span class=\"cue-time\">" + Html(MediaTime(s.start_seconds)) + "</span> " +
            Html(s.text) + "</li>";
   }

@@ -19,8 +19,7 @@ class ProbeStage final : public ItemStage {
   }
   Status Run(ItemWork& work) const override {
     const std::string& path = work.input.path;
-    REEL_ASSIGN_OR_RETURN(pipeline::MediaInfo info,
-                          pipeline::Probe(path, work.job->limits.media));
+    REEL_ASSIGN_OR_RETURN(pipeline::MediaInfo info, pipeline::Probe(path, work.job->limits.media));
     std::optional<size_t> audio;  // the first audio stream, for the facts
     for (size_t i = 0; i < info.streams.size(); ++i) {
       if (info.streams[i].type == pipeline::StreamType::kAudio) {
@@ -44,8 +43,9 @@ class ProbeStage final : public ItemStage {
       // audio item, transcribed, with no frames.
       work.input.kind = InputKind::kAudio;
       work.outputs.kind = storage::ItemKind::kAudio;
-      work.notes.push_back(path + ": no video stream; read as an audio file (its speech is "
-                                  "transcribed)");
+      work.notes.push_back(path +
+                           ": no video stream; read as an audio file (its speech is "
+                           "transcribed)");
     }
     nlohmann::json streams = nlohmann::json::array();
     for (const pipeline::StreamInfo& s : info.streams) {

@@ -71,12 +71,12 @@ void ReportTextEncoding(ItemWork& work, const std::string& what, const std::stri
 // that no current context sends (RetireOldContexts).
 std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache);
 
-// Transcribes a video's or an audio item's speech into its transcript (segments with source "speech"), after the
-// item is committed and before its contexts: unless the transcript of the same content and speech
-// settings (SpeechSettingsKey) is finished. Chunks are stored as they are done, so a stopped run
-// resumes where it was. A chunk the backend fails leaves the transcript partial (the item's
-// questions wait, TranscriptReady; a rerun retries those chunks); audio that cannot be read
-// leaves it failed, with a warning (the frames are asked about without it). Audio items are
+// Transcribes a video's or an audio item's speech into its transcript (segments with source
+// "speech"), after the item is committed and before its contexts: unless the transcript of the same
+// content and speech settings (SpeechSettingsKey) is finished. Chunks are stored as they are done,
+// so a stopped run resumes where it was. A chunk the backend fails leaves the transcript partial
+// (the item's questions wait, TranscriptReady; a rerun retries those chunks); audio that cannot be
+// read leaves it failed, with a warning (the frames are asked about without it). Audio items are
 // transcribed even with speech off (TranscribesSpeech), and one whose audio cannot be read is
 // marked failed (it has nothing else). Speech off for a video, or another kind: does nothing.
 std::unique_ptr<StoredItemStage> MakeSpeechStage();

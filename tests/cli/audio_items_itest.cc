@@ -68,11 +68,11 @@ TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedT
   fs::copy_file(SmallClip(2), dir + "/media/clip.mp4");
   fs::copy_file(mp3.path, dir + "/media/podcast.mp3");
   fs::copy_file(wav.path, dir + "/media/meeting.wav");
-  WriteText(dir + "/job.yaml", "name: audio\ninputs: [media]\nstorage:\n  database: out.db\n"
-                               "sampling:\n  policy: count\n  count: 2\n"
-                               "model:\n  endpoint: " +
-                                   server.endpoint() +
-                                   "\nprompts:\n  - id: what\n    question: What is said?\n");
+  WriteText(dir + "/job.yaml",
+            "name: audio\ninputs: [media]\nstorage:\n  database: out.db\n"
+            "sampling:\n  policy: count\n  count: 2\n"
+            "model:\n  endpoint: " +
+                server.endpoint() + "\nprompts:\n  - id: what\n    question: What is said?\n");
   const std::string db = dir + "/out.db";
 
   // `reel validate` says the audio files are transcribed although speech is off.
@@ -93,8 +93,9 @@ TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedT
   EXPECT_EQ(kinds[1]["kind"], "audio");  // meeting.wav
   EXPECT_EQ(kinds[2]["kind"], "audio");  // podcast.mp3
   for (const json& row : kinds) EXPECT_EQ(row["status"], "done") << row;
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM frames f JOIN items i ON i.id = f.item_id "
-                         "WHERE i.kind = 'audio'"),
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM frames f JOIN items i ON i.id = f.item_id "
+                     "WHERE i.kind = 'audio'"),
             0);
   // Both audio files transcribed offline (the video's speech is not: speech is off).
   json t = QueryJson(db,
@@ -202,16 +203,17 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
   fs::create_directories(dir + "/media");
   fs::copy_file(mp3.path, dir + "/media/talk.mp3");
   WriteText(dir + "/media/broken.mp3", std::string(4096, '\x5a') + "not an mp3 at all");
-  fs::copy_file(GeneratedMedia("sound_only.mp4", "-f lavfi -i sine=frequency=440:duration=2 "
-                                                 "-c:a aac"),
+  fs::copy_file(GeneratedMedia("sound_only.mp4",
+                               "-f lavfi -i sine=frequency=440:duration=2 "
+                               "-c:a aac"),
                 dir + "/media/sound.mp4");
-  WriteText(dir + "/job.yaml", "name: kill\ninputs: [media]\nstorage:\n  database: out.db\n"
-                               "speech:\n  endpoint: " +
-                                   server.endpoint() +
-                                   "\n  model: whisper-1\n  concurrency: 1\n"
-                                   "model:\n  endpoint: " +
-                                   model.endpoint() +
-                                   "\nprompts:\n  - id: what\n    question: What is said?\n");
+  WriteText(dir + "/job.yaml",
+            "name: kill\ninputs: [media]\nstorage:\n  database: out.db\n"
+            "speech:\n  endpoint: " +
+                server.endpoint() +
+                "\n  model: whisper-1\n  concurrency: 1\n"
+                "model:\n  endpoint: " +
+                model.endpoint() + "\nprompts:\n  - id: what\n    question: What is said?\n");
   const std::string db = dir + "/out.db";
   server.Script(R"([{"kind": "stall", "seconds": 60, "match": "chunk-00004.wav"}])");
   {
@@ -232,8 +234,9 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
   server.Reset();
   CommandResult again = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(again.exit_code, 1) << "broken.mp3 failed: " << again.err;
-  const json chunks = QueryJson(db, "SELECT chunks FROM transcripts t JOIN items i ON "
-                                    "i.id = t.item_id WHERE i.path LIKE '%talk.mp3'");
+  const json chunks = QueryJson(db,
+                                "SELECT chunks FROM transcripts t JOIN items i ON "
+                                "i.id = t.item_id WHERE i.path LIKE '%talk.mp3'");
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(SpeechUploads(server), chunks[0]["chunks"].get<int64_t>() - stored)
       << "only the chunks not stored are sent";
@@ -288,25 +291,22 @@ TEST(AudioItemsTest, AskAboutAnAudioFile) {
   WriteText(dir + "/notes.md", "The host's notes: a program of tones.\n");
   // The ask job's speech settings are the defaults: offline. Tones are no speech to PocketSphinx,
   // so the text of the question is its notes; a transcript row says it was transcribed.
-  CommandResult asked = Reel("ask podcast.mp3 notes.md 'What is played?' --db ask.db --endpoint " +
-                                 server.endpoint(),
-                             dir);
+  CommandResult asked =
+      Reel("ask podcast.mp3 notes.md 'What is played?' --db ask.db --endpoint " + server.endpoint(),
+           dir);
   ASSERT_EQ(asked.exit_code, 0) << asked.err;
   EXPECT_EQ(QueryJson(dir + "/ask.db", "SELECT kind FROM items")[0]["kind"], "audio");
-  EXPECT_EQ(QueryInt(dir + "/ask.db", "SELECT count(*) FROM transcripts WHERE status = 'done'"),
-            1);
+  EXPECT_EQ(QueryInt(dir + "/ask.db", "SELECT count(*) FROM transcripts WHERE status = 'done'"), 1);
   const std::vector<json> chats = server.ChatLog();
   ASSERT_EQ(chats.size(), 1u);
   const std::string turn = UserTurn(chats[0]);
   EXPECT_NE(turn.find("a program of tones"), std::string::npos) << turn;
   EXPECT_EQ(turn.find("<IMG>"), std::string::npos) << turn;
 
-  CommandResult refused = Reel("ask podcast.mp3 clip.mp4 'Same?' --db ask.db --endpoint " +
-                                   server.endpoint(),
-                               dir);
+  CommandResult refused =
+      Reel("ask podcast.mp3 clip.mp4 'Same?' --db ask.db --endpoint " + server.endpoint(), dir);
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  EXPECT_NE(refused.err.find("podcast.mp3: an audio file is asked about alone"),
-            std::string::npos)
+  EXPECT_NE(refused.err.find("podcast.mp3: an audio file is asked about alone"), std::string::npos)
       << refused.err;
   EXPECT_EQ(server.ChatLog().size(), 1u);
 }

@@ -251,9 +251,9 @@ TEST(RunCommandTest, AVideoThatFailsKeepsItsSubtitlesSearchable) {
   auto items = ItemsByPath(dir + "/text.db");
   ASSERT_EQ(items.size(), 2u) << r.err;
   EXPECT_EQ(items[dir + "/media/tone.mp4"]["status"], "done") << r.err;
-  EXPECT_EQ(QueryJson(dir + "/text.db", "SELECT kind FROM items WHERE path LIKE '%tone.mp4'")[0]
-                     ["kind"],
-            "audio");
+  EXPECT_EQ(
+      QueryJson(dir + "/text.db", "SELECT kind FROM items WHERE path LIKE '%tone.mp4'")[0]["kind"],
+      "audio");
   EXPECT_EQ(items[dir + "/media/broken.mp4"]["status"], "failed");
   EXPECT_EQ(QueryInt(dir + "/text.db",
                      "SELECT count(*) FROM segments s JOIN items i ON i.id = s.item_id "

@@ -897,9 +897,9 @@ TEST_F(ExpandInputsTest, UnknownKindWarningLeavesOutFilesTakenByAnotherEntry) {
 // Audio files are items of kind audio, found by folders and globs; a side-car .srt of one is read
 // with it (not an item of its own); .ogv stays a video.
 TEST_F(ExpandInputsTest, AudioFilesAreItemsAndKeepTheirSideCarSubtitles) {
-  for (const char* name : {"pod/ep1.mp3", "pod/ep1.srt", "pod/ep2.M4A", "pod/meeting.wav",
-                           "pod/lecture.flac", "pod/song.ogg", "pod/voice.opus", "pod/raw.aac",
-                           "pod/clip.ogv"}) {
+  for (const char* name :
+       {"pod/ep1.mp3", "pod/ep1.srt", "pod/ep2.M4A", "pod/meeting.wav", "pod/lecture.flac",
+        "pod/song.ogg", "pod/voice.opus", "pod/raw.aac", "pod/clip.ogv"}) {
     Touch(fs::path(dir_) / name);
   }
   std::vector<std::string> warnings;
@@ -924,8 +924,8 @@ TEST(GuessInputKindTest, ByExtension) {
   for (const char* name : {"a.gif", "a.GIF", "a.mpv", "a.m1v", "a.m2v", "a.vob"}) {
     EXPECT_EQ(GuessInputKind(name), InputKind::kVideo) << name;
   }
-  for (const char* name : {"a.mp3", "a.M4A", "a.aac", "a.wav", "a.flac", "a.ogg", "a.oga",
-                           "a.opus"}) {
+  for (const char* name :
+       {"a.mp3", "a.M4A", "a.aac", "a.wav", "a.flac", "a.ogg", "a.oga", "a.opus"}) {
     EXPECT_EQ(GuessInputKind(name), InputKind::kAudio) << name;
   }
   EXPECT_STREQ(InputKindName(InputKind::kAudio), "audio");

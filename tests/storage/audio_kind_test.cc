@@ -81,9 +81,9 @@ TEST(AudioKindTest, AVersionElevenFileTakesAudioItemsAndKeepsItsRows) {
   EXPECT_EQ(Int(path, "SELECT count(*) FROM transcripts"), 1);
   EXPECT_EQ(Int(path, "SELECT count(*) FROM items WHERE kind = 'audio'"), 2);
   EXPECT_EQ(Int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'reel_schema_bump'"), 0);
-  reel::testing::CommandResult check = reel::testing::RunCommand(
-      "sqlite3 " + reel::testing::ShellQuote(path) +
-      " 'PRAGMA integrity_check; PRAGMA foreign_key_check;'");
+  reel::testing::CommandResult check =
+      reel::testing::RunCommand("sqlite3 " + reel::testing::ShellQuote(path) +
+                                " 'PRAGMA integrity_check; PRAGMA foreign_key_check;'");
   EXPECT_EQ(check.exit_code, 0) << check.err;
   EXPECT_EQ(check.out, "ok\n");
 }
