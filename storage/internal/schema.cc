@@ -671,7 +671,9 @@ CREATE TABLE transcript_chunks (
 // off outside a transaction (every table refers to its rows). Widening the constraint only admits
 // more rows, so the table's stored definition is edited in place, as SQLite documents for such
 // changes (https://sqlite.org/lang_altertable.html, "otherwise"): the DDL after it bumps the
-// schema cookie so that other connections read the schema again, and RESET makes this one do so.
+// schema cookie so that other connections read the schema again, and RESET makes this one do so,
+// at once with the SELECT after it (not lazily at some later statement, which a length limit set
+// on the connection meanwhile would fail).
 constexpr const char* kSchemaV12 = R"sql(
 PRAGMA writable_schema = ON;
 UPDATE sqlite_schema
@@ -681,6 +683,7 @@ PRAGMA writable_schema = OFF;
 CREATE TABLE reel_schema_bump (x INTEGER);
 DROP TABLE reel_schema_bump;
 PRAGMA writable_schema = RESET;
+SELECT 1 FROM items WHERE 0;
 )sql";
 
 constexpr Migration kMigrations[] = {

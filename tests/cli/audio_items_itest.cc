@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdio>
+
 #include "tests/cli/cli_test_util.h"
 #include "tests/support/fake_model_server.h"
 #include "tests/support/speech_media.h"
