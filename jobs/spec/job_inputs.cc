@@ -236,7 +236,7 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
         if (kind == InputKind::kAuto) {
           invalid.push_back(where + ": cannot tell the kind of '" + input.path +
                             "' from its extension; write it as {path: ..., kind: "
-                            "video|image|document|subtitle}");
+                            "video|image|document|subtitle|audio}");
           continue;
         }
         found.emplace(resolved.string(), Found{kind, true});

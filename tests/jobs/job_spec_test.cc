@@ -89,7 +89,8 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad shape", kHead + "resize:\n  shape: stored\n", "4:10",
        "'resize.shape' must be one of display, storage; got 'stored'"},
       {"bad input kind", "name: demo\ninputs:\n  - {path: a.mp4, kind: movie}\n", "3:25",
-       "'inputs[0].kind' must be one of auto, video, image, document, subtitle; got 'movie'"},
+       "'inputs[0].kind' must be one of auto, video, image, document, subtitle, audio; got "
+       "'movie'"},
       {"negative fps", kHead + "sampling:\n  fps: -1\n", "4:8",
        "'sampling.fps' must be greater than 0, got -1"},
       {"count zero", kHead + "sampling:\n  policy: count\n  count: 0\n", "5:10",
