@@ -6,6 +6,7 @@
 
 #include "llm/client/client_clock.h"
 #include "llm/client/server_error.h"
+#include "llm/client/utf8_text.h"
 
 namespace reel::llm {
 
