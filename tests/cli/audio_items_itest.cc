@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-int SpeechUploads(FakeModelServer& server) {
+int AudioJobUploads(FakeModelServer& server) {
   int n = 0;
   for (const json& r : json::parse(server.Log())) {
     n += r.value("path", "") == "/v1/audio/transcriptions";
@@ -29,7 +29,7 @@ int SpeechUploads(FakeModelServer& server) {
 }
 
 // The text parts of a chat request's user turn, an <IMG> or <VIDEO> for each picture part.
-std::string UserTurn(const json& chat) {
+std::string AudioJobUserTurn(const json& chat) {
   std::string out;
   for (const json& m : chat["body"]["messages"]) {
     if (m["role"] != "user") continue;
@@ -45,9 +45,9 @@ std::string UserTurn(const json& chat) {
 }
 
 // The user turn of the chat request whose text names `what` (a file's transcript), or "".
-std::string TurnWith(const std::vector<json>& chats, const std::string& what) {
+std::string AudioJobTurnWith(const std::vector<json>& chats, const std::string& what) {
   for (const json& chat : chats) {
-    std::string turn = UserTurn(chat);
+    std::string turn = AudioJobUserTurn(chat);
     if (turn.find(what) != std::string::npos) return turn;
   }
   return "";
@@ -148,7 +148,7 @@ TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedT
 
     // Its question went over the transcript as timed lines, with no picture.
     const std::string first = segments[0]["text"].get<std::string>();
-    const std::string turn = TurnWith(server.ChatLog(), first);
+    const std::string turn = AudioJobTurnWith(server.ChatLog(), first);
     ASSERT_FALSE(turn.empty()) << "no request holds '" << first << "'";
     EXPECT_EQ(turn.find("<IMG>"), std::string::npos) << turn;
     EXPECT_EQ(turn.find("<VIDEO>"), std::string::npos) << turn;
@@ -232,7 +232,8 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
     EXPECT_EQ(run.Wait(), 128 + SIGKILL);
   }
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'running'"), 1);
-  EXPECT_EQ(TurnWith(model.ChatLog(), "tone 300"), "") << "it waits for the whole transcript";
+  EXPECT_EQ(AudioJobTurnWith(model.ChatLog(), "tone 300"), "")
+      << "it waits for the whole transcript";
   const int64_t stored = QueryInt(db, "SELECT count(*) FROM transcript_chunks");
   server.Reset();
   CommandResult again = Reel("run job.yaml --log-format json", dir);
@@ -241,7 +242,7 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
                                 "SELECT chunks FROM transcripts t JOIN items i ON "
                                 "i.id = t.item_id WHERE i.path LIKE '%talk.mp3'");
   ASSERT_EQ(chunks.size(), 1u);
-  EXPECT_EQ(SpeechUploads(server), chunks[0]["chunks"].get<int64_t>() - stored)
+  EXPECT_EQ(AudioJobUploads(server), chunks[0]["chunks"].get<int64_t>() - stored)
       << "only the chunks not stored are sent";
   // Every burst once, at its time.
   json segments = QueryJson(db,
@@ -253,7 +254,7 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
     EXPECT_EQ(segments[i]["text"], tones.placed[i].text);
     EXPECT_NEAR(segments[i]["start_seconds"].get<double>(), tones.placed[i].onset_s, 0.1);
   }
-  const std::string turn = TurnWith(model.ChatLog(), "tone 380");
+  const std::string turn = AudioJobTurnWith(model.ChatLog(), "tone 380");
   EXPECT_NE(turn.find("tone 1260"), std::string::npos) << "the last burst, at 71.5 s: " << turn;
   EXPECT_EQ(turn.find("<IMG>"), std::string::npos) << turn;
 
@@ -275,7 +276,7 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 3) << third.err;
-  EXPECT_EQ(SpeechUploads(server), 0);
+  EXPECT_EQ(AudioJobUploads(server), 0);
   EXPECT_EQ(model.ChatLog().size(), asked);
 }
 
@@ -302,7 +303,7 @@ TEST(AudioItemsTest, AskAboutAnAudioFile) {
   EXPECT_EQ(QueryInt(dir + "/ask.db", "SELECT count(*) FROM transcripts WHERE status = 'done'"), 1);
   const std::vector<json> chats = server.ChatLog();
   ASSERT_EQ(chats.size(), 1u);
-  const std::string turn = UserTurn(chats[0]);
+  const std::string turn = AudioJobUserTurn(chats[0]);
   EXPECT_NE(turn.find("a program of tones"), std::string::npos) << turn;
   EXPECT_EQ(turn.find("<IMG>"), std::string::npos) << turn;
 
