@@ -14,6 +14,7 @@
 #include "jobs/cli/table_output.h"
 #include "jobs/run/item_plan.h"
 #include "jobs/run/runner.h"
+#include "pipeline/documents/document.h"
 #include "pipeline/probe.h"
 #include "storage/database.h"
 #include "storage/store.h"
@@ -37,7 +38,7 @@ struct PlannedRow {
   bool failed = false;
   bool process = false;
   std::optional<int64_t> frames;        // counted towards the total
-  bool unknown_frames = false;          // a video whose count depends on its pictures
+  bool unknown_frames = false;          // a video (scene policy) or document counted only once read
   std::optional<double> audio_seconds;  // an audio file to process: its duration (probed)
 };
 
@@ -74,6 +75,25 @@ PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, stora
       if (n) {
         estimate = *n;
         out.frames = *n;
+      } else {
+        out.unknown_frames = true;
+      }
+    } else if (input.kind == jobs::InputKind::kDocument && jobs::IsPagedDocument(input.path) &&
+               !flags.no_probe) {
+      // A document read as pages has one picture per page read (none with `pages: text`): the
+      // pages counted without reading their text or rendering them.
+      pipeline::DocumentOptions options = jobs::DocumentOptionsFor(job);
+      const bool pictures = options.images;
+      options.text = false;
+      options.images = false;
+      options.ocr.enabled = false;
+      options.office_render = false;
+      Result<pipeline::DocumentReport> pages = pipeline::ReadDocument(
+          input.path, options, [](pipeline::DocumentPage&&) { return Status::Ok(); });
+      if (pages.ok()) {
+        const int64_t n = pictures ? pages->pages_read : 0;
+        out.frames = n;
+        estimate = n;
       } else {
         out.unknown_frames = true;
       }
@@ -193,7 +213,7 @@ int Plan(const PlanFlags& flags) {
                errors ? (", " + std::to_string(errors) + " unreadable").c_str() : "",
                static_cast<long long>(frames),
                unknown_frames ? (" (+ " + std::to_string(unknown_frames) +
-                                 " videos whose count depends on the pictures)")
+                                 " inputs whose count is known only once read)")
                                     .c_str()
                               : "",
                audio_files ? ("; " + std::to_string(audio_files) +

@@ -12,6 +12,7 @@
 #include "jobs/report/markdown.h"
 #include "jobs/spec/job_spec.h"
 #include "jobs/spec/prompt_kinds.h"
+#include "jobs/stages/frame_features.h"
 #include "llm/answers/time_references.h"
 
 namespace reel::jobs::report {
@@ -23,9 +24,10 @@ constexpr size_t kMaxTextSegments = 500;  // document chunks shown on a page
 
 std::string Anchor(int64_t sample_index) { return "f" + std::to_string(sample_index); }
 
-// Pixel size of a thumbnail (long side 160, never scaled up), for the <img> attributes.
+// Pixel size of a thumbnail (long side kThumbnailLongSide, never scaled up), for the <img>
+// attributes (the CSS sizes the picture; the attributes give its shape before it loads).
 std::pair<int, int> ThumbSize(int width, int height) {
-  constexpr int kLongSide = 160;
+  constexpr int kLongSide = kThumbnailLongSide;
   if (width <= 0 || height <= 0) return {kLongSide, kLongSide * 9 / 16};
   int longest = std::max(width, height);
   if (longest <= kLongSide) return {width, height};
@@ -372,6 +374,35 @@ void AnswersSection(std::string& out, const storage::ReportItem& item,
   out += "</section>\n";
 }
 
+// A page's text beside its picture, its line breaks kept (CSS pre-line); past kPageTextShown
+// bytes the rest folds under "rest of the page", so the sheet stays a sheet.
+constexpr size_t kPageTextShown = 600;
+std::string PageTextHtml(std::string_view text) {
+  if (text.size() <= kPageTextShown + kPageTextShown / 4) {
+    return "<span class=\"page-text\">" + Html(text) + "</span>";
+  }
+  size_t cut = text.rfind(' ', kPageTextShown);
+  if (cut == std::string_view::npos || cut < kPageTextShown / 2) cut = kPageTextShown;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  return "<span class=\"page-text\">" + Html(text.substr(0, cut)) +
+         "</span><details class=\"page-rest\"><summary>rest of the page</summary><span "
+         "class=\"page-text\">" +
+         Html(text.substr(cut)) + "</span></details>";
+}
+
+// What the text section says when every timed text is beside the frames.
+std::string TimedTextBesideFrames(const storage::ReportItem& item) {
+  if (IsPaged(item)) return "The text of each page is shown beside its picture.";
+  bool speech = false, subtitles = false;
+  for (const storage::SegmentRecord& s : item.segments) {
+    if (!IsTimedText(s)) continue;
+    (s.source == storage::kSpeechSource ? speech : subtitles) = true;
+  }
+  if (speech && subtitles) return "Subtitles and the transcript are shown beside the frames.";
+  if (speech) return "The transcript is shown beside the frames.";
+  return "Subtitles are shown beside the frames.";
+}
+
 // Why there are no chapters, when a chapters answer failed its check; else a line.
 void NoChapters(std::string& out, const storage::ReportItem& item,
                 const llm::ChapterTimeline& timeline) {
@@ -395,10 +426,9 @@ void NoChapters(std::string& out, const storage::ReportItem& item,
            "\" could not be used as chapters: " + Html(reason) + ".</p>";
     failed = true;
   }
-  if (!failed) {
-    out += Empty(timeline.frame_times.empty() && !timeline.duration_seconds
-                     ? "No chapters: the item has no timeline."
-                     : "No chapters (no answer to a chapters prompt).");
+  // A video not asked for chapters needs no line saying it has none; a page sheet never does.
+  if (!failed && timeline.frame_times.empty() && !timeline.duration_seconds) {
+    out += Empty("No chapters: the item has no timeline.");
   }
 }
 
@@ -476,7 +506,7 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
     }
     out += "</ol><p class=\"note\">Chapters from the answer to <a href=\"#answer-" +
            Html(chapters->prompt_id) + "\">" + Html(chapters->prompt_id) + "</a>.</p>";
-  } else {
+  } else if (!paged) {
     NoChapters(out, item, timeline);
   }
   out += "</div>";
@@ -531,8 +561,9 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
       out += "<div class=\"nothumb\" style=\"aspect-ratio:" + std::to_string(w) + "/" +
              std::to_string(h) + "\">no thumbnail</div>";
     }
-    out += "<a class=\"time\" href=\"#" + Anchor(f.sample_index) + "\">" + time +
-           "</a> <span class=\"index\">#" + std::to_string(f.sample_index) + "</span></div>";
+    out += "<a class=\"time\" href=\"#" + Anchor(f.sample_index) + "\">" + time + "</a>";
+    if (!paged) out += " <span class=\"index\">#" + std::to_string(f.sample_index) + "</span>";
+    out += "</div>";
     if (beside || !cues[k].empty()) {
       out += "<figcaption>";
       for (const storage::SegmentRecord* s : cues[k]) {
@@ -544,7 +575,7 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
                            : MediaTime(s->start_seconds) + "-" + MediaTime(s->end_seconds))) +
                "\"><span class=\"cue-time\">" +
                Html(paged ? PageName(s->start_seconds) : MediaTime(s->start_seconds)) + "</span> " +
-               Html(s->text) + "</p>";
+               (paged ? PageTextHtml(s->text) : Html(s->text)) + "</p>";
       }
       out += "</figcaption>";
     }
@@ -563,8 +594,8 @@ void TextSection(std::string& out, const storage::ReportItem& item) {
   }
   if (shown.empty()) {
     out += Empty(item.segments.empty() ? "No text segments."
-                 : audio               ? "The transcript is shown above."
-                                       : "Subtitles are shown beside the frames.");
+                 : audio               ? std::string("The transcript is shown above.")
+                                       : TimedTextBesideFrames(item));
   } else {
     out +=
         "<table class=\"data text\"><thead><tr><th>source</th><th>where</th><th>text</th>"

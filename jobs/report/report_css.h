@@ -94,6 +94,8 @@ ol.transcript { list-style: none; padding: 0; max-width: 60em; }
 ol.transcript li { margin: 0 0 6px; }
 ol.transcript li.speech { font-style: italic; }
 ol.transcript .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; margin-right: 6px; }
+figcaption .page-text { white-space: pre-line; }
+figcaption details.page-rest summary { color: var(--muted); cursor: pointer; font-size: 12px; }
 figcaption .sub.speech::before { content: "\201C"; }
 .transcript-note { color: #4a5568; font-size: 0.9em; }
 figcaption .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }

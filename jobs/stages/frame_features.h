@@ -10,7 +10,9 @@
 
 namespace reel::jobs {
 
-inline constexpr int kThumbnailLongSide = 160;  // pixels
+// The report shows thumbnails 240-270 CSS pixels wide: 320 keeps the storyboard sharp (items
+// stored before this size keep their 160-pixel thumbnails until they are processed again).
+inline constexpr int kThumbnailLongSide = 320;  // pixels
 inline constexpr int kThumbnailQuality = 80;    // JPEG quality
 
 // A JPEG of `image` scaled (never up) so its long side is at most `long_side` pixels.

@@ -58,6 +58,16 @@ std::map<std::string, nlohmann::json> Items(const std::string& db) {
 TEST_F(DocumentsJobTest, PagesAreSegmentsAndFramesSearchableByPage) {
   const std::string dir = MakeJob("documents_job");
   const std::string db = dir + "/out.db";
+  // The plan counts a document's page pictures before anything is read (was 0 for documents).
+  CommandResult plan = Reel("plan job.yaml --format json", dir);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  std::map<std::string, nlohmann::json> planned;
+  for (const auto& row : nlohmann::json::parse(plan.out)) {
+    planned[fs::path(row["path"].get<std::string>()).filename().string()] = row["est_frames"];
+  }
+  EXPECT_EQ(planned["text.pdf"], 3) << plan.out;
+  EXPECT_EQ(planned["notes.md"], 0) << plan.out;
+  EXPECT_TRUE(planned["truncated.pdf"].is_null()) << "unknown until read: " << plan.out;
   CommandResult run = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(run.exit_code, 1) << "the damaged PDF fails\n" << run.err;
   nlohmann::json summary = LastJsonLine(run.err);

@@ -165,6 +165,41 @@ TEST(ItemPageTest, ADocumentsPagesAreAContactSheetAndItsPageReferencesLinkToThem
   EXPECT_NE(video_page.find("data-seconds=\"2.000\""), std::string::npos);
 }
 
+// A page's text keeps its line breaks; a long page folds its rest, so the sheet stays a sheet. A
+// page picture has no frame number, and a document has no "no chapters" line.
+TEST(ItemPageTest, LongPageTextFoldsAndPagesHaveNoFrameNumbers) {
+  storage::ReportItem item = Pdf();
+  std::string long_text = "Heading of page two\n";
+  for (int i = 0; i < 120; ++i) long_text += "word" + std::to_string(i) + " ";
+  long_text += "LASTWORD";
+  item.segments[1].text = long_text;
+  const std::string page = Page(item);
+  EXPECT_NE(page.find("<span class=\"page-text\">Text of page 1</span>"), std::string::npos);
+  const size_t fold = page.find("<summary>rest of the page</summary>");
+  ASSERT_NE(fold, std::string::npos);
+  EXPECT_LT(page.find("Heading of page two\nword0 "), fold) << "the start is shown, breaks kept";
+  EXPECT_GT(page.find("LASTWORD"), fold) << "the rest is folded";
+  EXPECT_EQ(CountOf(page, "rest of the page"), 1u) << "short pages are not folded";
+  EXPECT_EQ(page.find("class=\"index\""), std::string::npos);
+  EXPECT_EQ(page.find("No chapters"), std::string::npos);
+  EXPECT_NE(page.find("The text of each page is shown beside its picture."), std::string::npos);
+}
+
+// The text section names what is beside the frames: a transcript is not called subtitles.
+TEST(ItemPageTest, TheTextSectionNamesTheTranscript) {
+  storage::ReportItem item = Video();
+  item.segments.push_back(
+      {std::string(storage::kSpeechSource), 2.0, 3.5, "welcome to the review", std::string("en")});
+  std::string page = Page(item);
+  EXPECT_NE(page.find("The transcript is shown beside the frames."), std::string::npos);
+  EXPECT_EQ(page.find("Subtitles are"), std::string::npos);
+  item.segments.push_back({"subtitle:0", 4.0, 5.0, "Welcome.", std::nullopt});
+  page = Page(item);
+  EXPECT_NE(page.find("Subtitles and the transcript are shown beside the frames."),
+            std::string::npos);
+  EXPECT_NE(page.find("class=\"index\">#0</span>"), std::string::npos) << "video frames keep #N";
+}
+
 TEST(MarkdownTest, BoldListsAndTablesAreRendered) {
   const std::string html = MarkdownHtml(
       "**Summary:** a *short* talk.\n\n| time | what |\n|---|---|\n| 00:03 | intro |\n\n- one\n",

@@ -202,14 +202,14 @@ TEST(FrameFeaturesTest, DifferenceHashIsStableUnderScalingAndSeesChange) {
   EXPECT_EQ(DifferenceHash(pipeline::Image{}), 0u);
 }
 
-TEST(FrameFeaturesTest, ThumbnailIsAJpegWithLongSide160) {
+TEST(FrameFeaturesTest, ThumbnailIsAJpegWithLongSide320) {
   Result<std::string> jpeg = MakeThumbnailJpeg(Gradient(640, 360, false));
   ASSERT_TRUE(jpeg.ok()) << jpeg.status().ToString();
   Result<pipeline::Image> decoded =
       pipeline::DecodeImage(reinterpret_cast<const uint8_t*>(jpeg->data()), jpeg->size(), "thumb");
   ASSERT_TRUE(decoded.ok());
-  EXPECT_EQ(decoded->width, 160);
-  EXPECT_EQ(decoded->height, 90);
+  EXPECT_EQ(decoded->width, 320);
+  EXPECT_EQ(decoded->height, 180);
   Result<std::string> tiny = MakeThumbnailJpeg(Gradient(100, 50, false));
   ASSERT_TRUE(tiny.ok());
   EXPECT_FALSE(MakeThumbnailJpeg(pipeline::Image{}).ok());
