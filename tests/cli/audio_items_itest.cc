@@ -127,7 +127,7 @@ TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedT
     }
     const TranscriptScore score = ScoreTranscript(video.placed, words);
     std::printf("%s:\n%s", name.c_str(), score.Table().c_str());
-    // Measured: 23.8% (.wav), 28.7% (.mp3) on these clean flite voices through the chunker.
+    // Measured: 23.8% (.mp3), 28.7% (.wav) on these clean flite voices through the chunker.
     EXPECT_LE(score.total.rate(), 0.35) << score.Table();
     for (const PieceScore& p : score.pieces) EXPECT_NEAR(p.first_word_s, p.onset_s, 0.5);
 
