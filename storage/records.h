@@ -14,7 +14,9 @@
 namespace reel::storage {
 
 enum class RunStatus { kRunning, kSucceeded, kFailed, kInterrupted };
-enum class ItemKind { kVideo, kImage, kDocument, kSubtitle };
+// kAudio: a file with sound and no picture (a podcast, a recorded meeting); its text is the
+// transcript of its speech (schema 12).
+enum class ItemKind { kVideo, kImage, kDocument, kSubtitle, kAudio };
 enum class ItemStatus { kPending, kRunning, kDone, kFailed };
 enum class EventLevel { kDebug, kInfo, kWarning, kError };
 // A transcript of an item's speech (TranscriptRecord).
@@ -191,6 +193,9 @@ struct ItemOutputs {
   std::vector<SegmentRecord> segments = {};
   std::vector<ItemFeature> features = {};      // of `frames`, by sample index
   std::optional<std::string> media_json = {};  // replaces the item's media facts when set
+  // Replaces the item's kind when set: a video container found to hold sound alone is an audio
+  // item.
+  std::optional<ItemKind> kind = {};
 };
 
 struct ContextRecord {

@@ -23,7 +23,8 @@ const EnumNames<ItemKind>& ItemKindNames() {
   static const EnumNames<K> names{{{"video", K::kVideo},
                                    {"image", K::kImage},
                                    {"document", K::kDocument},
-                                   {"subtitle", K::kSubtitle}}};
+                                   {"subtitle", K::kSubtitle},
+                                   {"audio", K::kAudio}}};
   return names;
 }
 

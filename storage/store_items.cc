@@ -227,9 +227,12 @@ Status Store::MarkItemDone(int64_t item_id, const ItemOutputs& outputs) {
   REEL_ASSIGN_OR_RETURN(Statement stmt,
                         Statement::Prepare(db,
                                            "UPDATE items SET status = 'done', error = NULL, "
-                                           "media_json = coalesce(?2, media_json), finished_at = " +
+                                           "media_json = coalesce(?2, media_json), "
+                                           "kind = coalesce(?3, kind), finished_at = " +
                                                now + ", updated_at = " + now + " WHERE id = ?1"));
-  REEL_RETURN_IF_ERROR(stmt.Bind(1, item_id).Bind(2, outputs.media_json).Run());
+  std::optional<std::string> kind;
+  if (outputs.kind) kind = ItemKindName(*outputs.kind);
+  REEL_RETURN_IF_ERROR(stmt.Bind(1, item_id).Bind(2, outputs.media_json).Bind(3, kind).Run());
   REEL_RETURN_IF_ERROR(ExpectChanged(db, "item", item_id));
   REEL_RETURN_IF_ERROR(WriteFrames(db, item_id, outputs.frames));
   REEL_RETURN_IF_ERROR(WriteItemFeatures(db, item_id, outputs.features));

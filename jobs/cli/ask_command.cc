@@ -369,6 +369,19 @@ int RunAsk(const AskFlags& flags) {
         return fs::is_directory(input.path) || jobs::IsPagedDocument(input.path);
       });
   if (grouped) {
+    // An audio file's context is its transcript as timed text; one context over several files
+    // holds pictures of videos and images with their times, so it is asked about on its own.
+    for (const jobs::InputSpec& input : job->inputs) {
+      if (jobs::GuessInputKind(input.path) != jobs::InputKind::kAudio) continue;
+      std::fprintf(stderr,
+                   "reel ask: %s: an audio file is asked about alone, or with text files beside "
+                   "it (reel ask %s notes.md \"question\"); one question over several files "
+                   "takes videos and images only: ask about the audio file in a question of its "
+                   "own\n",
+                   ForStderr(input.path).c_str(),
+                   ForStderr(fs::path(input.path).filename().string()).c_str());
+      return kExitUsage;
+    }
     for (size_t i = 1; i < job->inputs.size(); ++i) {
       job->context.group.push_back(job->inputs[i].path);
     }
@@ -441,8 +454,8 @@ int RunAsk(const AskFlags& flags) {
             "when the server answers)";
     }
     if (why.empty()) {
-      why = flags.chapters ? "chapters are asked only about videos and subtitle files (a document "
-                             "or a still image has no timeline)"
+      why = flags.chapters ? "chapters are asked only about videos, audio files and subtitle files "
+                             "(a document or a still image has no timeline)"
                            : "nothing could be asked (see `reel status --ask-db`)";
     }
     std::fprintf(stderr, "reel ask: no answer: %s\n", why.c_str());
@@ -456,7 +469,9 @@ int RunAsk(const AskFlags& flags) {
 void AddAskCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<AskFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "ask", "Ask a question about videos, images or documents and print the answer as it arrives");
+      "ask",
+      "Ask a question about videos, images, audio or documents and print the answer as it "
+      "arrives");
   cmd->footer(
       "Examples:\n"
       "  REEL_MODEL_URL=http://localhost:8000/v1 reel ask talk.mp4 \"What is the speaker's "
@@ -472,6 +487,9 @@ void AddAskCommand(CLI::App& app, int& exit_code) {
       "first video or image given; a file that cannot be read fails the question, naming it.\n"
       "A folder's files, documents read as pages (PDF, HTML, EPUB, office files: their pages'\n"
       "text and pictures) and --chapters are asked about one by one, an answer each.\n"
+      "An audio file (.mp3 .m4a .aac .wav .flac .ogg .opus; a video file with sound alone) is\n"
+      "transcribed (offline with PocketSphinx, English) and asked about as timed text, alone or\n"
+      "with text files beside it: `reel ask podcast.mp3 \"What did they decide?\"`.\n"
       "Everything is recorded in the database (default $XDG_DATA_HOME/reel/reel.db, or $REEL_DB),\n"
       "job 'ask', prompt 'ask' (or 'chapters') with the question stored as asked: `reel results\n"
       "--ask-db`, `reel show --ask-db ITEM` and `reel status --ask-db` read it. The model\n"

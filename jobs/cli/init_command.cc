@@ -68,6 +68,7 @@ std::string StarterJob(const std::string& name, const std::vector<jobs::InputFil
   const int64_t images = counts[jobs::InputKind::kImage];
   const int64_t documents = counts[jobs::InputKind::kDocument];
   const int64_t subtitles = counts[jobs::InputKind::kSubtitle];
+  const int64_t audio = counts[jobs::InputKind::kAudio];
   std::string found;
   auto add = [&](int64_t n, const char* one, const char* many) {
     if (n == 0) return;
@@ -77,6 +78,7 @@ std::string StarterJob(const std::string& name, const std::vector<jobs::InputFil
   add(images, "image", "images");
   add(documents, "document", "documents");
   add(subtitles, "subtitle file", "subtitle files");
+  add(audio, "audio file", "audio files");
 
   std::string t;
   t += "# A Reel job, written by `reel init` for the media in this folder (" + found + ").\n";
@@ -104,6 +106,13 @@ std::string StarterJob(const std::string& name, const std::vector<jobs::InputFil
     t += "#   enabled: true\n";
     t += "#   endpoint: http://localhost:8001/v1\n";
     t += "#   model: openai/whisper-large-v3\n\n";
+  }
+  if (audio > 0) {
+    t +=
+        "# The audio files (podcasts, recordings) are transcribed and asked about as timed text:\n";
+    t += "# with the speech section's settings even while speech.enabled is false (that governs\n";
+    t += "# videos): offline with PocketSphinx (English) unless speech.endpoint names a Whisper\n";
+    t += "# server (docs/speech.md).\n\n";
   }
   t += "# The model server (any OpenAI-compatible one: vLLM, SGLang). Without an endpoint the\n";
   t += "# questions wait in the database: `reel export` writes them as a batch file, or set\n";

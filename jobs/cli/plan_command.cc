@@ -37,8 +37,9 @@ struct PlannedRow {
   std::vector<storage::Value> values;  // path, kind, action, reason, est_frames
   bool failed = false;
   bool process = false;
-  std::optional<int64_t> frames;  // counted towards the total
-  bool unknown_frames = false;    // a video (scene policy) or document counted only once read
+  std::optional<int64_t> frames;        // counted towards the total
+  bool unknown_frames = false;          // a video (scene policy) or document counted only once read
+  std::optional<double> audio_seconds;  // an audio file to process: its duration (probed)
 };
 
 // One input's line of the plan. `store` is null when there is no database yet; with
@@ -98,6 +99,10 @@ PlannedRow PlanRow(const jobs::JobSpec& job, const jobs::InputFile& input, stora
       }
     } else if (input.kind != jobs::InputKind::kVideo) {
       estimate = int64_t{0};
+      if (input.kind == jobs::InputKind::kAudio && !flags.no_probe) {
+        Result<pipeline::MediaInfo> media = pipeline::Probe(input.path, job.limits.media);
+        out.audio_seconds = media.ok() ? media->duration_s : 0.0;
+      }
     }
   }
   out.values.push_back(std::move(estimate));
@@ -183,6 +188,8 @@ int Plan(const PlanFlags& flags) {
   storage::Table table;
   table.columns = {"path", "kind", "action", "reason", "est_frames"};
   int64_t to_process = 0, to_skip = 0, errors = 0, frames = 0, unknown_frames = 0;
+  int64_t audio_files = 0;
+  double audio_seconds = 0;
   for (PlannedRow& row : rows) {
     if (row.failed) {
       ++errors;
@@ -191,12 +198,16 @@ int Plan(const PlanFlags& flags) {
     }
     if (row.frames) frames += *row.frames;
     if (row.unknown_frames) ++unknown_frames;
+    if (row.audio_seconds) {
+      ++audio_files;
+      audio_seconds += *row.audio_seconds;
+    }
     table.rows.push_back(std::move(row.values));
   }
   WriteTable(std::cout, table, *format, {.max_cell_width = 70, .row_count = false});
   std::cout.flush();
   std::fprintf(stderr,
-               "reel plan: %s -> %s: %lld to process, %lld to skip%s; about %lld frames%s\n",
+               "reel plan: %s -> %s: %lld to process, %lld to skip%s; about %lld frames%s%s\n",
                job->name.c_str(), database.c_str(), static_cast<long long>(to_process),
                static_cast<long long>(to_skip),
                errors ? (", " + std::to_string(errors) + " unreadable").c_str() : "",
@@ -204,7 +215,13 @@ int Plan(const PlanFlags& flags) {
                unknown_frames ? (" (+ " + std::to_string(unknown_frames) +
                                  " inputs whose count is known only once read)")
                                     .c_str()
-                              : "");
+                              : "",
+               audio_files ? ("; " + std::to_string(audio_files) +
+                              (audio_files == 1 ? " audio file" : " audio files") + " (" +
+                              std::to_string(static_cast<int64_t>(audio_seconds + 0.5)) +
+                              " s of sound) to transcribe")
+                                 .c_str()
+                           : "");
   return kExitOk;
 }
 

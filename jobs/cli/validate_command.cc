@@ -1,4 +1,5 @@
 // reel validate JOB.yaml [--no-inputs]
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -34,6 +35,30 @@ int Validate(const ValidateFlags& flags) {
       return kExitUsage;
     }
     std::fprintf(stderr, "%s: valid; %zu input files\n", flags.job_file.c_str(), inputs->size());
+    const auto audio = std::count_if(inputs->begin(), inputs->end(), [](const jobs::InputFile& f) {
+      return f.kind == jobs::InputKind::kAudio;
+    });
+    if (audio > 0) {
+      const jobs::SpeechSpec& s = job->speech;
+      const std::string backend = jobs::SpeechBackendOf(s);
+      if (backend == "openai" && !s.endpoint) {
+        std::fprintf(stderr,
+                     "%s: %lld audio files need a transcription: 'speech.backend' is openai but "
+                     "'speech.endpoint' is not set (set it, or use backend pocketsphinx)\n",
+                     flags.job_file.c_str(), static_cast<long long>(audio));
+        return kExitUsage;
+      }
+      std::string how = backend == "openai" ? "the server at " + *s.endpoint
+                                            : std::string("PocketSphinx (offline, English)");
+      if (!s.language.empty()) how += ", language " + s.language;
+      if (!s.enabled) {
+        how +=
+            " (the speech section's settings although speech.enabled is false: that governs "
+            "videos; an audio file's transcript is all it has)";
+      }
+      std::fprintf(stderr, "%lld audio files: their speech is transcribed with %s\n",
+                   static_cast<long long>(audio), how.c_str());
+    }
   } else {
     std::fprintf(stderr, "%s: valid\n", flags.job_file.c_str());
   }

@@ -159,16 +159,23 @@ void ChooseTimedText(const SpeechSpec& speech, std::vector<llm::ContextText>* te
 }
 
 Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage::ItemRecord& item) {
-  if (!job.speech.enabled || item.kind != storage::ItemKind::kVideo) return Status::Ok();
+  const bool audio_item = item.kind == storage::ItemKind::kAudio;
+  if (!audio_item && item.kind != storage::ItemKind::kVideo) return Status::Ok();
+  if (!TranscribesSpeech(job, audio_item)) return Status::Ok();
   REEL_ASSIGN_OR_RETURN(std::optional<storage::TranscriptRecord> t, store.GetTranscript(item.id));
-  const std::string key = SpeechSettingsKey(job, item.content_hash.value_or(""));
+  const std::string key = ItemSpeechSettingsKey(job, audio_item, item.content_hash.value_or(""));
   const std::string wait = ": questions wait for the transcript of its speech (";
   if (!t || t->settings_key != key) {
     return Unavailable(item.path + wait + "not transcribed yet)");
   }
   switch (t->status) {
     case storage::TranscriptStatus::kDone:
+      return Status::Ok();
     case storage::TranscriptStatus::kFailed:
+      if (audio_item) {  // nothing else to ask about (the speech stage failed the item)
+        return CorruptData(item.path +
+                           ": its audio could not be read: " + t->error.value_or("unknown"));
+      }
       return Status::Ok();
     case storage::TranscriptStatus::kRunning:
       return Unavailable(item.path + wait + "not finished; run again to finish it)");
@@ -198,6 +205,9 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
       break;
     case storage::ItemKind::kSubtitle:
       in.kind = llm::ContextItemKind::kSubtitle;
+      break;
+    case storage::ItemKind::kAudio:
+      in.kind = llm::ContextItemKind::kAudio;
       break;
   }
   if (item->media_json) {
@@ -270,7 +280,12 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
   if (in.kind == llm::ContextItemKind::kDocument && item->media_json) {
     LoadPages(*item->media_json, in);
   }
-  if (job != nullptr) ChooseTimedText(job->speech, &in.texts);
+  if (job != nullptr) {
+    // An audio item's transcript is taken with speech off too (TranscribesSpeech).
+    SpeechSpec speech = job->speech;
+    if (item->kind == storage::ItemKind::kAudio) speech.enabled = true;
+    ChooseTimedText(speech, &in.texts);
+  }
   return in;
 }
 
@@ -344,11 +359,13 @@ std::string ContextSettingsKey(const JobSpec& job, const PromptSpec& prompt,
   key["context"]["fit_steps"] = steps;
   // Only when there are some: the keys of jobs without attachments stay as they were.
   if (!setup.attached_sha256.empty()) key["context"]["attached"] = setup.attached_sha256;
-  // Likewise only with speech on, and for videos: the transcript and which timed text is taken.
-  if (job.speech.enabled && item.kind == storage::ItemKind::kVideo) {
-    key["speech"] = {
-        {"transcript", storage::Sha256Hex(SpeechSettingsKey(job, item.content_hash.value_or("")))},
-        {"prefer", SpeechPreferName(job.speech.prefer)}};
+  // Likewise only with speech on, and for videos (audio items always): the transcript and which
+  // timed text is taken.
+  const bool audio_item = item.kind == storage::ItemKind::kAudio;
+  if ((job.speech.enabled && item.kind == storage::ItemKind::kVideo) || audio_item) {
+    key["speech"] = {{"transcript", storage::Sha256Hex(ItemSpeechSettingsKey(
+                                        job, audio_item, item.content_hash.value_or("")))},
+                     {"prefer", SpeechPreferName(job.speech.prefer)}};
   }
   return storage::Sha256Hex(key.dump());
 }

@@ -40,7 +40,8 @@ struct ContextSetup {
 Result<std::shared_ptr<const ContextSetup>> LoadContextSetup(const JobSpec& job);
 
 // The stored item as builder input. With a job, its timed text is what the job's speech settings
-// choose (ChooseTimedText); null: every stored text. Errors: the item is missing.
+// choose (ChooseTimedText; an audio item's transcript is taken with speech off too); null: every
+// stored text. Errors: the item is missing.
 Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_id,
                                            const JobSpec* job);
 
@@ -49,9 +50,10 @@ Result<llm::ContextInput> LoadContextInput(storage::Store& store, int64_t item_i
 // at all while speech is off (one stored by an earlier run stays searchable). Other texts stay.
 void ChooseTimedText(const SpeechSpec& speech, std::vector<llm::ContextText>* texts);
 
-// Whether contexts of `item` can be built now: with speech on, a video's transcript must be
-// finished for the job's settings (done, or failed for good: its audio cannot be read). Not
-// ready: kUnavailable saying why (still running, partial: a rerun retries).
+// Whether contexts of `item` can be built now: with speech on, a video's transcript, and always an
+// audio item's (TranscribesSpeech), must be finished for the job's settings (done, or failed for
+// good: its audio cannot be read). Not ready: kUnavailable saying why (still running, partial: a
+// rerun retries).
 Status TranscriptReady(storage::Store& store, const JobSpec& job, const storage::ItemRecord& item);
 
 // Adds the job's attached texts (ContextSetup::attached) to `input`, after its own texts.

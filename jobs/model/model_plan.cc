@@ -62,6 +62,8 @@ const char* KindName(llm::ContextItemKind kind) {
       return "document";
     case llm::ContextItemKind::kSubtitle:
       return "subtitle";
+    case llm::ContextItemKind::kAudio:
+      return "audio";
   }
   return "?";
 }

@@ -432,12 +432,39 @@ void NoChapters(std::string& out, const storage::ReportItem& item,
   }
 }
 
+// An audio item's timed text in time order (its transcript, and its subtitles if it has any),
+// each line with its time, and an anchor an answer's time can link to.
+void TranscriptList(std::string& out, const storage::ReportItem& item) {
+  const std::vector<const storage::SegmentRecord*> timed = DistinctTimedText(item);
+  if (timed.empty()) {
+    out += Empty(item.transcript ? "No speech was found in it." : "Not transcribed yet.");
+    return;
+  }
+  out += "<ol class=\"transcript\">";
+  for (size_t i = 0; i < timed.size() && i < kMaxTextSegments; ++i) {
+    const storage::SegmentRecord& s = *timed[i];
+    const bool speech = s.source == storage::kSpeechSource;
+    out += "<li id=\"t-" + std::to_string(i) + "\" class=\"sub" + (speech ? " speech" : "") +
+           "\" title=\"" +
+           Html((speech ? std::string() : s.source + " ") + MediaTime(s.start_seconds) + "-" +
+                MediaTime(s.end_seconds)) +
+           "\"><span class=\"cue-time\">" + Html(MediaTime(s.start_seconds)) + "</span> " +
+           Html(s.text) + "</li>";
+  }
+  out += "</ol>";
+  if (timed.size() > kMaxTextSegments) {
+    out += "<p class=\"note\">" + Count(static_cast<int64_t>(timed.size() - kMaxTextSegments)) +
+           " more segments are in the database (table segments).</p>";
+  }
+}
+
 // The storyboard: chapters on a timeline strip and as a list, then the contact sheet with the
 // subtitle or transcript cues beside the frame shown when each starts.
 void StoryboardSection(std::string& out, const storage::ReportItem& item,
                        const llm::ChapterTimeline& timeline,
                        const std::optional<ItemChapters>& chapters) {
-  Section(out, "frames", IsPaged(item) ? "Pages" : "Storyboard");
+  const bool audio = item.row.kind == "audio";
+  Section(out, "frames", IsPaged(item) ? "Pages" : audio ? "Transcript" : "Storyboard");
   const bool paged = IsPaged(item);
   const double span = timeline.duration_seconds.value_or(
       timeline.frame_times.empty() ? 0.0 : timeline.frame_times.back());
@@ -484,6 +511,11 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
   }
   out += "</div>";
 
+  if (audio) {  // sound alone: the timed text is the item, no contact sheet
+    TranscriptList(out, item);
+    out += "</section>\n";
+    return;
+  }
   if (item.frames.empty()) {
     out += Empty("No frames.");
     out += "</section>\n";
@@ -556,11 +588,14 @@ void StoryboardSection(std::string& out, const storage::ReportItem& item,
 void TextSection(std::string& out, const storage::ReportItem& item) {
   Section(out, "text", "Text");
   std::vector<const storage::SegmentRecord*> shown;
+  const bool audio = item.row.kind == "audio";  // its timed text is the transcript above
   for (const storage::SegmentRecord& s : item.segments) {
-    if (!IsTimedText(s) || item.frames.empty()) shown.push_back(&s);
+    if (!IsTimedText(s) || (item.frames.empty() && !audio)) shown.push_back(&s);
   }
   if (shown.empty()) {
-    out += Empty(item.segments.empty() ? "No text segments." : TimedTextBesideFrames(item));
+    out += Empty(item.segments.empty() ? "No text segments."
+                 : audio               ? std::string("The transcript is shown above.")
+                                       : TimedTextBesideFrames(item));
   } else {
     out +=
         "<table class=\"data text\"><thead><tr><th>source</th><th>where</th><th>text</th>"

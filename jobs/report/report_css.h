@@ -90,6 +90,10 @@ figcaption { font-size: 14px; }
 .sheet:not(.with-text) figcaption { font-size: 13px; margin-top: 2px; }
 figcaption .sub { margin: 0 0 4px; color: #2d3748; }
 figcaption .sub.speech { font-style: italic; }
+ol.transcript { list-style: none; padding: 0; max-width: 60em; }
+ol.transcript li { margin: 0 0 6px; }
+ol.transcript li.speech { font-style: italic; }
+ol.transcript .cue-time { color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; margin-right: 6px; }
 figcaption .page-text { white-space: pre-line; }
 figcaption details.page-rest summary { color: var(--muted); cursor: pointer; font-size: 12px; }
 figcaption .sub.speech::before { content: "\201C"; }

@@ -82,13 +82,15 @@ std::string ItemSettingsHash(const JobSpec& job, const InputFile& input) {
     key += "\n" + DocumentSettingsKey(job);
     reads_text = false;
   }
-  if (input.kind == InputKind::kVideo) {
+  if (input.kind == InputKind::kVideo || input.kind == InputKind::kAudio) {
     for (const std::string& sidecar : FindSidecarSubtitles(input.path)) {
       Result<std::string> hash = HashFile(sidecar);
       key += "\nsidecar=" + std::filesystem::path(sidecar).filename().string() + " " +
              (hash.ok() ? *hash : std::string("unreadable"));
       reads_text = true;
     }
+  }
+  if (input.kind == InputKind::kVideo) {
     // A side-car slide deck's text depends on its bytes and the documents section.
     const std::vector<std::string> decks = FindSidecarDocuments(input.path);
     for (const std::string& deck : decks) {
@@ -112,6 +114,8 @@ storage::ItemKind ToItemKind(InputKind kind) {
       return storage::ItemKind::kDocument;
     case InputKind::kSubtitle:
       return storage::ItemKind::kSubtitle;
+    case InputKind::kAudio:
+      return storage::ItemKind::kAudio;
     case InputKind::kAuto:
     case InputKind::kVideo:
       break;

@@ -86,7 +86,8 @@ ItemProcessor ItemProcessor::ForJob(const JobSpec& job, const std::string& datab
   processor.AddStage(MakePagedDocumentStage({consumers.front()}));
   processor.AddStage(MakeSidecarDocumentStage());
   if (vision) processor.AddStage(MakeVisionStage(vision));
-  if (job.speech.enabled) processor.AddStoredStage(MakeSpeechStage());
+  // Audio items are transcribed even with speech off (TranscribesSpeech): the stage decides.
+  processor.AddStoredStage(MakeSpeechStage());
   processor.AddStoredStage(MakeContextStage(FrameCacheDir(job, database_path)));
   return processor;
 }

@@ -211,6 +211,8 @@ class Batch {
     record.settings_hash = plan.settings_hash;
 
     if (plan.action == PlanAction::kSkip) {
+      // The kind its processing found (a video container holding sound alone is audio).
+      if (plan.stored) record.kind = plan.stored->kind;
       if (plan.facts_changed) {  // touched but unchanged: remember the new facts, keep status
         Result<int64_t> id = RetryBusy([&] { return store.UpsertItem(record); });
         if (!id.ok() && StopIfDiskFull(id.status())) return;
@@ -231,6 +233,11 @@ class Batch {
           if (!s.ok()) {
             LogEvent(store, plan.stored->id, storage::EventLevel::kWarning, s.message());
             options_.progress->Warning(s.message());
+          }
+          if (work.failed) {  // e.g. an audio item whose audio could not be read after all
+            LogEvent(store, plan.stored->id, storage::EventLevel::kError, *work.failed);
+            options_.progress->Warning(*work.failed);
+            break;
           }
         }
       }
@@ -268,6 +275,7 @@ class Batch {
             Status s = stage->Run(store, item_id, run_id_, *work);
             if (StopIfDiskFull(s)) break;
             if (!s.ok()) work->warnings.push_back(s.message());
+            if (work->failed) break;
           }
           for (const std::string& warning : work->warnings) {
             LogEvent(store, item_id, storage::EventLevel::kWarning, warning);
@@ -275,6 +283,12 @@ class Batch {
           }
           for (const std::string& note : work->notes) {
             LogEvent(store, item_id, storage::EventLevel::kInfo, note);
+          }
+          if (work->failed) {  // marked failed by a stage after it was stored
+            LogEvent(store, item_id, storage::EventLevel::kError, *work->failed);
+            CountFailed();
+            options_.progress->ItemFailed(input.path, *work->failed, attempt);
+            return;
           }
           CountDone(work->outputs);
           double seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -754,11 +768,14 @@ RunOutcome RunJob(const JobSpec& job_as_given, const RunOptions& options) {
                       : " questions the model server failed (unreachable, timed out or "
                         "overloaded) wait for the next run");
     }
-    if (item_job.speech.enabled) {
+    const bool audio_inputs =
+        std::any_of(inputs->begin(), inputs->end(),
+                    [](const InputFile& input) { return input.kind == InputKind::kAudio; });
+    if (item_job.speech.enabled || audio_inputs) {
       Result<int64_t> unfinished = store->CountUnfinishedTranscripts(*job_id);
       if (unfinished.ok() && *unfinished > 0) {
         text += (text.empty() ? "" : ", ") + std::to_string(*unfinished) +
-                (*unfinished == 1 ? " video's speech is" : " videos' speech is") +
+                (*unfinished == 1 ? " file's speech is" : " files' speech is") +
                 " not fully transcribed (the transcription server failed some of it; its "
                 "questions wait for the next run, which retries only that)";
       }

@@ -179,6 +179,16 @@ InputKind GuessInputKind(std::string_view path) {
       {".pptx", InputKind::kDocument},
       {".odt", InputKind::kDocument},
       {".odp", InputKind::kDocument},
+      // Sound alone: transcribed (TranscribesSpeech). .ogg is Ogg audio far more often than
+      // Theora video (.ogv); one that holds a picture is read as an audio file all the same.
+      {".mp3", InputKind::kAudio},
+      {".m4a", InputKind::kAudio},
+      {".aac", InputKind::kAudio},
+      {".wav", InputKind::kAudio},
+      {".flac", InputKind::kAudio},
+      {".ogg", InputKind::kAudio},
+      {".oga", InputKind::kAudio},
+      {".opus", InputKind::kAudio},
   };
   auto it = kKinds.find(ext);
   return it == kKinds.end() ? InputKind::kAuto : it->second;
@@ -226,7 +236,7 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
         if (kind == InputKind::kAuto) {
           invalid.push_back(where + ": cannot tell the kind of '" + input.path +
                             "' from its extension; write it as {path: ..., kind: "
-                            "video|image|document|subtitle}");
+                            "video|image|document|subtitle|audio}");
           continue;
         }
         found.emplace(resolved.string(), Found{kind, true});
@@ -286,12 +296,16 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
   }
 
   // A video's side-car subtitles (clip.srt, clip.en.vtt beside clip.mp4) are read with the
-  // video (jobs/stages/stages.h); listed as items of their own they would be stored twice.
+  // video (jobs/stages/stages.h), as an audio file's are (talk.srt beside talk.mp3); listed as
+  // items of their own they would be stored twice. Side-car documents belong to videos only.
   std::map<std::pair<std::string, std::string>, std::string> videos;  // (directory, stem) -> path
+  std::map<std::pair<std::string, std::string>, std::string> timed;   // videos and audio files
   for (const auto& [path, f] : found) {
-    if (f.kind != InputKind::kVideo) continue;
+    if (f.kind != InputKind::kVideo && f.kind != InputKind::kAudio) continue;
     fs::path p(path);
-    videos.emplace(std::make_pair(p.parent_path().string(), p.stem().string()), path);
+    const auto key = std::make_pair(p.parent_path().string(), p.stem().string());
+    timed.emplace(key, path);
+    if (f.kind == InputKind::kVideo) videos.emplace(key, path);
   }
   for (auto it = found.begin(); it != found.end();) {
     const fs::path p(it->first);
@@ -311,7 +325,7 @@ Result<std::vector<InputFile>> ExpandInputs(const JobSpec& job, std::vector<std:
       const std::string dir = p.parent_path().string();
       for (size_t end = base.size(); end != std::string::npos && end > 0;
            end = base.rfind('.', end - 1)) {
-        if (auto v = videos.find({dir, base.substr(0, end)}); v != videos.end()) {
+        if (auto v = timed.find({dir, base.substr(0, end)}); v != timed.end()) {
           video = v->second;
           break;
         }

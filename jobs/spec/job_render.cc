@@ -259,9 +259,10 @@ std::string SpeechBackendOf(const SpeechSpec& speech) {
   return speech.endpoint ? "openai" : "pocketsphinx";
 }
 
-std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_hash) {
+namespace {
+
+std::string SpeechKeyText(const JobSpec& job, const std::string& content_hash) {
   const SpeechSpec& s = job.speech;
-  if (!s.enabled) return "";
   std::ostringstream out;
   out << "reel-speech-settings/1\n";
   out << "content=" << content_hash << "\n";
@@ -272,6 +273,21 @@ std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_has
   out << "sampling.start=" << Opt(job.sampling.start_s) << "\n";
   out << "sampling.end=" << Opt(job.sampling.end_s) << "\n";
   return out.str();
+}
+
+}  // namespace
+
+std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_hash) {
+  return job.speech.enabled ? SpeechKeyText(job, content_hash) : std::string();
+}
+
+bool TranscribesSpeech(const JobSpec& job, bool audio_item) {
+  return audio_item || job.speech.enabled;
+}
+
+std::string ItemSpeechSettingsKey(const JobSpec& job, bool audio_item,
+                                  const std::string& content_hash) {
+  return TranscribesSpeech(job, audio_item) ? SpeechKeyText(job, content_hash) : std::string();
 }
 
 std::string FrameSettingsKey(const JobSpec& job) {

@@ -29,7 +29,10 @@ namespace reel::jobs {
 inline constexpr int kJobFormatVersion = 1;
 
 // What an input file holds. kAuto: guessed from the extension when inputs are expanded.
-enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle };
+// kAudio: sound and no picture (.mp3, .m4a, .aac, .wav, .flac, .ogg, .oga, .opus; a video
+// container with no video stream is found to be one when it is probed): no frames, its speech is
+// its text (TranscribesSpeech).
+enum class InputKind { kAuto, kVideo, kImage, kDocument, kSubtitle, kAudio };
 
 enum class ThinkingMode { kEnabled, kDisabled, kAdaptive };
 
@@ -339,6 +342,16 @@ std::string SpeechBackendOf(const SpeechSpec& speech);
 // The server's address and timeouts do not enter: another server with the same model gives the
 // same transcript.
 std::string SpeechSettingsKey(const JobSpec& job, const std::string& content_hash);
+
+// Whether the speech of an item is transcribed: an audio item's always (its transcript is all it
+// has to ask about; the speech section's settings, even with `speech.enabled: false`, which
+// governs videos, whose speech costs time beside their frames), a video's with speech.enabled.
+bool TranscribesSpeech(const JobSpec& job, bool audio_item);
+
+// SpeechSettingsKey for an item that TranscribesSpeech (the same text for a video with speech on
+// and for an audio item), "" for one that does not.
+std::string ItemSpeechSettingsKey(const JobSpec& job, bool audio_item,
+                                  const std::string& content_hash);
 
 struct InputFile {
   std::string path;                   // base_dir joined with the match, lexically normalised

@@ -417,7 +417,8 @@ const EnumNames<InputKind>& InputKindNames() {
                                            {"video", InputKind::kVideo},
                                            {"image", InputKind::kImage},
                                            {"document", InputKind::kDocument},
-                                           {"subtitle", InputKind::kSubtitle}}};
+                                           {"subtitle", InputKind::kSubtitle},
+                                           {"audio", InputKind::kAudio}}};
   return names;
 }
 

@@ -8,7 +8,8 @@ bool PromptAppliesTo(const PromptSpec& prompt, const llm::ContextInput& input) {
       return true;
     case PromptKind::kChapters:
       return (input.kind == llm::ContextItemKind::kVideo ||
-              input.kind == llm::ContextItemKind::kSubtitle) &&
+              input.kind == llm::ContextItemKind::kSubtitle ||
+              input.kind == llm::ContextItemKind::kAudio) &&
              (input.duration_s > 0 || !input.frames.empty());
   }
   return true;

@@ -44,6 +44,10 @@ struct ItemWork {
   // The contexts the context stage built (and stored) for this item in this run, handed to the
   // model stage so it sends them instead of building them again.
   std::vector<std::shared_ptr<const ItemContext>> contexts;
+  // Set by a StoredItemStage that marked the item failed after it was stored (an audio file whose
+  // audio cannot be decoded: Store::MarkItemFailed): the message, naming the file. The stages
+  // after it are not run and the runner counts the item as failed.
+  std::optional<std::string> failed;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

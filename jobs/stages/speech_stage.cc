@@ -77,15 +77,23 @@ class SpeechStage final : public StoredItemStage {
              ItemWork& work) const override {
     (void)run_id;
     const JobSpec& job = *work.job;
-    if (!job.speech.enabled || work.input.kind != InputKind::kVideo) return Status::Ok();
+    if (work.input.kind != InputKind::kVideo && work.input.kind != InputKind::kAudio) {
+      return Status::Ok();
+    }
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> item, store.GetItem(item_id));
     if (!item) return NotFound(work.input.path + ": item vanished before its speech was read");
-    const std::string key = SpeechSettingsKey(job, item->content_hash.value_or(""));
+    // The stored kind decides: a video container holding sound alone became an audio item when
+    // it was probed (the input list still calls it a video).
+    const bool audio_item = item->kind == storage::ItemKind::kAudio;
+    if (!TranscribesSpeech(job, audio_item)) return Status::Ok();
+    const std::string key = ItemSpeechSettingsKey(job, audio_item, item->content_hash.value_or(""));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::TranscriptRecord> stored,
                           store.GetTranscript(item_id));
+    // Audio that could not be read is final for a video (its frames are asked about); an audio
+    // item processed again (--retry-failed) tries once more.
     if (stored && stored->settings_key == key &&
         (stored->status == storage::TranscriptStatus::kDone ||
-         stored->status == storage::TranscriptStatus::kFailed)) {
+         (stored->status == storage::TranscriptStatus::kFailed && !audio_item))) {
       return Status::Ok();
     }
     REEL_ASSIGN_OR_RETURN(llm::Transcriber * transcriber, TranscriberFor(job));
@@ -161,7 +169,18 @@ class SpeechStage final : public StoredItemStage {
       record.status = storage::TranscriptStatus::kFailed;
       record.error = transcript.status().message();
       REEL_RETURN_IF_ERROR(store.FinishTranscript(record));
-      work.warnings.push_back(path + ": speech not transcribed: " + transcript.status().message());
+      const std::string why = transcript.status().message();
+      if (audio_item) {
+        // An audio item has nothing else: it failed (the next run with --retry-failed, or a
+        // changed file, tries again).
+        const std::string error = why.find(path) == std::string::npos
+                                      ? path + ": its audio could not be read: " + why
+                                      : "its audio could not be read: " + why;
+        REEL_RETURN_IF_ERROR(store.MarkItemFailed(item_id, error));
+        work.failed = error;
+        return Status::Ok();
+      }
+      work.warnings.push_back(path + ": speech not transcribed: " + why);
       return Status::Ok();
     }
     const llm::FileTranscript& t = *transcript;

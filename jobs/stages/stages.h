@@ -15,8 +15,10 @@ namespace reel::jobs {
 // Thumbnail (JPEG, long side kThumbnailLongSide) and 64-bit dHash of every frame.
 std::unique_ptr<FrameConsumer> MakeThumbnailConsumer();
 
-// Videos: probes the file into ItemWork::media and the "duration_seconds", "format", "video",
-// "streams" media facts.
+// Videos and audio files: probes the file into ItemWork::media and the "duration_seconds",
+// "format", "video" (or "audio"), "streams" media facts. A video with no video stream but sound is
+// an audio item from here on (ItemWork::input.kind and outputs.kind); a file with neither, or an
+// audio file with no audio stream, fails naming the file.
 std::unique_ptr<ItemStage> MakeProbeStage();
 
 // Videos: samples frames with the job's sampling, resize and decode limits, passing each to
@@ -69,13 +71,14 @@ void ReportTextEncoding(ItemWork& work, const std::string& what, const std::stri
 // that no current context sends (RetireOldContexts).
 std::unique_ptr<StoredItemStage> MakeContextStage(std::string frame_cache);
 
-// Transcribes a video's speech into its transcript (segments with source "speech"), after the
-// item is committed and before its contexts: unless the transcript of the same content and speech
-// settings (SpeechSettingsKey) is finished. Chunks are stored as they are done, so a stopped run
-// resumes where it was. A chunk the backend fails leaves the transcript partial (the item's
-// questions wait, TranscriptReady; a rerun retries those chunks); audio that cannot be read
-// leaves it failed, with a warning (the frames are asked about without it). Speech off or not a
-// video: does nothing.
+// Transcribes a video's or an audio item's speech into its transcript (segments with source
+// "speech"), after the item is committed and before its contexts: unless the transcript of the same
+// content and speech settings (SpeechSettingsKey) is finished. Chunks are stored as they are done,
+// so a stopped run resumes where it was. A chunk the backend fails leaves the transcript partial
+// (the item's questions wait, TranscriptReady; a rerun retries those chunks); audio that cannot be
+// read leaves it failed, with a warning (the frames are asked about without it). Audio items are
+// transcribed even with speech off (TranscribesSpeech), and one whose audio cannot be read is
+// marked failed (it has nothing else). Speech off for a video, or another kind: does nothing.
 std::unique_ptr<StoredItemStage> MakeSpeechStage();
 
 class ModelRun;

@@ -36,7 +36,8 @@ class SubtitleStage final : public ItemStage {
  public:
   const char* name() const override { return "subtitles"; }
   bool AppliesTo(const ItemWork& work) const override {
-    return work.input.kind == InputKind::kVideo || work.input.kind == InputKind::kSubtitle;
+    return work.input.kind == InputKind::kVideo || work.input.kind == InputKind::kSubtitle ||
+           work.input.kind == InputKind::kAudio;
   }
   bool reads_text_alone() const override { return true; }
   Status Run(ItemWork& work) const override {
@@ -58,7 +59,7 @@ class SubtitleStage final : public ItemStage {
       }
       return Status::Ok();
     }
-    // A video: its own text streams, then the side-car files beside it.
+    // A video or an audio file: its own text streams, then the side-car files beside it.
     bool has_text_stream = false;
     if (work.media) {
       for (const pipeline::StreamInfo& s : work.media->streams) {

@@ -55,7 +55,9 @@ struct ContextText {
   size_t file = 0;  // a context over several files: the file a timed text belongs to (sources)
 };
 
-enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle };
+// kSubtitle and kAudio are timed text alone (a subtitle file's cues, an audio file's transcript):
+// no frames, each line with its time; split cuts them into time ranges.
+enum class ContextItemKind { kVideo, kImage, kDocument, kSubtitle, kAudio };
 
 // One file of a context over several videos and images (`reel ask a.mp4 b.mp4 diagram.png
 // "question"`): the frames of all files are ContextInput::frames, file after file (videos, then

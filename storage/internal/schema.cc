@@ -666,6 +666,26 @@ CREATE TABLE transcript_chunks (
 ) STRICT;
 )sql";
 
+// Version 12: audio items (podcasts, recorded meetings, a lecture's audio): items.kind may be
+// 'audio'. SQLite cannot alter a CHECK constraint, and rebuilding `items` would need foreign keys
+// off outside a transaction (every table refers to its rows). Widening the constraint only admits
+// more rows, so the table's stored definition is edited in place, as SQLite documents for such
+// changes (https://sqlite.org/lang_altertable.html, "otherwise"): the DDL after it bumps the
+// schema cookie so that other connections read the schema again, and RESET makes this one do so,
+// at once with the SELECT after it (not lazily at some later statement, which a length limit set
+// on the connection meanwhile would fail).
+constexpr const char* kSchemaV12 = R"sql(
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema
+   SET sql = replace(sql, '''document'', ''subtitle'')', '''document'', ''subtitle'', ''audio'')')
+ WHERE type = 'table' AND name = 'items';
+PRAGMA writable_schema = OFF;
+CREATE TABLE reel_schema_bump (x INTEGER);
+DROP TABLE reel_schema_bump;
+PRAGMA writable_schema = RESET;
+SELECT 1 FROM items WHERE 0;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "frames.duplicate_of, features.input_hash", kSchemaV2},
@@ -678,6 +698,7 @@ constexpr Migration kMigrations[] = {
     {9, "refused answers kept; questions the server failed wait again", kSchemaV9},
     {10, "the question each task asks (tasks.question, answer views)", kSchemaV10},
     {11, "transcripts of speech, segment confidence and word times", kSchemaV11},
+    {12, "audio items (items.kind 'audio')", kSchemaV12},
 };
 
 }  // namespace

@@ -1025,8 +1025,9 @@ TEST(ChaptersTest, AFailedCheckIsAskedAgainInTheSameConversation) {
   CommandResult document =
       ReelEnv(env, "ask --chapters media/notes.md --endpoint " + server.endpoint(), dir);
   EXPECT_EQ(document.exit_code, 1);
-  EXPECT_NE(document.err.find("chapters are asked only about videos and subtitle files"),
-            std::string::npos)
+  EXPECT_NE(
+      document.err.find("chapters are asked only about videos, audio files and subtitle files"),
+      std::string::npos)
       << document.err;
   EXPECT_EQ(server.ChatLog().size(), 2u);
 }

@@ -66,7 +66,7 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   CommandResult first = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(first.exit_code, 3) << "cron hears of it: " << first.err;
   EXPECT_NE(first.err.find("speech chunks not transcribed"), std::string::npos) << first.err;
-  EXPECT_NE(first.err.find("1 video's speech is not fully transcribed"), std::string::npos)
+  EXPECT_NE(first.err.find("1 file's speech is not fully transcribed"), std::string::npos)
       << first.err;
   const int first_uploads = SpeechUploads(server);
   EXPECT_GE(first_uploads, 3);

@@ -90,7 +90,8 @@ std::vector<BrokenCase> BrokenCases() {
       {"bad shape", kHead + "resize:\n  shape: stored\n", "4:10",
        "'resize.shape' must be one of display, storage; got 'stored'"},
       {"bad input kind", "name: demo\ninputs:\n  - {path: a.mp4, kind: movie}\n", "3:25",
-       "'inputs[0].kind' must be one of auto, video, image, document, subtitle; got 'movie'"},
+       "'inputs[0].kind' must be one of auto, video, image, document, subtitle, audio; got "
+       "'movie'"},
       {"negative fps", kHead + "sampling:\n  fps: -1\n", "4:8",
        "'sampling.fps' must be greater than 0, got -1"},
       {"count zero", kHead + "sampling:\n  policy: count\n  count: 0\n", "5:10",
@@ -895,6 +896,24 @@ TEST_F(ExpandInputsTest, UnknownKindWarningLeavesOutFilesTakenByAnotherEntry) {
       << warnings[0];
 }
 
+// Audio files are items of kind audio, found by folders and globs; a side-car .srt of one is read
+// with it (not an item of its own); .ogv stays a video.
+TEST_F(ExpandInputsTest, AudioFilesAreItemsAndKeepTheirSideCarSubtitles) {
+  for (const char* name :
+       {"pod/ep1.mp3", "pod/ep1.srt", "pod/ep2.M4A", "pod/meeting.wav", "pod/lecture.flac",
+        "pod/song.ogg", "pod/voice.opus", "pod/raw.aac", "pod/clip.ogv"}) {
+    Touch(fs::path(dir_) / name);
+  }
+  std::vector<std::string> warnings;
+  EXPECT_EQ(Expand("  - pod\n", &warnings),
+            Strings({"pod/clip.ogv:video", "pod/ep1.mp3:audio", "pod/ep2.M4A:audio",
+                     "pod/lecture.flac:audio", "pod/meeting.wav:audio", "pod/raw.aac:audio",
+                     "pod/song.ogg:audio", "pod/voice.opus:audio"}));
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_EQ(Expand("  - \"pod/*.mp3\"\n  - {path: pod/raw.aac, kind: audio}\n"),
+            Strings({"pod/ep1.mp3:audio", "pod/raw.aac:audio"}));
+}
+
 TEST(GuessInputKindTest, ByExtension) {
   EXPECT_EQ(GuessInputKind("a/b.MP4"), InputKind::kVideo);
   EXPECT_EQ(GuessInputKind("x.webm"), InputKind::kVideo);
@@ -907,6 +926,11 @@ TEST(GuessInputKindTest, ByExtension) {
   for (const char* name : {"a.gif", "a.GIF", "a.mpv", "a.m1v", "a.m2v", "a.vob"}) {
     EXPECT_EQ(GuessInputKind(name), InputKind::kVideo) << name;
   }
+  for (const char* name :
+       {"a.mp3", "a.M4A", "a.aac", "a.wav", "a.flac", "a.ogg", "a.oga", "a.opus"}) {
+    EXPECT_EQ(GuessInputKind(name), InputKind::kAudio) << name;
+  }
+  EXPECT_STREQ(InputKindName(InputKind::kAudio), "audio");
   EXPECT_EQ(GuessInputKind("x.bin"), InputKind::kAuto);
   EXPECT_EQ(GuessInputKind("README"), InputKind::kAuto);
 }
@@ -994,6 +1018,15 @@ TEST(JobSpecTest, SpeechSectionParsesChecksAndRoundTrips) {
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->speech.enabled);
   EXPECT_EQ(SpeechSettingsKey(*off, "abc"), "") << "off: no key";
+  // Audio items are transcribed all the same, with the section's settings: the key a video gets
+  // with speech on.
+  EXPECT_FALSE(TranscribesSpeech(*off, false));
+  EXPECT_TRUE(TranscribesSpeech(*off, true));
+  EXPECT_EQ(ItemSpeechSettingsKey(*off, false, "abc"), "");
+  JobSpec on = *off;
+  on.speech.enabled = true;
+  EXPECT_NE(ItemSpeechSettingsKey(*off, true, "abc"), "");
+  EXPECT_EQ(ItemSpeechSettingsKey(*off, true, "abc"), SpeechSettingsKey(on, "abc"));
 
   const std::string server = kHead +
                              "speech:\n  enabled: true\n  endpoint: http://gpu:8001/v1/\n"

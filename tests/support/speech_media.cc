@@ -355,6 +355,15 @@ SpeechVideo HarvardVideo(double noise_dbfs) {
                          noise_dbfs);
 }
 
+SpeechVideo AudioOnly(const SpeechVideo& video, const std::string& name,
+                      const std::string& codec_args) {
+  SpeechVideo out = video;
+  out.path = video.path.empty()
+                 ? std::string()
+                 : GeneratedMedia(name, "-i " + ShellQuote(video.path) + " -vn " + codec_args);
+  return out;
+}
+
 SpeechVideo ToneBurstVideo() {
   std::vector<double> times = {1.0, 2.8, 7.5, 9.0, 14.0};
   for (double at = 19.0; at < 59.0; at += 2.0) times.push_back(at);

@@ -111,6 +111,12 @@ std::vector<std::string> PlainAsteriskPromptNames();
 // as Matroska. Each placed piece's text is "tone <Hz>".
 SpeechVideo ToneBurstVideo();
 
+// The sound of `video` alone as an audio file `name` (its extension picks the container), encoded
+// with the ffmpeg arguments `codec_args` (e.g. "-c:a libmp3lame -q:a 4"); the same speech at the
+// same times. Cached in the build tree. Empty path when ffmpeg fails (the test has failed).
+SpeechVideo AudioOnly(const SpeechVideo& video, const std::string& name,
+                      const std::string& codec_args);
+
 // The Harvard sentences the flite tests read (IEEE 1969, list 1).
 const std::vector<std::string>& HarvardSentences();
 
