@@ -1,6 +1,7 @@
 // The storyboard page of one item (written to items/<id>.html; every link is relative to it), in
-// the order people read it: each prompt's newest answer first (its Markdown rendered safely, see
-// markdown.h, with its time references as links to the frames), then the storyboard (chapters on
+// the order people read it: each prompt's newest answer first (its question, the files it was
+// asked over when several, its Markdown rendered safely, see markdown.h, with its time
+// references as links to the frames of the file each refers to), then the storyboard (chapters on
 // a timeline strip and as a list, over a contact sheet of the frames with their times and, beside
 // each, the subtitle or transcript cues that start there, a cue repeated by another stream shown
 // once), document text, the token breakdown and cost, failures, and last the media facts (size,
@@ -12,7 +13,9 @@
 // shows why. Pure rendering: no I/O, thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,9 @@ struct ItemPageOptions {
   std::string generated_at;  // shown in the footer
   std::string database;      // the database's file name, for the footer
   storage::ReportColumns columns;
+  // The items that have a page in this report (`reel report --item`); nullopt: every item of the
+  // report's job, so every other file an answer was asked over (an item of the same job).
+  std::optional<std::set<int64_t>> pages;
 };
 
 struct ItemChapters {
@@ -39,11 +45,20 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item);
 
 // An answer's text, escaped, with every time reference that falls inside the item as a link to
 // its nearest frame (<a class="t" href="#f12" ...>), the others as <span class="t outside">.
-std::string AnswerHtml(const std::string& content, const storage::ReportItem& item);
+// With `answer` asked over several files (ReportAnswer::files), a time refers to the file named
+// before it (llm/answers/answer_files.h): the item's own links on this page, another file's to
+// its nearest frame on that file's page (<a class="t other-file" href="../items/7.html#f3">),
+// or is a <span class="t outside"> whose title says why (the file is not in this report, has
+// no page in it (`options`' pages), or the time is past its end).
+std::string AnswerHtml(const std::string& content, const storage::ReportItem& item,
+                       const storage::ReportAnswer* answer = nullptr,
+                       const ItemPageOptions* options = nullptr);
 
 // An answer's Markdown as safe HTML (markdown.h), its times linked as AnswerHtml does (times in
 // code and inside links stay text).
-std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item);
+std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item,
+                               const storage::ReportAnswer* answer = nullptr,
+                               const ItemPageOptions* options = nullptr);
 
 // The item's subtitle and transcript segments (not document text) in time order, a cue that
 // another stream repeats (same text, start and end within 50 ms) once.

@@ -189,6 +189,85 @@ TEST(AskManyTest, TwoClipsAnImageAndANoteAreOneRequestAndOneAnswer) {
       << linked.out;
 }
 
+// The report's page of the item an answer over several files is stored under (a.mp4): it names
+// the files, each other one linked to its page, and links each time to the file named before it:
+// a.mp4's to its frame on this page, b.mp4's to b.mp4's page at its nearest frame, a time past
+// b.mp4's end and (with --item) a file without a page in the report as marked, unlinked spans.
+// The page linked every time to a.mp4's own frames.
+TEST(AskManyTest, TheReportLinksEachTimeToTheFileNamedBeforeIt) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskManyDir d("ask_many_report", 3, "320x180");
+  server.Script(R"([{"kind": "content",
+                     "content": "In a.mp4 at 00:01 the pattern moves; b.mp4 at 00:02 shows it too, and at 00:40 nothing."}])");
+  CommandResult asked = d.Ask("ask media/a.mp4 media/b.mp4 media/diagram.png 'Where?' --endpoint " +
+                              server.endpoint());
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  const int64_t a = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/a.mp4'");
+  const int64_t b = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/b.mp4'");
+  const int64_t image = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/diagram.png'");
+  // The frames the times are nearest to (sampled at 1 fps: 00:01 and 00:02 are frames).
+  const int64_t a_frame =
+      QueryInt(d.db(), "SELECT sample_index FROM frames WHERE item_id = " + std::to_string(a) +
+                           " AND abs(time_seconds - 1) < 0.3");
+  const int64_t b_frame =
+      QueryInt(d.db(), "SELECT sample_index FROM frames WHERE item_id = " + std::to_string(b) +
+                           " AND abs(time_seconds - 2) < 0.3");
+  const std::string b_page = "../items/" + std::to_string(b) + ".html";
+
+  const std::string site = d.dir + "/site";
+  CommandResult report = d.Ask("report --ask-db -o " + ShellQuote(site));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string page = ReadText(site + "/items/" + std::to_string(a) + ".html");
+  ASSERT_FALSE(page.empty());
+  // 00:01 follows "a.mp4": this page's frame; 00:02 follows "b.mp4": b.mp4's page at its frame.
+  const size_t first = page.find(">00:01</a>");
+  const size_t second = page.find(">00:02</a>");
+  ASSERT_NE(first, std::string::npos) << page;
+  ASSERT_NE(second, std::string::npos) << page;
+  const std::string first_link =
+      page.substr(page.rfind("<a ", first), first - page.rfind("<a ", first));
+  const std::string second_link =
+      page.substr(page.rfind("<a ", second), second - page.rfind("<a ", second));
+  EXPECT_NE(first_link.find("href=\"#f" + std::to_string(a_frame) + "\""), std::string::npos)
+      << first_link;
+  EXPECT_NE(second_link.find("href=\"" + b_page + "#f" + std::to_string(b_frame) + "\""),
+            std::string::npos)
+      << second_link;
+  EXPECT_NE(second_link.find("in b.mp4: frame " + std::to_string(b_frame)), std::string::npos)
+      << second_link;
+  // The files it was asked over: this item's own, the others linked to their pages.
+  const size_t over = page.find("<p class=\"asked-over\">Asked over: ");
+  EXPECT_NE(over, std::string::npos) << page;
+  const std::string files =
+      over == std::string::npos ? "" : page.substr(over, page.find("</p>", over) - over);
+  EXPECT_NE(files.find(">a.mp4</span>"), std::string::npos) << files;
+  EXPECT_NE(
+      files.find("href=\"" + b_page + "\" title=\"Video 2: " + d.dir + "/media/b.mp4\">b.mp4</a>"),
+      std::string::npos)
+      << files;
+  EXPECT_NE(files.find("href=\"../items/" + std::to_string(image) + ".html\""), std::string::npos)
+      << files;
+  // 00:40 is past b.mp4's end (4 s): marked, not linked.
+  EXPECT_NE(page.find("title=\"00:40.0 in b.mp4: past the end of b.mp4\">00:40</span>"),
+            std::string::npos)
+      << page;
+  // b.mp4's page has the frame the link points at.
+  const std::string b_html = ReadText(site + "/items/" + std::to_string(b) + ".html");
+  EXPECT_NE(b_html.find("id=\"f" + std::to_string(b_frame) + "\""), std::string::npos);
+
+  // A report of a.mp4 alone: b.mp4 has no page there, so its time and name are not links.
+  const std::string alone = d.dir + "/alone";
+  CommandResult one = d.Ask("report --ask-db --item a.mp4 -o " + ShellQuote(alone));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::string alone_page = ReadText(alone + "/items/" + std::to_string(a) + ".html");
+  EXPECT_EQ(alone_page.find(b_page), std::string::npos) << alone_page;
+  EXPECT_NE(alone_page.find("in b.mp4: b.mp4 has no page in this report\">00:02</span>"),
+            std::string::npos)
+      << alone_page;
+  EXPECT_NE(alone_page.find("href=\"#f" + std::to_string(a_frame) + "\""), std::string::npos);
+}
+
 // A token budget too small for every frame: the ask's fit steps (dedupe, thin_frames,
 // shorten_text, split) thin both clips by the same share, each keeping its first and last frame;
 // smaller still, the files are split into parts asked one by one, each part's frames under their
