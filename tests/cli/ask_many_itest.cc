@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -266,6 +267,87 @@ TEST(AskManyTest, TheReportLinksEachTimeToTheFileNamedBeforeIt) {
             std::string::npos)
       << alone_page;
   EXPECT_NE(alone_page.find("href=\"#f" + std::to_string(a_frame) + "\""), std::string::npos);
+}
+
+// A server that does not answer: the files are read and the one request over all of them waits.
+// `reel export --ask-db` writes it as ONE Batch line over every file (it wrote nothing: the
+// stored ask job had lost context.group), `reel import` stores its answer under a.mp4, and
+// `reel context --ask-db a.mp4` shows that context with its files (it had no --ask-db).
+TEST(AskManyTest, AWaitingQuestionIsExportedAndShownAsOneContextOverEveryFile) {
+  std::string endpoint;
+  {
+    FakeModelServer gone;  // started and stopped: nothing listens at its address
+    ASSERT_TRUE(gone.started());
+    endpoint = gone.endpoint();
+  }
+  const AskManyDir d("ask_many_export", 3, "320x180");
+  CommandResult asked = d.Ask("ask media/a.mp4 media/b.mp4 media/diagram.png '" +
+                              std::string(kQuestion) + "' --endpoint " + endpoint);
+  EXPECT_EQ(asked.exit_code, 1) << asked.err;
+  EXPECT_NE(asked.err.find("the question waits"), std::string::npos) << asked.err;
+  ASSERT_EQ(QueryInt(d.db(), "SELECT count(*) FROM tasks"), 1);
+  const std::string custom_id =
+      QueryJson(d.db(), "SELECT custom_id FROM tasks")[0]["custom_id"].get<std::string>();
+
+  const std::string batch = d.dir + "/batch.jsonl";
+  CommandResult exported = d.Ask("export --ask-db --format openai-batch " + ShellQuote(batch));
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::vector<json> lines;
+  std::istringstream text(ReadText(batch));
+  for (std::string line; std::getline(text, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  ASSERT_EQ(lines.size(), 1u) << exported.err;
+  EXPECT_EQ(lines[0]["custom_id"], custom_id);
+  const std::string turn = UserTurn(lines[0]);
+  const size_t v1 = turn.find("Video 1: a.mp4"), v2 = turn.find("Video 2: b.mp4"),
+               i1 = turn.find("Image 1: diagram.png");
+  ASSERT_NE(v1, std::string::npos) << turn;
+  ASSERT_NE(v2, std::string::npos) << turn;
+  ASSERT_NE(i1, std::string::npos) << turn;
+  EXPECT_TRUE(v1 < v2 && v2 < i1) << turn;
+  EXPECT_EQ(Count(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4"))) << turn;
+
+  // The batch's answer, read back: stored under a.mp4, its times linked to the files it names.
+  const json answer = {
+      {"id", "batch_req_1"},
+      {"custom_id", custom_id},
+      {"response",
+       {{"status_code", 200},
+        {"request_id", "req_1"},
+        {"body",
+         {{"id", "chatcmpl-1"},
+          {"object", "chat.completion"},
+          {"model", "MiniMax-M3"},
+          {"choices",
+           {{{"index", 0},
+             {"message", {{"role", "assistant"}, {"content", "It is in b.mp4 at 00:02."}}},
+             {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 8}, {"total_tokens", 108}}}}}}},
+      {"error", nullptr}};
+  WriteText(d.dir + "/results.jsonl", answer.dump() + "\n");
+  CommandResult imported = d.Ask("import --ask-db " + ShellQuote(d.dir + "/results.jsonl"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  CommandResult show = d.Ask("show --ask-db a.mp4");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("Asked over: Video 1 " + d.dir + "/media/a.mp4"), std::string::npos)
+      << show.out;
+  EXPECT_NE(show.out.find("in b.mp4 at 00:02 [b.mp4 frame 2, 00:02]."), std::string::npos)
+      << show.out;
+
+  // The context, as the run built it: every file, and stored.
+  CommandResult context = d.Ask("context --ask-db a.mp4");
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  EXPECT_NE(context.out.find("files      Video 1: " + d.dir + "/media/a.mp4\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("Video 2: " + d.dir + "/media/b.mp4\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("Image 1: " + d.dir + "/media/diagram.png\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("stored     yes"), std::string::npos) << context.out;
+  CommandResult member = d.Ask("context --ask-db b.mp4");
+  EXPECT_EQ(member.exit_code, 1) << member.out;
+  EXPECT_NE(member.err.find("not asked about alone"), std::string::npos) << member.err;
 }
 
 // A token budget too small for every frame: the ask's fit steps (dedupe, thin_frames,
