@@ -267,6 +267,24 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
       item.answers.push_back(std::move(a));
     }));
   }
+  // Answers asked over several files: the files, and each other file as an item of the job.
+  {
+    REEL_ASSIGN_OR_RETURN(auto files, ReadAnswerFiles(item_id));
+    for (ReportAnswer& a : item.answers) {
+      const auto found = files.find(a.response_id);
+      if (found == files.end()) continue;
+      a.files = found->second;
+      for (const ReportAnswerFile& f : a.files) {
+        if (f.path == item.row.path ||
+            std::any_of(item.other_files.begin(), item.other_files.end(),
+                        [&](const ReportFileItem& o) { return o.path == f.path; })) {
+          continue;
+        }
+        REEL_ASSIGN_OR_RETURN(ReportFileItem other, ReadFileItem(item_id, f.path));
+        item.other_files.push_back(std::move(other));
+      }
+    }
+  }
   {
     REEL_ASSIGN_OR_RETURN(
         Statement stmt,
@@ -305,6 +323,67 @@ Result<ReportItem> ReportReader::ReadItem(int64_t item_id) {
     }));
   }
   return item;
+}
+
+Result<std::map<int64_t, std::vector<ReportAnswerFile>>> ReportReader::ReadAnswerFiles(
+    int64_t item_id) {
+  std::map<int64_t, std::vector<ReportAnswerFile>> out;
+  // Contexts over several files came long after contexts.base_key (schema 6, with
+  // superseded_at): an older file has none.
+  if (!columns_.context_superseded) return out;
+  // The context an answer was asked over: its own, or for a reduce over a split context's
+  // answers, the first segment of the context it was made from (its base key). Its manifest's
+  // "sources" (llm/context/context_builder.h) name the files.
+  REEL_ASSIGN_OR_RETURN(
+      Statement stmt,
+      Statement::Prepare(
+          db_.handle(),
+          "WITH m AS (SELECT p.id AS response_id, (SELECT CASE WHEN json_valid(c2.manifest_json) "
+          "  AND json_type(c2.manifest_json, '$.sources') = 'array' "
+          "  THEN json_extract(c2.manifest_json, '$.sources') END FROM contexts c2 "
+          "  WHERE c2.item_id = c.item_id AND c2.settings_key = coalesce(c.base_key, "
+          "  c.settings_key) ORDER BY c2.segment_index, c2.id LIMIT 1) AS sources "
+          "  FROM responses p JOIN requests r ON r.id = p.request_id "
+          "  JOIN contexts c ON c.id = r.context_id WHERE r.item_id = ?1) "
+          "SELECT m.response_id, CASE WHEN s.type = 'object' THEN json_extract(s.value, '$.path') "
+          "END, CASE WHEN s.type = 'object' THEN json_extract(s.value, '$.kind') END "
+          "FROM m, json_each(m.sources) s ORDER BY m.response_id, s.key"));
+  stmt.Bind(1, item_id);
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+    if (row.IsNull(1)) return;
+    out[row.ColumnInt(0)].push_back({row.ColumnText(1), row.ColumnOptionalText(2).value_or("")});
+  }));
+  // One file is no answer over several.
+  std::erase_if(out, [](const auto& entry) { return entry.second.size() < 2; });
+  return out;
+}
+
+Result<ReportFileItem> ReportReader::ReadFileItem(int64_t item_id, const std::string& path) {
+  ReportFileItem file;
+  file.path = path;
+  {
+    REEL_ASSIGN_OR_RETURN(
+        Statement stmt,
+        Statement::Prepare(db_.handle(),
+                           "SELECT i.id, json_extract(i.media_json, '$.duration_seconds') "
+                           "FROM items i WHERE i.path = ?1 AND i.job_id = "
+                           "(SELECT job_id FROM items WHERE id = ?2) ORDER BY i.id LIMIT 1"));
+    stmt.Bind(1, path).Bind(2, item_id);
+    REEL_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return file;
+    file.item_id = stmt.ColumnInt(0);
+    file.duration_seconds = stmt.ColumnOptionalDouble(1);
+  }
+  REEL_ASSIGN_OR_RETURN(Statement stmt,
+                        Statement::Prepare(db_.handle(),
+                                           "SELECT sample_index, time_seconds FROM frames "
+                                           "WHERE item_id = ?1 ORDER BY sample_index"));
+  stmt.Bind(1, *file.item_id);
+  REEL_RETURN_IF_ERROR(internal::ForEachRow(stmt, [&](const Statement& row) {
+    file.sample_indexes.push_back(row.ColumnInt(0));
+    file.frame_times.push_back(row.ColumnDouble(1));
+  }));
+  return file;
 }
 
 Result<std::optional<std::string>> ReportReader::ReadBlob(const std::string& hash) {

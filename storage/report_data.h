@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,23 @@ struct ReportFrame {
   std::optional<int64_t> thumbnail_bytes;  // the blob's size, when it is in the file
 };
 
+// One file of an answer asked over several files (`reel ask a.mp4 b.mp4 diagram.png "q"`): the
+// "sources" of the manifest of the context it was asked over, in the context's order.
+struct ReportAnswerFile {
+  std::string path;  // as stored: the path of that file's item
+  std::string kind;  // "video" or "image"
+};
+
+// A file an answer was asked over, as an item of the answer's job: what a time that refers to
+// it links to.
+struct ReportFileItem {
+  std::string path;
+  std::optional<int64_t> item_id;  // nullopt: no item of the job has this path (any more)
+  std::optional<double> duration_seconds;
+  std::vector<int64_t> sample_indexes;  // its frames in sample (= time) order
+  std::vector<double> frame_times;      // seconds, one per sample index
+};
+
 // The newest answer to one prompt of an item.
 struct ReportAnswer {
   int64_t response_id = 0;
@@ -80,6 +98,8 @@ struct ReportAnswer {
   std::optional<double> cost;          // requests.cost
   std::string created_at;
   int64_t earlier_answers = 0;  // older answers to the same prompt
+  // The files it was asked over, when more than one (empty for an answer about the item alone).
+  std::vector<ReportAnswerFile> files;
 };
 
 // What was put in front of the model for one prompt (the newest context).
@@ -115,6 +135,9 @@ struct ReportItem {
   std::vector<ReportAnswer> answers;                   // by prompt id
   std::vector<ReportContext> contexts;                 // by prompt id
   std::vector<ReportRequestFailure> request_failures;  // oldest first
+  // The other files its answers were asked over (ReportAnswer::files but the item's own), each
+  // once, in the order the answers name them.
+  std::vector<ReportFileItem> other_files;
 };
 
 // An item's share of a run, for the slowest / most expensive lists.
@@ -186,6 +209,12 @@ class ReportReader {
   Result<std::optional<int64_t>> FindItem(const std::optional<std::string>& job,
                                           const std::string& id_or_path);
   Result<ReportItem> ReadItem(int64_t item_id);
+  // response id -> the files of each answer of item `item_id` asked over several files (every
+  // answer, not only the newest; a reduce's answer has the files of the context it reduces).
+  // Answers about the item alone are not listed.
+  Result<std::map<int64_t, std::vector<ReportAnswerFile>>> ReadAnswerFiles(int64_t item_id);
+  // The item at `path` in the job of item `item_id` (item_id unset when there is none).
+  Result<ReportFileItem> ReadFileItem(int64_t item_id, const std::string& path);
   Result<std::optional<std::string>> ReadBlob(const std::string& hash);
   // The newest runs first, `top` items in each list.
   Result<std::vector<ReportRun>> ReadRuns(const std::optional<std::string>& job, int max_runs,

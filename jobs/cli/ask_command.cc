@@ -450,8 +450,8 @@ int RunAsk(const AskFlags& flags) {
     std::string why = ForStderr(outcome.message);
     if (why.empty() && !outcome.model_problem.empty()) {
       why = ForStderr(outcome.model_problem) +
-            " (the question waits: the same `reel ask` asks it "
-            "when the server answers)";
+            " (the question waits: the same `reel ask` asks it when the server answers, and "
+            "`reel export --ask-db --format openai-batch OUT.jsonl` writes it for a batch)";
     }
     if (why.empty()) {
       why = flags.chapters ? "chapters are asked only about videos, audio files and subtitle files "

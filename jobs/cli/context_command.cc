@@ -1,9 +1,13 @@
 // reel context JOB.yaml [ITEM] [--prompt ID] [--json | --request FILE] [--segment N]
 //   [--dialect D] [--db FILE]
+// reel context --ask-db [ITEM] ...
 //
 // Builds the contexts of a job's stored items with the job's current settings (what the next run
 // stores and sends) and shows their token breakdown and fit steps, or writes one exact request
 // body. Reads the database; --request also fills the frame cache (jobs/context/context_frames.h).
+// With --ask-db, the job is `reel ask`'s as its database stores it (the newest ask's question and
+// files): a question over several files shows the one context over all of them, on the first
+// file's item (the others are read into it, never asked about alone).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,9 +17,12 @@
 
 #include "base/utf8.h"
 #include "jobs/cli/commands.h"
+#include "jobs/cli/database_option.h"
+#include "jobs/context/group_context.h"
 #include "jobs/context/item_context.h"
 #include "jobs/run/runner.h"
 #include "jobs/spec/prompt_kinds.h"
+#include "llm/answers/answer_files.h"
 #include "llm/client/chat_request.h"
 #include "llm/client/dialect.h"
 #include "storage/query.h"
@@ -32,6 +39,7 @@ struct ContextFlags {
   size_t segment = 0;
   std::string dialect = "vllm";
   std::optional<std::string> db;
+  bool ask_db = false;
 };
 
 struct StoredItem {
@@ -106,6 +114,16 @@ void PrintBreakdown(const jobs::ItemContext& c, const jobs::PromptSpec& prompt,
               x.template_exact ? "" : " (layout not known exactly: a margin is kept)");
   std::printf("  transport  %s\n", llm::TransportName(x.transport));
   std::printf("  limit      %s tokens a request may hold\n", Num(x.limit).c_str());
+  if (!c.input.sources.empty()) {  // one question over several files
+    std::vector<llm::AnswerFile> files;
+    for (const llm::ContextSource& src : c.input.sources) {
+      files.push_back({src.path, src.kind == llm::ContextItemKind::kVideo});
+    }
+    for (size_t k = 0; k < files.size(); ++k) {
+      std::printf("  %s%s: %s\n", k == 0 ? "files      " : "           ",
+                  llm::AnswerFileHeading(files, k).c_str(), files[k].path.c_str());
+    }
+  }
   if (!c.input.frames.empty()) {
     std::printf("  frames     %zu sampled, %zu kept, sent at %dx%d\n", c.input.frames.size(),
                 x.kept_frames.size(), x.frame_width, x.frame_height);
@@ -146,8 +164,30 @@ void PrintBreakdown(const jobs::ItemContext& c, const jobs::PromptSpec& prompt,
   }
 }
 
-int RunContext(const ContextFlags& flags) {
-  Result<jobs::JobSpec> job = jobs::LoadJobFile(flags.job_file);
+int RunContext(const ContextFlags& given) {
+  ContextFlags flags = given;
+  Result<jobs::JobSpec> job = InvalidArgument("reel context: give JOB.yaml, or --ask-db");
+  if (flags.ask_db) {
+    // `reel context --ask-db ITEM`: the one positional is the item.
+    if (!flags.job_file.empty() && !flags.item) flags.item = flags.job_file;
+    flags.job_file = flags.db.value_or(DefaultAskDatabase()) + " (job 'ask')";
+    ResolvedDatabase ask;
+    ask.path = flags.db.value_or(DefaultAskDatabase());
+    ask.job_name = "ask";
+    std::error_code ec;
+    if (std::filesystem::exists(ask.path, ec)) {
+      job = ResolveJob(ask);
+    } else {
+      job = NotFound("no database at " + ask.path + ": `reel ask` has asked nothing yet");
+    }
+    if (!job.ok()) {
+      std::fprintf(stderr, "reel context: %s\n", job.status().message().c_str());
+      return kExitFailed;
+    }
+    flags.db = ask.path;
+  } else if (!flags.job_file.empty()) {
+    job = jobs::LoadJobFile(flags.job_file);
+  }
   if (!job.ok()) {
     std::fprintf(stderr, "%s\n", job.status().message().c_str());
     return kExitUsage;
@@ -173,6 +213,17 @@ int RunContext(const ContextFlags& flags) {
   }
   std::vector<StoredItem> done;
   for (const StoredItem& it : *items) {
+    // A file read into a question over several files: its frames are in the group item's context.
+    if (jobs::IsGroupMember(*job, it.path)) {
+      if (flags.item) {
+        std::fprintf(stderr,
+                     "reel context: %s is read into the context of the question over several "
+                     "files (context.group), not asked about alone: name the first file\n",
+                     it.path.c_str());
+        return kExitFailed;
+      }
+      continue;
+    }
     if (it.status == "done") {
       done.push_back(it);
     } else if (flags.item) {
@@ -307,7 +358,7 @@ void AddContextCommand(CLI::App& app, int& exit_code) {
       "context",
       "Show the token breakdown and fit steps of the contexts of a job's stored items (with the "
       "job's current settings), or write one exact request body");
-  cmd->add_option("JOB", flags->job_file, "The job file")->required();
+  cmd->add_option("JOB", flags->job_file, "The job file (none with --ask-db)");
   cmd->add_option("ITEM", flags->item,
                   "One item: its stored path, its path from here, a unique end of its path "
                   "(e.g. the file name), or its id; default: every done item");
@@ -323,7 +374,12 @@ void AddContextCommand(CLI::App& app, int& exit_code) {
                   "--request: which segment of a split video (0-based; default 0)");
   cmd->add_option("--dialect", flags->dialect, "--request: vllm (default), sglang or openai");
   cmd->add_option("--db", flags->db, "The database (default: the job's storage.database)");
+  cmd->add_flag("--ask-db", flags->ask_db,
+                "The job of `reel ask`, as its database stores it (the newest ask's question and "
+                "files; --db names another database of reel ask)");
   cmd->footer(
+      "A question over several files (`reel ask a.mp4 b.mp4 \"q\"`, context.group) is one context\n"
+      "on the first file's item, naming every file; `reel context --ask-db a.mp4` shows it.\n"
       "Exit status: 0 ok, 1 failed (no database, no done items, a context that does "
       "not fit), 2 bad options or job file.");
   cmd->callback([flags, &exit_code] { exit_code = RunContext(*flags); });

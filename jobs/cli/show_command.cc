@@ -11,12 +11,14 @@
 
 #include "base/terminal_text.h"
 #include "base/utf8.h"
-#include "jobs/cli/answer_files.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/database_option.h"
 #include "jobs/cli/table_output.h"
+#include "llm/answers/answer_files.h"
+#include "llm/answers/time_references.h"
 #include "storage/prune.h"
 #include "storage/query.h"
+#include "storage/report_data.h"
 #include "storage/store.h"
 
 namespace reel::cli {
@@ -138,9 +140,29 @@ int RunShow(const ShowFlags& flags) {
       times[std::get<int64_t>(row[0])].push_back(std::move(row));
     }
   }
-  // Answers asked over several files (reel ask a.mp4 b.mp4 ...): the files, for the times.
-  const std::map<int64_t, std::vector<AnswerFile>> files_of =
-      AnswerFilesOf(db->path, std::stoll(item_id));
+  // Answers asked over several files (reel ask a.mp4 b.mp4 ...): the files, for the times
+  // (llm/answers/answer_files.h), and each other file's frames, read once.
+  const int64_t id = std::stoll(item_id);
+  Result<storage::ReportReader> reader = storage::ReportReader::Open(db->path);
+  std::map<int64_t, std::vector<llm::AnswerFile>> files_of;
+  if (reader.ok()) {
+    if (auto read = reader->ReadAnswerFiles(id); read.ok()) {
+      for (const auto& [response, files] : *read) {
+        for (const storage::ReportAnswerFile& f : files) {
+          files_of[response].push_back({f.path, f.kind != "image"});
+        }
+      }
+    }
+  }
+  std::map<std::string, storage::ReportFileItem> other_files;
+  auto other_file = [&](const std::string& path) -> const storage::ReportFileItem& {
+    auto found = other_files.find(path);
+    if (found == other_files.end()) {
+      Result<storage::ReportFileItem> read = reader->ReadFileItem(id, path);
+      found = other_files.emplace(path, read.ok() ? *read : storage::ReportFileItem{}).first;
+    }
+    return found->second;
+  };
   const bool md = flags.format == "md";
   const bool terminal = IsTerminal(stdout);
   auto shown = [&](const std::string& text) {
@@ -177,8 +199,9 @@ int RunShow(const ShowFlags& flags) {
     const auto files = files_of.find(response);
     if (files != files_of.end()) {
       std::string list;
-      for (const AnswerFile& f : files->second) {
-        list += (list.empty() ? "" : ", ") + f.heading + " " + f.path;
+      for (size_t k = 0; k < files->second.size(); ++k) {
+        list += (list.empty() ? "" : ", ") + llm::AnswerFileHeading(files->second, k) + " " +
+                files->second[k].path;
       }
       out += (md ? "**Asked over:** " : "Asked over: ") + shown(list) + "\n";
     }
@@ -193,15 +216,20 @@ int RunShow(const ShowFlags& flags) {
       std::string link;  // " [frame N, MM:SS]"; another file's: " [b.mp4 frame N, MM:SS]"
       std::optional<size_t> file;
       if (files != files_of.end()) {
-        file =
-            FileNamedBefore(content, ByteOffset(content, std::get<int64_t>(t[5])), files->second);
+        file = llm::FileNamedBefore(content, ByteOffset(content, std::get<int64_t>(t[5])),
+                                    files->second);
       }
       if (file && files->second[*file].path != Str(items->rows[0][1])) {
+        // Another file's time: its nearest frame, as the report links it.
         const std::string& path = files->second[*file].path;
-        if (std::optional<NearestFrame> f =
-                NearestFrameOf(db->path, std::stoll(item_id), path, std::get<double>(t[2]))) {
-          link = " [" + path.substr(path.find_last_of('/') + 1) + " frame " +
-                 std::to_string(f->sample_index) + ", " + Clock(f->seconds) + "]";
+        const storage::ReportFileItem& other = other_file(path);
+        std::optional<double> duration = other.duration_seconds;
+        if (duration && *duration <= 0) duration.reset();
+        if (std::optional<size_t> f =
+                llm::NearestFrame(std::get<double>(t[2]), duration, other.frame_times)) {
+          link = " [" + llm::AnswerFileName(path) + " frame " +
+                 std::to_string(other.sample_indexes[*f]) + ", " + Clock(other.frame_times[*f]) +
+                 "]";
         }
       } else if (!std::holds_alternative<std::monostate>(t[3])) {  // else outside the item
         link = " [frame " + Str(t[3]) + ", " + Clock(std::get<double>(t[4])) + "]";

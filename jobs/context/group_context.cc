@@ -11,8 +11,9 @@
 namespace reel::jobs {
 
 bool IsGroupMember(const JobSpec& job, const std::string& path) {
-  const std::vector<std::string>& group = job.context.group;
-  return std::find(group.begin(), group.end(), path) != group.end();
+  // Named as the job's inputs name them: relative ones start at the job file's folder.
+  return std::any_of(job.context.group.begin(), job.context.group.end(),
+                     [&](const std::string& g) { return ResolveJobPath(job.base_dir, g) == path; });
 }
 
 Status AddGroupMedia(storage::Store& store, const JobSpec& job, const storage::ItemRecord& item,
@@ -25,7 +26,7 @@ Status AddGroupMedia(storage::Store& store, const JobSpec& job, const storage::I
   std::vector<File> files;
   files.push_back({item, *input});
   for (const std::string& path : job.context.group) {
-    const std::string shown = DisplayPath(path);
+    const std::string shown = DisplayPath(ResolveJobPath(job.base_dir, path));
     REEL_ASSIGN_OR_RETURN(std::optional<storage::ItemRecord> member,
                           store.FindItem(item.job_id, shown));
     if (!member) return NotFound(shown + ": not read (it is not in the database)");

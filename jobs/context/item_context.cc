@@ -14,6 +14,7 @@
 #include "base/file_util.h"
 #include "base/text_encoding.h"
 #include "base/utf8.h"
+#include "jobs/context/group_context.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "llm/context/request_body.h"
 #include "pipeline/smart_resize.h"
@@ -444,10 +445,12 @@ Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
   c.item = std::move(*item);
   REEL_ASSIGN_OR_RETURN(c.input, LoadContextInput(store, item_id, &job));
   AddAttachedTexts(setup, &c.input);
+  // A question over several files (context.group): the group's item holds every file's frames.
+  REEL_RETURN_IF_ERROR(AddGroupMedia(store, job, c.item, &c.input));
   REEL_ASSIGN_OR_RETURN(c.context,
                         llm::BuildContext(c.input, ContextOptionsFor(job, prompt, c.input),
                                           setup.chat_template, *setup.counter));
-  c.settings_key = ContextSettingsKey(job, prompt, setup, c.item);
+  c.settings_key = GroupSettingsKey(ContextSettingsKey(job, prompt, setup, c.item), c.input);
   c.prompt = prompt;
   return c;
 }

@@ -102,7 +102,10 @@ struct ItemContext {
   std::string settings_key;
 };
 
-// Errors: the item is missing; the context does not fit (kLimitExceeded, from BuildContext).
+// The group's item of a question over several files (context.group) gets every file's frames,
+// as the context stage builds it (jobs/context/group_context.h; a member is not asked about
+// alone: the caller skips it). Errors: the item is missing; a member of its group cannot be read
+// (AddGroupMedia); the context does not fit (kLimitExceeded, from BuildContext).
 Result<ItemContext> BuildItemContext(storage::Store& store, const JobSpec& job,
                                      const ContextSetup& setup, int64_t item_id,
                                      const PromptSpec& prompt);

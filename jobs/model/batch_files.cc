@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "base/utf8.h"
+#include "jobs/context/group_context.h"
 #include "jobs/model/model_plan.h"
 #include "jobs/model/model_run.h"
 #include "jobs/model/request_setup.h"
@@ -128,6 +129,9 @@ Result<ExportResult> ExportBatch(const JobSpec& job_as_given, const ExportOption
   plan_options.include_sent = true;
   plan_options.resend_failed = options.retry_failed;
   for (const auto& [item_id, path] : items) {
+    // A file read into a question over several files (context.group) is not asked about alone:
+    // the group's item has the one request over all of them.
+    if (IsGroupMember(job, UnescapeInvalidUtf8(path))) continue;
     ItemPlanner planner(job, setup, item_id, UnescapeInvalidUtf8(path));
     int64_t lines_before = result.lines;
     for (size_t p = 0; p < job.prompts.size(); ++p) {

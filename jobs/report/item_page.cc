@@ -13,6 +13,7 @@
 #include "jobs/spec/job_spec.h"
 #include "jobs/spec/prompt_kinds.h"
 #include "jobs/stages/frame_features.h"
+#include "llm/answers/answer_files.h"
 #include "llm/answers/time_references.h"
 
 namespace reel::jobs::report {
@@ -126,27 +127,104 @@ void Section(std::string& out, const char* id, const std::string& title) {
 
 std::string Empty(const std::string& text) { return "<p class=\"empty\">" + Html(text) + "</p>"; }
 
-// The time references of `text` as markup: a link to the nearest frame, or a marked span when
-// the time is outside the item.
-std::vector<TextMarkup> TimeMarkup(std::string_view content, const llm::ChapterTimeline& timeline,
-                                   const std::vector<storage::ReportFrame>& frames) {
+// What the times of one answer link to: the item's own frames, or for an answer asked over
+// several files, the frames of the file named before each time (llm/answers/answer_files.h).
+struct TimeLinks {
+  const storage::ReportItem& item;
+  const llm::ChapterTimeline& timeline;
+  std::vector<llm::AnswerFile> files;        // empty: an answer about the item alone
+  const ItemPageOptions* options = nullptr;  // which items have a page (nullptr: every item)
+  std::string_view content;                  // the whole answer: which file is named before
+  size_t cursor = 0;                         // where the last run of its text was found
+};
+
+bool HasPage(const ItemPageOptions* options, int64_t item_id) {
+  return options == nullptr || !options->pages || options->pages->count(item_id) > 0;
+}
+
+const storage::ReportFileItem* OtherFile(const storage::ReportItem& item, const std::string& path) {
+  for (const storage::ReportFileItem& f : item.other_files) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+std::string Outside(std::string_view text, const std::string& title) {
+  return "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
+}
+
+// A time in another file of the answer: a link to its nearest frame on that file's page, or a
+// marked span saying why there is none.
+std::string OtherFileTime(std::string_view text, const llm::TimeReference& ref,
+                          const std::string& path, const TimeLinks& links) {
+  const std::string name = llm::AnswerFileName(path);
+  std::string title = MediaTime(ref.seconds);
+  if (ref.end_seconds) title += " to " + MediaTime(*ref.end_seconds);
+  title += " in " + name;
+  const storage::ReportFileItem* other = OtherFile(links.item, path);
+  if (other == nullptr || !other->item_id) {
+    return Outside(text, title + ": " + name + " is not in this report");
+  }
+  if (!HasPage(links.options, *other->item_id)) {
+    return Outside(text, title + ": " + name + " has no page in this report");
+  }
+  std::optional<double> duration = other->duration_seconds;
+  if (duration && *duration <= 0) duration.reset();
+  const std::optional<size_t> nearest =
+      llm::NearestFrame(ref.seconds, duration, other->frame_times);
+  if (!nearest) {
+    return Outside(text, title + (other->frame_times.empty() ? ": " + name + " has no frames"
+                                                             : ": past the end of " + name));
+  }
+  const int64_t index = other->sample_indexes[*nearest];
+  title += ": frame " + std::to_string(index) + " at " + MediaTime(other->frame_times[*nearest]);
+  return "<a class=\"t other-file\" href=\"../" + ItemPagePath(*other->item_id) + "#" +
+         Anchor(index) + "\" data-seconds=\"" + Fixed(ref.seconds, 3) + "\" title=\"" +
+         Html(title) + "\">" + Html(text) + "</a>";
+}
+
+// The time references of `text` (a run of the answer's text, given in order) as markup: a link
+// to the nearest frame, or a marked span when the time is outside the file it refers to.
+std::vector<TextMarkup> TimeMarkup(std::string_view text, TimeLinks& links) {
+  const std::vector<storage::ReportFrame>& frames = links.item.frames;
+  // Where `text` is in the answer (Markdown hands over runs of text; escapes aside, each is in
+  // the answer as written), for the file named before each of its times.
+  size_t base = std::string_view::npos;
+  if (!links.files.empty()) {
+    base = links.content.find(text, links.cursor);
+    if (base != std::string_view::npos) links.cursor = base + text.size();
+  }
   std::vector<TextMarkup> out;
-  for (const llm::TimeReference& ref : llm::FindTimeReferences(content)) {
-    const std::string_view text = content.substr(ref.begin, ref.end - ref.begin);
+  for (const llm::TimeReference& ref : llm::FindTimeReferences(text)) {
+    const std::string_view shown = text.substr(ref.begin, ref.end - ref.begin);
+    TextMarkup m{ref.begin, ref.end, ""};
+    std::optional<size_t> file;
+    if (!links.files.empty()) {
+      if (base != std::string_view::npos) {
+        file = llm::FileNamedBefore(links.content, base + ref.begin, links.files);
+      } else {
+        file = llm::FileNamedBefore(text, ref.begin, links.files);
+        if (!file) file = llm::FileNamedBefore(links.content, links.cursor, links.files);
+      }
+    }
+    if (file && links.files[*file].path != links.item.row.path) {
+      m.html = OtherFileTime(shown, ref, links.files[*file].path, links);
+      out.push_back(std::move(m));
+      continue;
+    }
     std::optional<size_t> nearest =
-        llm::NearestFrame(ref.seconds, timeline.duration_seconds, timeline.frame_times);
+        llm::NearestFrame(ref.seconds, links.timeline.duration_seconds, links.timeline.frame_times);
     std::string title = MediaTime(ref.seconds);
     if (ref.end_seconds) title += " to " + MediaTime(*ref.end_seconds);
-    TextMarkup m{ref.begin, ref.end, ""};
     if (nearest) {
       const int64_t index = frames[*nearest].sample_index;
       title +=
           ": frame " + std::to_string(index) + " at " + MediaTime(frames[*nearest].time_seconds);
       m.html = "<a class=\"t\" href=\"#" + Anchor(index) + "\" data-seconds=\"" +
-               Fixed(ref.seconds, 3) + "\" title=\"" + Html(title) + "\">" + Html(text) + "</a>";
+               Fixed(ref.seconds, 3) + "\" title=\"" + Html(title) + "\">" + Html(shown) + "</a>";
     } else {
-      title += frames.empty() ? ": the item has no frames" : ": outside the item";
-      m.html = "<span class=\"t outside\" title=\"" + Html(title) + "\">" + Html(text) + "</span>";
+      m.html = Outside(
+          shown, title + (frames.empty() ? ": the item has no frames" : ": outside the item"));
     }
     out.push_back(std::move(m));
   }
@@ -181,17 +259,26 @@ std::vector<TextMarkup> PageMarkup(std::string_view content,
 
 // `text` escaped, with its time references linked to the nearest frames (page references to
 // the page pictures, for a document read as pages).
-std::string TimesHtml(std::string_view content, const llm::ChapterTimeline& timeline,
-                      const std::vector<storage::ReportFrame>& frames, bool paged = false) {
+std::string TimesHtml(std::string_view content, TimeLinks& links, bool paged = false) {
   std::string out;
   size_t at = 0;
   for (const TextMarkup& m :
-       paged ? PageMarkup(content, frames) : TimeMarkup(content, timeline, frames)) {
+       paged ? PageMarkup(content, links.item.frames) : TimeMarkup(content, links)) {
     out += Html(content.substr(at, m.begin - at)) + m.html;
     at = m.end;
   }
   out += Html(content.substr(at));
   return out;
+}
+
+// The files of an answer asked over several files, as llm/answers reads them.
+std::vector<llm::AnswerFile> FilesOf(const storage::ReportAnswer* answer) {
+  std::vector<llm::AnswerFile> files;
+  if (answer == nullptr) return files;
+  for (const storage::ReportAnswerFile& f : answer->files) {
+    files.push_back({f.path, f.kind != "image"});
+  }
+  return files;
 }
 
 bool LooksLikeJson(std::string_view text) {
@@ -308,22 +395,57 @@ std::optional<ItemChapters> FindChapters(const storage::ReportItem& item) {
   return std::nullopt;
 }
 
-std::string AnswerHtml(const std::string& content, const storage::ReportItem& item) {
-  return TimesHtml(content, ItemTimeline(item), item.frames, IsPaged(item));
+std::string AnswerHtml(const std::string& content, const storage::ReportItem& item,
+                       const storage::ReportAnswer* answer, const ItemPageOptions* options) {
+  const llm::ChapterTimeline timeline = ItemTimeline(item);
+  TimeLinks links{item, timeline, FilesOf(answer), options, content};
+  return TimesHtml(content, links, IsPaged(item));
 }
 
-std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item) {
+std::string AnswerMarkdownHtml(const std::string& content, const storage::ReportItem& item,
+                               const storage::ReportAnswer* answer,
+                               const ItemPageOptions* options) {
   const llm::ChapterTimeline timeline = ItemTimeline(item);
+  TimeLinks links{item, timeline, FilesOf(answer), options, content};
+  const bool paged = IsPaged(item);
   return MarkdownHtml(content, [&](std::string_view text) {
-    return IsPaged(item) ? PageMarkup(text, item.frames) : TimeMarkup(text, timeline, item.frames);
+    return paged ? PageMarkup(text, item.frames) : TimeMarkup(text, links);
   });
 }
 
 namespace {
 
+// "Asked over: a.mp4, b.mp4, diagram.png": the files of an answer asked over several files, each
+// other file linked to its page when it has one in this report.
+std::string AskedOver(const storage::ReportItem& item, const storage::ReportAnswer& a,
+                      const ItemPageOptions& options) {
+  const std::vector<llm::AnswerFile> files = FilesOf(&a);
+  std::string out = "<p class=\"asked-over\">Asked over: ";
+  for (size_t k = 0; k < files.size(); ++k) {
+    const std::string& path = files[k].path;
+    const std::string name = Html(llm::AnswerFileName(path));
+    std::string title = llm::AnswerFileHeading(files, k) + ": " + path;
+    if (k > 0) out += ", ";
+    if (path == item.row.path) {
+      out += "<span class=\"file this\" title=\"" + Html(title + " (this item)") + "\">" + name +
+             "</span>";
+      continue;
+    }
+    const storage::ReportFileItem* other = OtherFile(item, path);
+    if (other != nullptr && other->item_id && HasPage(&options, *other->item_id)) {
+      out += "<a class=\"file\" href=\"../" + ItemPagePath(*other->item_id) + "\" title=\"" +
+             Html(title) + "\">" + name + "</a>";
+    } else {
+      out += "<span class=\"file missing\" title=\"" + Html(title + " (not in this report)") +
+             "\">" + name + "</span>";
+    }
+  }
+  return out + "</p>";
+}
+
 // The answers, newest per prompt: each with its prompt and the answer as rendered Markdown.
 void AnswersSection(std::string& out, const storage::ReportItem& item,
-                    const std::optional<ItemChapters>& chapters) {
+                    const std::optional<ItemChapters>& chapters, const ItemPageOptions& options) {
   Section(out, "answers", "Answers");
   if (item.answers.empty()) {
     out += Empty("No answers yet: no model has been asked about this item.");
@@ -343,6 +465,7 @@ void AnswersSection(std::string& out, const storage::ReportItem& item,
     if (a.question && !a.question->empty()) {
       out += "<p class=\"question\">Asked: " + Html(*a.question) + "</p>";
     }
+    if (a.files.size() > 1) out += AskedOver(item, a, options);
     if (chapters && chapters->prompt_id == a.prompt_id) {
       // The chapters are shown on the timeline over the frames; the JSON only on request.
       out += "<p><a href=\"#chapters\">" + Count(static_cast<int64_t>(chapters->chapters.size())) +
@@ -350,11 +473,12 @@ void AnswersSection(std::string& out, const storage::ReportItem& item,
              "answer as written</summary><div class=\"content raw\">" +
              Html(a.content) + "</div></details>";
     } else {
-      out += "<div class=\"content markdown\">" + AnswerMarkdownHtml(a.content, item) + "</div>";
+      out += "<div class=\"content markdown\">" +
+             AnswerMarkdownHtml(a.content, item, &a, &options) + "</div>";
     }
     if (a.reasoning && !a.reasoning->empty()) {
       out += "<details><summary>Reasoning</summary><div class=\"content markdown reasoning\">" +
-             AnswerMarkdownHtml(*a.reasoning, item) + "</div></details>";
+             AnswerMarkdownHtml(*a.reasoning, item, &a, &options) + "</div></details>";
     }
     std::vector<std::string> meta;
     if (a.model) meta.push_back(Html(*a.model));
@@ -771,7 +895,7 @@ std::string RenderItemPage(const storage::ReportItem& item, const ItemPageOption
       "<a href=\"#text\">Text</a> <a href=\"#tokens\">Tokens and cost</a> "
       "<a href=\"#failures\">Failures</a> <a href=\"#media\">Media</a></p></header>\n";
   // What people come for first: the answers, then the chapters over the frames; the facts last.
-  AnswersSection(out, item, chapters);
+  AnswersSection(out, item, chapters, options);
   StoryboardSection(out, item, timeline, chapters);
   TextSection(out, item);
   TokensSection(out, item, options.columns);

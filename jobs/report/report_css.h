@@ -61,6 +61,9 @@ td.segment { white-space: pre-wrap; }
 .reasoning { color: var(--muted); }
 a.t { background: #ebf4ff; border-radius: 3px; padding: 0 2px; font-variant-numeric: tabular-nums; }
 span.t.outside { background: #fed7d7; border-radius: 3px; padding: 0 2px; }
+a.t.other-file { background: #e9f5ec; }
+.answer .asked-over { color: var(--muted); font-size: 13px; margin: 0 0 6px; }
+.asked-over .file.missing { text-decoration: underline dotted; }
 ol.chapters { margin: 4px 0 8px; padding-left: 22px; }
 ol.chapters li { margin: 2px 0; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <set>
 #include <unordered_set>
 
 #include "base/file_util.h"
@@ -96,7 +97,7 @@ class Writer {
     for (const storage::ReportFrame& f : item.frames) {
       REEL_RETURN_IF_ERROR(Thumbnail(f.thumbnail_hash, f.thumbnail_bytes));
     }
-    ItemPageOptions page_options{generated_at_, database_, reader_.columns()};
+    ItemPageOptions page_options{generated_at_, database_, reader_.columns(), pages_};
     REEL_RETURN_IF_ERROR(Write(ItemPagePath(item_id), RenderItemPage(item, page_options)));
     ++stats_.item_pages;
     return Status::Ok();
@@ -166,6 +167,11 @@ class Writer {
 
   ReportStats& stats() { return stats_; }
 
+  // Only these items get a page (--item): other items' pages are not linked to.
+  void OnlyPagesOf(const std::vector<int64_t>& item_ids) {
+    pages_.emplace(item_ids.begin(), item_ids.end());
+  }
+
  private:
   const ReportOptions& options_;
   storage::ReportReader& reader_;
@@ -174,6 +180,7 @@ class Writer {
   std::unordered_set<std::string> seen_;
   std::unordered_set<std::string> made_dirs_;
   std::vector<SearchEntry> search_;
+  std::optional<std::set<int64_t>> pages_;  // nullopt: every item of the report has a page
   ReportStats stats_;
 };
 
@@ -189,6 +196,7 @@ Result<ReportStats> WriteFromSnapshot(const ReportOptions& options, storage::Rep
     return writer.stats();
   }
   if (!item_ids.empty()) {
+    writer.OnlyPagesOf(item_ids);
     for (size_t i = 0; i < item_ids.size(); ++i) {
       REEL_RETURN_IF_ERROR(writer.ItemPage(item_ids[i]));
       if (options.on_progress) {

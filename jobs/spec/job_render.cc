@@ -121,6 +121,10 @@ std::string RenderResolvedJob(const JobSpec& job) {
       out << "  attach:\n";
       for (const std::string& file : c.attach) out << "    - " << Str(file) << "\n";
     }
+    if (!c.group.empty()) {
+      out << "  group:\n";
+      for (const std::string& file : c.group) out << "    - " << Str(file) << "\n";
+    }
   }
 
   const ModelSpec& m = job.model;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "jobs/spec/job_parser.h"
 #include "llm/client/dialect.h"
 #include "llm/client/endpoint_url.h"
@@ -32,7 +34,7 @@ const std::vector<std::string> kContextKeys = {"token_budget", "reserve_output_t
                                                "server_fps",   "server_timestamps",
                                                "documents",    "min_fps",
                                                "min_pixels",   "prefix_block",
-                                               "attach"};
+                                               "attach",       "group"};
 
 const EnumNames<llm::Transport>& TransportNames() {
   static const EnumNames<llm::Transport> names{{{"images", llm::Transport::kImages},
@@ -568,6 +570,35 @@ void Parser::ReadContext(const Fields& top, const YAML::Node& root) {
         } else {
           c.attach.push_back(file.Scalar());
         }
+      }
+    }
+    // One question over several videos and images (what `reel ask a.mp4 b.mp4 "q"` sets, and so
+    // what its stored job says): these inputs are read into the context of the one left out.
+    if (std::optional<YAML::Node> files = ReadList(*fields, "group", 1024)) {
+      const YAML::Mark list_mark = MarkOf(*fields->Find("group"));
+      for (const YAML::Node& file : *files) {
+        const YAML::Mark mark = file.Mark().is_null() ? list_mark : file.Mark();
+        if (!file.IsScalar() || file.Scalar().empty()) {
+          Error(mark, "'context.group' lists input files; got " + Describe(file));
+          continue;
+        }
+        const std::string& entry = file.Scalar();
+        const bool listed = std::any_of(job_.inputs.begin(), job_.inputs.end(),
+                                        [&](const InputSpec& i) { return i.path == entry; });
+        if (!listed || entry.find_first_of("*?") != std::string::npos) {
+          Error(mark, "'context.group' lists " + Quoted(entry) +
+                          ", which is not a file of 'inputs' (name it as 'inputs' does, no glob)");
+          continue;
+        }
+        c.group.push_back(entry);
+      }
+      if (!job_.inputs.empty() &&
+          std::all_of(job_.inputs.begin(), job_.inputs.end(), [&](const InputSpec& i) {
+            return std::find(c.group.begin(), c.group.end(), i.path) != c.group.end();
+          })) {
+        Error(list_mark,
+              "'context.group' lists every input; leave out the one the question is asked "
+              "about (its answer holds the group's)");
       }
     }
   }

@@ -112,9 +112,10 @@ struct ContextSpec {
   // asks one question over a video and notes together. Their content is part of each context's
   // settings key: an edited file rebuilds the contexts.
   std::vector<std::string> attach;
-  // Set by `reel ask` over several videos and images (never read from a job file): these inputs
-  // are not asked about alone; their frames are part of the contexts of the one input not listed
-  // here, the item the question is asked about (jobs/context/group_context.h).
+  // Set by `reel ask` over several videos and images (so its stored job has it), or a job file's
+  // context.group (entries named as `inputs` names them, no globs): these inputs are not asked
+  // about alone; their frames are part of the contexts of the inputs not listed here, the item the
+  // question is asked about (jobs/context/group_context.h).
   std::vector<std::string> group;
 };
 

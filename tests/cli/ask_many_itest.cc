@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,166 @@ TEST(AskManyTest, TwoClipsAnImageAndANoteAreOneRequestAndOneAnswer) {
       << linked.out;
   EXPECT_NE(linked.out.find("In Video 1 it is at 00:01 [frame 1, 00:01]."), std::string::npos)
       << linked.out;
+}
+
+// The report's page of the item an answer over several files is stored under (a.mp4): it names
+// the files, each other one linked to its page, and links each time to the file named before it:
+// a.mp4's to its frame on this page, b.mp4's to b.mp4's page at its nearest frame, a time past
+// b.mp4's end and (with --item) a file without a page in the report as marked, unlinked spans.
+// The page linked every time to a.mp4's own frames.
+TEST(AskManyTest, TheReportLinksEachTimeToTheFileNamedBeforeIt) {
+  FakeModelServer server;
+  ASSERT_TRUE(server.started());
+  const AskManyDir d("ask_many_report", 3, "320x180");
+  server.Script(R"([{"kind": "content",
+                     "content": "In a.mp4 at 00:01 the pattern moves; b.mp4 at 00:02 shows it too, and at 00:40 nothing."}])");
+  CommandResult asked = d.Ask("ask media/a.mp4 media/b.mp4 media/diagram.png 'Where?' --endpoint " +
+                              server.endpoint());
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  const int64_t a = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/a.mp4'");
+  const int64_t b = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/b.mp4'");
+  const int64_t image = QueryInt(d.db(), "SELECT id FROM items WHERE path LIKE '%/diagram.png'");
+  // The frames the times are nearest to (sampled at 1 fps: 00:01 and 00:02 are frames).
+  const int64_t a_frame =
+      QueryInt(d.db(), "SELECT sample_index FROM frames WHERE item_id = " + std::to_string(a) +
+                           " AND abs(time_seconds - 1) < 0.3");
+  const int64_t b_frame =
+      QueryInt(d.db(), "SELECT sample_index FROM frames WHERE item_id = " + std::to_string(b) +
+                           " AND abs(time_seconds - 2) < 0.3");
+  const std::string b_page = "../items/" + std::to_string(b) + ".html";
+
+  const std::string site = d.dir + "/site";
+  CommandResult report = d.Ask("report --ask-db -o " + ShellQuote(site));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string page = ReadText(site + "/items/" + std::to_string(a) + ".html");
+  ASSERT_FALSE(page.empty());
+  // 00:01 follows "a.mp4": this page's frame; 00:02 follows "b.mp4": b.mp4's page at its frame.
+  const size_t first = page.find(">00:01</a>");
+  const size_t second = page.find(">00:02</a>");
+  ASSERT_NE(first, std::string::npos) << page;
+  ASSERT_NE(second, std::string::npos) << page;
+  const std::string first_link =
+      page.substr(page.rfind("<a ", first), first - page.rfind("<a ", first));
+  const std::string second_link =
+      page.substr(page.rfind("<a ", second), second - page.rfind("<a ", second));
+  EXPECT_NE(first_link.find("href=\"#f" + std::to_string(a_frame) + "\""), std::string::npos)
+      << first_link;
+  EXPECT_NE(second_link.find("href=\"" + b_page + "#f" + std::to_string(b_frame) + "\""),
+            std::string::npos)
+      << second_link;
+  EXPECT_NE(second_link.find("in b.mp4: frame " + std::to_string(b_frame)), std::string::npos)
+      << second_link;
+  // The files it was asked over: this item's own, the others linked to their pages.
+  const size_t over = page.find("<p class=\"asked-over\">Asked over: ");
+  EXPECT_NE(over, std::string::npos) << page;
+  const std::string files =
+      over == std::string::npos ? "" : page.substr(over, page.find("</p>", over) - over);
+  EXPECT_NE(files.find(">a.mp4</span>"), std::string::npos) << files;
+  EXPECT_NE(
+      files.find("href=\"" + b_page + "\" title=\"Video 2: " + d.dir + "/media/b.mp4\">b.mp4</a>"),
+      std::string::npos)
+      << files;
+  EXPECT_NE(files.find("href=\"../items/" + std::to_string(image) + ".html\""), std::string::npos)
+      << files;
+  // 00:40 is past b.mp4's end (4 s): marked, not linked.
+  EXPECT_NE(page.find("title=\"00:40.0 in b.mp4: past the end of b.mp4\">00:40</span>"),
+            std::string::npos)
+      << page;
+  // b.mp4's page has the frame the link points at.
+  const std::string b_html = ReadText(site + "/items/" + std::to_string(b) + ".html");
+  EXPECT_NE(b_html.find("id=\"f" + std::to_string(b_frame) + "\""), std::string::npos);
+
+  // A report of a.mp4 alone: b.mp4 has no page there, so its time and name are not links.
+  const std::string alone = d.dir + "/alone";
+  CommandResult one = d.Ask("report --ask-db --item a.mp4 -o " + ShellQuote(alone));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::string alone_page = ReadText(alone + "/items/" + std::to_string(a) + ".html");
+  EXPECT_EQ(alone_page.find(b_page), std::string::npos) << alone_page;
+  EXPECT_NE(alone_page.find("in b.mp4: b.mp4 has no page in this report\">00:02</span>"),
+            std::string::npos)
+      << alone_page;
+  EXPECT_NE(alone_page.find("href=\"#f" + std::to_string(a_frame) + "\""), std::string::npos);
+}
+
+// A server that does not answer: the files are read and the one request over all of them waits.
+// `reel export --ask-db` writes it as ONE Batch line over every file (it wrote nothing: the
+// stored ask job had lost context.group), `reel import` stores its answer under a.mp4, and
+// `reel context --ask-db a.mp4` shows that context with its files (it had no --ask-db).
+TEST(AskManyTest, AWaitingQuestionIsExportedAndShownAsOneContextOverEveryFile) {
+  std::string endpoint;
+  {
+    FakeModelServer gone;  // started and stopped: nothing listens at its address
+    ASSERT_TRUE(gone.started());
+    endpoint = gone.endpoint();
+  }
+  const AskManyDir d("ask_many_export", 3, "320x180");
+  CommandResult asked = d.Ask("ask media/a.mp4 media/b.mp4 media/diagram.png '" +
+                              std::string(kQuestion) + "' --endpoint " + endpoint);
+  EXPECT_EQ(asked.exit_code, 1) << asked.err;
+  EXPECT_NE(asked.err.find("the question waits"), std::string::npos) << asked.err;
+  ASSERT_EQ(QueryInt(d.db(), "SELECT count(*) FROM tasks"), 1);
+  const std::string custom_id =
+      QueryJson(d.db(), "SELECT custom_id FROM tasks")[0]["custom_id"].get<std::string>();
+
+  const std::string batch = d.dir + "/batch.jsonl";
+  CommandResult exported = d.Ask("export --ask-db --format openai-batch " + ShellQuote(batch));
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::vector<json> lines;
+  std::istringstream text(ReadText(batch));
+  for (std::string line; std::getline(text, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  ASSERT_EQ(lines.size(), 1u) << exported.err;
+  EXPECT_EQ(lines[0]["custom_id"], custom_id);
+  const std::string turn = UserTurn(lines[0]);
+  const size_t v1 = turn.find("Video 1: a.mp4"), v2 = turn.find("Video 2: b.mp4"),
+               i1 = turn.find("Image 1: diagram.png");
+  ASSERT_NE(v1, std::string::npos) << turn;
+  ASSERT_NE(v2, std::string::npos) << turn;
+  ASSERT_NE(i1, std::string::npos) << turn;
+  EXPECT_TRUE(v1 < v2 && v2 < i1) << turn;
+  EXPECT_EQ(Count(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4"))) << turn;
+
+  // The batch's answer, read back: stored under a.mp4, its times linked to the files it names.
+  const json answer = {
+      {"id", "batch_req_1"},
+      {"custom_id", custom_id},
+      {"response",
+       {{"status_code", 200},
+        {"request_id", "req_1"},
+        {"body",
+         {{"id", "chatcmpl-1"},
+          {"object", "chat.completion"},
+          {"model", "MiniMax-M3"},
+          {"choices",
+           {{{"index", 0},
+             {"message", {{"role", "assistant"}, {"content", "It is in b.mp4 at 00:02."}}},
+             {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 8}, {"total_tokens", 108}}}}}}},
+      {"error", nullptr}};
+  WriteText(d.dir + "/results.jsonl", answer.dump() + "\n");
+  CommandResult imported = d.Ask("import --ask-db " + ShellQuote(d.dir + "/results.jsonl"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  CommandResult show = d.Ask("show --ask-db a.mp4");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("Asked over: Video 1 " + d.dir + "/media/a.mp4"), std::string::npos)
+      << show.out;
+  EXPECT_NE(show.out.find("in b.mp4 at 00:02 [b.mp4 frame 2, 00:02]."), std::string::npos)
+      << show.out;
+
+  // The context, as the run built it: every file, and stored.
+  CommandResult context = d.Ask("context --ask-db a.mp4");
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  EXPECT_NE(context.out.find("files      Video 1: " + d.dir + "/media/a.mp4\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("Video 2: " + d.dir + "/media/b.mp4\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("Image 1: " + d.dir + "/media/diagram.png\n"), std::string::npos)
+      << context.out;
+  EXPECT_NE(context.out.find("stored     yes"), std::string::npos) << context.out;
+  CommandResult member = d.Ask("context --ask-db b.mp4");
+  EXPECT_EQ(member.exit_code, 1) << member.out;
+  EXPECT_NE(member.err.find("not asked about alone"), std::string::npos) << member.err;
 }
 
 // A token budget too small for every frame: the ask's fit steps (dedupe, thin_frames,

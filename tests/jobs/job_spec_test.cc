@@ -642,6 +642,30 @@ TEST(JobSpecTest, ResolvedRenderingRoundTrips) {
   }
 }
 
+// context.group (one question over several files, what `reel ask a.mp4 b.mp4 "q"` sets): rendered
+// with the job, so the stored `ask` job keeps it (it was left out: `reel export --ask-db` then
+// planned each file alone and wrote nothing); its entries must be files of `inputs`, not all.
+TEST(JobSpecTest, AGroupOfInputsRoundTripsAndNamesOnlyInputs) {
+  const std::string head = "name: demo\ninputs: [a.mp4, b.mp4, pic.png]\n";
+  Result<JobSpec> job = Parse(head + "context:\n  group: [b.mp4, pic.png]\n");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->context.group, (std::vector<std::string>{"b.mp4", "pic.png"}));
+  Result<JobSpec> again = Parse(RenderResolvedJob(*job));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->context.group, job->context.group);
+
+  Result<JobSpec> stranger = Parse(head + "context:\n  group: [b.mp4, c.mp4]\n");
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_NE(stranger.status().message().find("'context.group' lists 'c.mp4', which is not a file "
+                                             "of 'inputs'"),
+            std::string::npos)
+      << stranger.status().message();
+  Result<JobSpec> everyone = Parse(head + "context:\n  group: [a.mp4, b.mp4, pic.png]\n");
+  ASSERT_FALSE(everyone.ok());
+  EXPECT_NE(everyone.status().message().find("lists every input"), std::string::npos)
+      << everyone.status().message();
+}
+
 TEST(JobSpecTest, FrameSettingsKeyFollowsOnlyFrameSettings) {
   JobSpec base = *Parse(kHead + "prompts:\n  - {id: q, question: \"A?\"}\n");
   std::string key = FrameSettingsKey(base);

@@ -4,6 +4,7 @@
 // folded in the batch report.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "jobs/report/batch_report.h"
@@ -54,7 +55,7 @@ storage::ReportAnswer Answer(const std::string& prompt, const std::string& conte
 }
 
 std::string Page(const storage::ReportItem& item) {
-  return RenderItemPage(item, ItemPageOptions{"2026-11-26T10:00:00Z", "out.db", {}});
+  return RenderItemPage(item, ItemPageOptions{"2026-11-26T10:00:00Z", "out.db", {}, std::nullopt});
 }
 
 TEST(ItemPageTest, TheAnswersComeFirstAndTheMediaFactsFoldedLast) {
@@ -163,6 +164,56 @@ TEST(ItemPageTest, ADocumentsPagesAreAContactSheetAndItsPageReferencesLinkToThem
   const std::string video_page = Page(video);
   EXPECT_EQ(video_page.find("data-page"), std::string::npos);
   EXPECT_NE(video_page.find("data-seconds=\"2.000\""), std::string::npos);
+}
+
+// An answer asked over several files (reel ask talk.mp4 slides.mp4 gone.mp4 "..."): each time
+// refers to the file named last before it, in text, bold or code: the item's own links to its
+// frame here, another file's to that file's page, a file not in the report or without a page in
+// it (--item) is a marked span saying so.
+TEST(ItemPageTest, AnAnswerOverSeveralFilesLinksEachTimeToTheFileNamedBeforeIt) {
+  storage::ReportItem item = Video();
+  storage::ReportAnswer a = Answer(
+      "ask",
+      "In **Video 2** at 00:03 the slide shows; `slides.mp4` at 00:04 too.\n\nBack in talk.mp4 "
+      "at 00:06. In gone.mp4 at 00:01.");
+  a.files = {
+      {"/media/talk.mp4", "video"}, {"/media/slides.mp4", "video"}, {"/media/gone.mp4", "video"}};
+  item.answers.push_back(a);
+  storage::ReportFileItem slides;
+  slides.path = "/media/slides.mp4";
+  slides.item_id = 8;
+  slides.duration_seconds = 5.5;
+  for (int i = 0; i <= 5; ++i) {
+    slides.sample_indexes.push_back(i);
+    slides.frame_times.push_back(i);
+  }
+  storage::ReportFileItem gone;
+  gone.path = "/media/gone.mp4";
+  item.other_files = {slides, gone};
+
+  const std::string page = Page(item);
+  EXPECT_NE(page.find("Asked over: <span class=\"file this\""), std::string::npos) << page;
+  EXPECT_NE(page.find("<a class=\"file\" href=\"../items/8.html\" title=\"Video 2: "
+                      "/media/slides.mp4\">slides.mp4</a>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("title=\"Video 3: /media/gone.mp4 (not in this report)\">gone.mp4</span>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("href=\"../items/8.html#f3\" data-seconds=\"3.000\""), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("href=\"../items/8.html#f4\" data-seconds=\"4.000\""), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("href=\"#f3\" data-seconds=\"6.000\""), std::string::npos) << page;
+  EXPECT_NE(page.find("gone.mp4 is not in this report\">00:01</span>"), std::string::npos) << page;
+
+  // Only this item has a page (reel report --item): slides.mp4's times and name are not links.
+  ItemPageOptions only{"2026-11-26T10:00:00Z", "out.db", {}, std::set<int64_t>{7}};
+  const std::string alone = RenderItemPage(item, only);
+  EXPECT_EQ(alone.find("../items/8.html"), std::string::npos) << alone;
+  EXPECT_NE(alone.find("slides.mp4 has no page in this report\">00:03</span>"), std::string::npos)
+      << alone;
+  EXPECT_NE(alone.find("href=\"#f3\" data-seconds=\"6.000\""), std::string::npos) << alone;
 }
 
 // A page's text keeps its line breaks; a long page folds its rest, so the sheet stays a sheet. A
