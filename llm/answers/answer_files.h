@@ -1,14 +1,7 @@
-// Which file a time in an answer refers to, for an answer asked over several files (`reel ask
-// a.mp4 b.mp4 diagram.png "question"`: one context whose manifest's "sources" name every file,
-// llm/context/context_builder.h; the answer is stored under the first file's item).
-//
-// The context heads each file "Video k: NAME" (videos, numbered in order) or "Image k: NAME"
-// (images, after the videos), and gives each video's frames times from that video's start. So a
-// time the answer names ("b.mp4 at 01:20", "Video 2 ... 0:05") refers to the file named last
-// before it, by its file name or by its heading; with none named, to the item's own file.
-//
-// Both `reel show` (jobs/cli) and the report's item page (jobs/report) read answers this way.
-// Pure functions, thread-safe, no I/O.
+// Which file a time in an answer asked over several files refers to: the file named last before
+// it, by its name or its context heading ("Video k", "Image k"); none named: the item's own file.
+// Used by `reel show` and the report's item page. Pure functions, thread-safe, no I/O.
+// The rule and why: llm/answers/README.md, "Answer files".
 #pragma once
 
 #include <cstddef>
