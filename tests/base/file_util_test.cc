@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_media.h"
+
 namespace reel {
 namespace {
 
@@ -16,7 +18,9 @@ namespace fs = std::filesystem;
 class FilesBesideTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/files_beside";
+    // One folder per test: ctest runs the tests of this fixture at once.
+    dir_ = testing::ScratchDir(std::string("files_beside_") +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/media/talk.notes.pdf");  // a directory: never listed
     fs::create_directories(dir_ + "/media/deeper");
