@@ -20,14 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-int AudioJobUploads(FakeModelServer& server) {
-  int n = 0;
-  for (const json& r : json::parse(server.Log())) {
-    n += r.value("path", "") == "/v1/audio/transcriptions";
-  }
-  return n;
-}
-
 // The text parts of a chat request's user turn, an <IMG> or <VIDEO> for each picture part.
 std::string AudioJobUserTurn(const json& chat) {
   std::string out;
@@ -248,7 +240,7 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
                                 "SELECT chunks FROM transcripts t JOIN items i ON "
                                 "i.id = t.item_id WHERE i.path LIKE '%talk.mp3'");
   ASSERT_EQ(chunks.size(), 1u);
-  EXPECT_EQ(AudioJobUploads(server), chunks[0]["chunks"].get<int64_t>() - stored)
+  EXPECT_EQ(server.TranscriptionUploads(), chunks[0]["chunks"].get<int64_t>() - stored)
       << "only the chunks not stored are sent";
   // Every burst once, at its time.
   json segments = QueryJson(db,
@@ -281,7 +273,7 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 3) << third.err;
-  EXPECT_EQ(AudioJobUploads(server), 0);
+  EXPECT_EQ(server.TranscriptionUploads(), 0);
   EXPECT_EQ(model.ChatLog().size(), asked);
 }
 

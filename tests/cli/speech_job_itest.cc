@@ -16,14 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int SpeechUploads(FakeModelServer& server) {
-  int n = 0;
-  for (const nlohmann::json& r : nlohmann::json::parse(server.Log())) {
-    n += r.value("path", "") == "/v1/audio/transcriptions";
-  }
-  return n;
-}
-
 void ReplaceInJob(const std::string& path, const std::string& from, const std::string& to) {
   std::string text = ReadText(path);
   size_t at = text.find(from);
@@ -68,7 +60,7 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   EXPECT_NE(first.err.find("speech chunks not transcribed"), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("1 file's speech is not fully transcribed"), std::string::npos)
       << first.err;
-  const int first_uploads = SpeechUploads(server);
+  const int first_uploads = server.TranscriptionUploads();
   EXPECT_GE(first_uploads, 3);
   nlohmann::json t = QueryJson(db, "SELECT * FROM transcripts");
   ASSERT_EQ(t.size(), 1u);
@@ -88,7 +80,7 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   CommandResult second = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(LastJsonLine(second.err)["skipped"], 1) << "the item itself is not redone";
-  EXPECT_EQ(SpeechUploads(server), 1) << "only the failed chunk is sent again";
+  EXPECT_EQ(server.TranscriptionUploads(), 1) << "only the failed chunk is sent again";
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'done'"), 1);
   // Every burst once, at the time it was placed (the server's times are relative to its chunk).
   nlohmann::json segments =
@@ -130,14 +122,14 @@ TEST(SpeechJobTest, AFailedChunkIsRetriedAloneAndTheTranscriptReachesSearchAndCo
   CommandResult third = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(LastJsonLine(third.err)["skipped"], 1);
-  EXPECT_GT(SpeechUploads(server), first_uploads) << "10 s chunks: more of them";
+  EXPECT_GT(server.TranscriptionUploads(), first_uploads) << "10 s chunks: more of them";
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
             static_cast<int64_t>(video.placed.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM contexts WHERE superseded_at IS NULL"), 1);
   server.Reset();
   CommandResult fourth = Reel("run job.yaml --log-format json", dir);
   EXPECT_EQ(fourth.exit_code, 0) << fourth.err;
-  EXPECT_EQ(SpeechUploads(server), 0);
+  EXPECT_EQ(server.TranscriptionUploads(), 0);
 }
 
 // Killed while a chunk is being transcribed: the chunks stored stay, and the next run sends only
@@ -165,11 +157,11 @@ TEST(SpeechJobTest, AKilledRunResumesAtTheFirstChunkNotStored) {
     EXPECT_EQ(run.Wait(), 128 + SIGKILL);
   }
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM transcripts WHERE status = 'running'"), 1);
-  EXPECT_GE(SpeechUploads(server), 4) << "chunks 0-3 (and perhaps the one that stalled)";
+  EXPECT_GE(server.TranscriptionUploads(), 4) << "chunks 0-3 (and perhaps the one that stalled)";
   server.Reset();
   CommandResult again = Reel("run job.yaml", dir);
   EXPECT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(SpeechUploads(server), 3) << "chunks 4, 5 and 6 only";
+  EXPECT_EQ(server.TranscriptionUploads(), 3) << "chunks 4, 5 and 6 only";
   const SpeechVideo video = ToneBurstVideo();
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM segments WHERE source = 'speech'"),
             static_cast<int64_t>(video.placed.size()));
@@ -196,7 +188,7 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   std::string body = request_body();  // prefer: subtitles (the default)
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_EQ(body.find("tone 380"), std::string::npos);
-  const int once = SpeechUploads(server);
+  const int once = server.TranscriptionUploads();
   EXPECT_GE(once, 3);
   ReplaceInJob(dir + "/job.yaml", "  enabled: true\n", "  enabled: true\n  prefer: speech\n");
   body = request_body();
@@ -206,7 +198,8 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
   body = request_body();
   EXPECT_NE(body.find("A subtitle line"), std::string::npos);
   EXPECT_NE(body.find("tone 380"), std::string::npos);
-  EXPECT_EQ(SpeechUploads(server), once) << "prefer changes contexts only: transcribed once";
+  EXPECT_EQ(server.TranscriptionUploads(), once)
+      << "prefer changes contexts only: transcribed once";
   // Speech off: the transcript stays searchable but no context takes it.
   ReplaceInJob(dir + "/job.yaml", "  enabled: true\n", "  enabled: false\n");
   ReplaceInJob(dir + "/job.yaml", "  prefer: both\n", "  prefer: speech\n");

@@ -249,13 +249,6 @@ TEST(ModelDiskFullTest, WhileSpeechIsTranscribedTheRunStopsLoudlyAndTheNextSends
                                         "prompts:\n  - id: what\n    question: What is said?\n";
     return dir;
   };
-  auto uploads = [&] {
-    int64_t n = 0;
-    for (const auto& r : nlohmann::json::parse(server.Log())) {
-      n += r.value("path", "") == "/v1/audio/transcriptions";
-    }
-    return n;
-  };
   const int64_t pieces = static_cast<int64_t>(video.placed.size());
   const std::string name = "speech_disk_full";
   const std::string dir = make_job(name);
@@ -264,7 +257,7 @@ TEST(ModelDiskFullTest, WhileSpeechIsTranscribedTheRunStopsLoudlyAndTheNextSends
   BoundedRun clean = RunBounded(dir, std::chrono::seconds(120));
   ASSERT_EQ(clean.outcome.result, jobs::RunResult::kSucceeded) << clean.log;
   const int64_t chunks = Count(dir + "/out.db", "SELECT count(*) FROM transcript_chunks");
-  ASSERT_EQ(uploads(), chunks);
+  ASSERT_EQ(server.TranscriptionUploads(), chunks);
   ASSERT_GT(chunks, 3);
   ASSERT_EQ(Count(dir + "/out.db", "SELECT count(*) FROM segments WHERE source = 'speech'"),
             pieces);
@@ -298,7 +291,8 @@ TEST(ModelDiskFullTest, WhileSpeechIsTranscribedTheRunStopsLoudlyAndTheNextSends
     BoundedRun second = RunBounded(run_dir, std::chrono::seconds(120));
     ASSERT_EQ(second.outcome.result, jobs::RunResult::kSucceeded) << second.outcome.message << "\n"
                                                                   << second.log;
-    EXPECT_EQ(uploads(), chunks - std::max<int64_t>(stored, 0)) << "only the chunks not stored";
+    EXPECT_EQ(server.TranscriptionUploads(), chunks - std::max<int64_t>(stored, 0))
+        << "only the chunks not stored";
     EXPECT_EQ(Text(db, "SELECT status FROM transcripts"), "done");
     EXPECT_EQ(Count(db, "SELECT count(*) FROM transcript_chunks"), chunks);
     EXPECT_EQ(Count(db, "SELECT count(*) FROM segments WHERE source = 'speech'"), pieces);

@@ -127,6 +127,14 @@ std::vector<nlohmann::json> FakeModelServer::ChatLog() {
   return out;
 }
 
+int FakeModelServer::TranscriptionUploads() {
+  int n = 0;
+  for (const nlohmann::json& e : nlohmann::json::parse(Log())) {
+    n += e.value("path", "") == "/v1/audio/transcriptions";
+  }
+  return n;
+}
+
 int FakeModelServer::RunBatch(const FakeServerOptions& options, const std::string& input_path,
                               const std::string& output_path) {
   std::string command;

@@ -42,6 +42,8 @@ class FakeModelServer {
   std::string Log();
   // The chat completion requests of Log(), in the order they arrived.
   std::vector<nlohmann::json> ChatLog();
+  // How many transcription uploads (POST /v1/audio/transcriptions) Log() holds.
+  int TranscriptionUploads();
 
   // Runs the script in batch mode (as `vllm run-batch`) over an OpenAI Batch input file.
   // Returns the exit status.
