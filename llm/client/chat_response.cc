@@ -96,7 +96,7 @@ std::optional<std::string> EmbeddedError(const json& doc, std::string_view text)
   if (auto it = doc.find("error"); it != doc.end() && !it->is_null()) {
     return ParseServerError(0, text).message;
   }
-  if (doc.value("object", "") == "error") return ParseServerError(0, text).message;
+  if (StringField(doc, "object") == "error") return ParseServerError(0, text).message;
   if (auto it = doc.find("base_resp"); it != doc.end() && it->is_object()) {
     auto code = IntField(*it, "status_code");
     if (code && *code != 0) {

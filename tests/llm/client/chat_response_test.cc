@@ -96,6 +96,10 @@ TEST(ParseChatCompletionTest, BadBodiesAreProblemsNotCrashes) {
       {"{\"object\":\"error\",\"message\":\"boom\",\"code\":500}", AnswerProblem::kServerError},
       {"{\"base_resp\":{\"status_code\":1002,\"status_msg\":\"rate limit\"}}",
        AnswerProblem::kServerError},
+      // Fields of the wrong type (found by the fuzzer: "object" as an array threw).
+      {"{\"object\":[\"error\"]}", AnswerProblem::kEmptyChoices},
+      {"{\"object\":{},\"base_resp\":[1],\"usage\":\"x\",\"choices\":[]}",
+       AnswerProblem::kEmptyChoices},
   };
   for (const Case& c : cases) {
     ParsedAnswer p = ParseChatCompletion(c.body, VllmDialect());
@@ -219,6 +223,11 @@ TEST(ChatStreamParserTest, ErrorEventAndMalformedChunk) {
   {
     ChatStreamParser parser(VllmDialect());
     parser.Feed("data: [DONE]\n\n");
+    EXPECT_EQ(parser.Finish().problem, AnswerProblem::kEmptyChoices);
+  }
+  {  // An event whose "object" is an array (found by the fuzzer; it threw).
+    ChatStreamParser parser(VllmDialect());
+    parser.Feed("data: {\"object\": [\"error\"]}\n\ndata: [DONE]\n\n");
     EXPECT_EQ(parser.Finish().problem, AnswerProblem::kEmptyChoices);
   }
 }
