@@ -47,12 +47,23 @@ CODE_FILES = [
 ]
 
 
+def fetch_all(out_dir, files):
+    """Takes the files (package, path, name) out of their packages, each package read once."""
+    by_package = {}
+    for package, path, name in files:
+        dest = os.path.join(out_dir, "debian", name)
+        if not os.path.exists(dest):
+            by_package.setdefault(package, []).extend([path, dest])
+    os.makedirs(os.path.join(out_dir, "debian"), exist_ok=True)
+    for package, pairs in by_package.items():
+        subprocess.run(["bash", FETCH, package] + pairs, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
 def fetch(out_dir, package, path, name):
     dest = os.path.join(out_dir, "debian", name)
     if not os.path.exists(dest):
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        subprocess.run(["bash", FETCH, package, path, dest], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+        fetch_all(out_dir, [(package, path, name)])
     if os.path.exists(dest):
         with open(dest, "rb") as f:
             return f.read()
@@ -94,6 +105,14 @@ def split_lines(data, size=6000):
 
 
 def real_docs(out_dir):
+    fetch_all(out_dir,
+              [("coreutils", f"usr/share/locale/{lang}/LC_MESSAGES/coreutils.mo",
+                f"coreutils-{lang}.mo") for lang in COREUTILS_LANGS] +
+              [("apt", f"usr/share/locale/{lang}/LC_MESSAGES/apt.mo", f"apt-{lang}.mo")
+               for lang in APT_LANGS] +
+              [("iso-codes", f"usr/share/locale/{lang}/LC_MESSAGES/{domain}.mo",
+                f"{domain}-{lang}.mo") for lang in ISO_LANGS
+               for domain in ("iso_3166-1", "iso_639-2")] + CODE_FILES)
     docs = []
     english = None
     for lang in COREUTILS_LANGS:

@@ -290,19 +290,24 @@ std::vector<std::string> PlainAsteriskPromptNames() {
 std::vector<RealPrompt> AsteriskPrompts(const std::vector<std::string>& names) {
   const std::map<std::string, std::string> text_of = AsteriskTranscripts();
   if (text_of.empty()) return {};
-  std::vector<RealPrompt> prompts;
+  std::vector<std::pair<std::string, std::string>> files;  // (path in the package, name)
   for (const std::string& name : names) {
+    std::string flat = name;
+    for (char& c : flat) c = c == '/' ? '_' : c;
+    files.push_back({"usr/share/asterisk/sounds/en_US_f_Allison/" + name + ".g722",
+                     "asterisk/" + flat + ".g722"});
+  }
+  const std::vector<std::string> audio_files =
+      DebianPackageFiles("asterisk-core-sounds-en-g722", files);
+  std::vector<RealPrompt> prompts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     auto it = text_of.find(name);
     if (it == text_of.end()) {
       ADD_FAILURE() << "no transcript for Asterisk prompt " << name;
       continue;
     }
-    std::string flat = name;
-    for (char& c : flat) c = c == '/' ? '_' : c;
-    const std::string audio =
-        DebianPackageFile("asterisk-core-sounds-en-g722",
-                          "usr/share/asterisk/sounds/en_US_f_Allison/" + name + ".g722",
-                          "asterisk/" + flat + ".g722");
+    const std::string& audio = audio_files[i];
     if (audio.empty()) return {};
     RealPrompt p{name, it->second, DecodeWithFfmpeg(audio)};
     if (p.samples.empty()) {
@@ -337,11 +342,12 @@ std::vector<SpeechPiece> LayOut(std::vector<SpeechPiece> pieces, const std::vect
   return pieces;
 }
 
-SpeechVideo HarvardVideo(double noise_dbfs) {
+SpeechVideo HarvardVideo(double noise_dbfs, size_t sentences) {
   if (!HaveFlite()) return {};
   const char* voices[] = {"slt", "awb", "rms"};
   std::vector<SpeechPiece> pieces;
-  for (size_t i = 0; i < HarvardSentences().size(); ++i) {
+  sentences = std::min(sentences, HarvardSentences().size());
+  for (size_t i = 0; i < sentences; ++i) {
     const std::string& text = HarvardSentences()[i];
     pieces.push_back({text, FliteSpeech(text, voices[i % 3]), 0});
     if (pieces.back().samples.empty()) {
@@ -351,8 +357,9 @@ SpeechVideo HarvardVideo(double noise_dbfs) {
   }
   double end = 0;
   pieces = LayOut(std::move(pieces), {2.5, 0.8, 3.5, 1.2}, &end);
-  return MakeSpeechVideo(noise_dbfs < 0 ? "harvard_noise.mp4" : "harvard_clean.mp4", pieces, end,
-                         noise_dbfs);
+  std::string name = noise_dbfs < 0 ? "harvard_noise" : "harvard_clean";
+  if (sentences < HarvardSentences().size()) name += "_" + std::to_string(sentences);
+  return MakeSpeechVideo(name + ".mp4", pieces, end, noise_dbfs);
 }
 
 SpeechVideo AudioOnly(const SpeechVideo& video, const std::string& name,

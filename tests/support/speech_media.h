@@ -127,7 +127,8 @@ std::vector<SpeechPiece> LayOut(std::vector<SpeechPiece> pieces, const std::vect
 
 // The Harvard sentences read in turn by flite's slt, awb and rms voices, laid out with pauses of
 // 2.5, 0.8, 3.5 and 1.2 s (some share a chunk, some start one), over pink noise at `noise_dbfs`
-// (0: none), as an MP4 video. Empty path when flite is missing.
-SpeechVideo HarvardVideo(double noise_dbfs);
+// (0: none), as an MP4 video: the first `sentences` of them (a shorter video for tests of the
+// plumbing rather than of recognition). Empty path when flite is missing.
+SpeechVideo HarvardVideo(double noise_dbfs, size_t sentences = 10);
 
 }  // namespace reel::testing

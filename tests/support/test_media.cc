@@ -106,15 +106,30 @@ std::string RealMedia(const std::string& name) {
 
 std::string DebianPackageFile(const std::string& package, const std::string& path_in_package,
                               const std::string& name) {
-  fs::path dest = fs::path(REEL_BINARY_DIR) / "debian-media" / name;
-  if (!fs::exists(dest)) {
+  return DebianPackageFiles(package, {{path_in_package, name}}).front();
+}
+
+std::vector<std::string> DebianPackageFiles(
+    const std::string& package, const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path dir = fs::path(REEL_BINARY_DIR) / "debian-media";
+  std::string pairs;
+  for (const auto& [path_in_package, name] : files) {
+    const fs::path dest = dir / name;
+    if (fs::exists(dest)) continue;
     std::error_code ec;
     fs::create_directories(dest.parent_path(), ec);
-    RunCommand("bash " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-deb-file") +
-               " " + ShellQuote(package) + " " + ShellQuote(path_in_package) + " " +
-               ShellQuote(dest.string()));
+    pairs += " " + ShellQuote(path_in_package) + " " + ShellQuote(dest.string());
   }
-  return fs::exists(dest) ? dest.string() : "";
+  if (!pairs.empty()) {
+    RunCommand("bash " + ShellQuote(std::string(REEL_SOURCE_DIR) + "/scripts/fetch-deb-file") +
+               " " + ShellQuote(package) + pairs);
+  }
+  std::vector<std::string> paths;
+  for (const auto& [path_in_package, name] : files) {
+    const fs::path dest = dir / name;
+    paths.push_back(fs::exists(dest) ? dest.string() : "");
+  }
+  return paths;
 }
 
 std::string SharedMediaDir() {

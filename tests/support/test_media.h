@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace reel::testing {
 
@@ -35,6 +37,11 @@ std::string RealMedia(const std::string& name);
 //       "usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4", "cockatoo.mp4")
 std::string DebianPackageFile(const std::string& package, const std::string& path_in_package,
                               const std::string& name);
+
+// Several files of one package, as DebianPackageFile, taken out in one pass over the package:
+// (path in package, name) each; the cached paths in the same order, "" for each that cannot be had.
+std::vector<std::string> DebianPackageFiles(
+    const std::string& package, const std::vector<std::pair<std::string, std::string>>& files);
 
 // Ffmpeg arguments for a clip whose every frame shows its own frame number as a pattern of
 // black/white blocks (see DecodeCounter). `frames` frames of `width`x`height` at `fps`.
