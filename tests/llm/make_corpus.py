@@ -48,7 +48,8 @@ CODE_FILES = [
 
 
 def fetch_all(out_dir, files):
-    """Takes the files (package, path, name) out of their packages, each package read once."""
+    """Takes the files (package, path, name) out of their packages, each package read once, and
+    returns their contents by name (None for a file that cannot be had)."""
     by_package = {}
     for package, path, name in files:
         dest = os.path.join(out_dir, "debian", name)
@@ -58,16 +59,19 @@ def fetch_all(out_dir, files):
     for package, pairs in by_package.items():
         subprocess.run(["bash", FETCH, package] + pairs, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
+    contents = {}
+    for _, _, name in files:
+        dest = os.path.join(out_dir, "debian", name)
+        contents[name] = None
+        if os.path.exists(dest):
+            with open(dest, "rb") as f:
+                contents[name] = f.read()
+    return contents
 
 
-def fetch(out_dir, package, path, name):
-    dest = os.path.join(out_dir, "debian", name)
-    if not os.path.exists(dest):
-        fetch_all(out_dir, [(package, path, name)])
-    if os.path.exists(dest):
-        with open(dest, "rb") as f:
-            return f.read()
-    return None
+def locale_file(package, lang, domain):
+    """(package, path, name) of a gettext catalog."""
+    return (package, f"usr/share/locale/{lang}/LC_MESSAGES/{domain}.mo", f"{domain}-{lang}.mo")
 
 
 def mo_strings(data):
@@ -105,19 +109,15 @@ def split_lines(data, size=6000):
 
 
 def real_docs(out_dir):
-    fetch_all(out_dir,
-              [("coreutils", f"usr/share/locale/{lang}/LC_MESSAGES/coreutils.mo",
-                f"coreutils-{lang}.mo") for lang in COREUTILS_LANGS] +
-              [("apt", f"usr/share/locale/{lang}/LC_MESSAGES/apt.mo", f"apt-{lang}.mo")
-               for lang in APT_LANGS] +
-              [("iso-codes", f"usr/share/locale/{lang}/LC_MESSAGES/{domain}.mo",
-                f"{domain}-{lang}.mo") for lang in ISO_LANGS
-               for domain in ("iso_3166-1", "iso_639-2")] + CODE_FILES)
+    coreutils = [locale_file("coreutils", lang, "coreutils") for lang in COREUTILS_LANGS]
+    apt = [locale_file("apt", lang, "apt") for lang in APT_LANGS]
+    iso = [locale_file("iso-codes", lang, domain) for lang in ISO_LANGS
+           for domain in ("iso_3166-1", "iso_639-2")]
+    data_of = fetch_all(out_dir, coreutils + apt + iso + CODE_FILES)
     docs = []
     english = None
-    for lang in COREUTILS_LANGS:
-        data = fetch(out_dir, "coreutils", f"usr/share/locale/{lang}/LC_MESSAGES/coreutils.mo",
-                     f"coreutils-{lang}.mo")
+    for _, _, name in coreutils:
+        data = data_of[name]
         if not data:
             continue
         pairs = [p for p in mo_strings(data) if p[0]]
@@ -126,18 +126,12 @@ def real_docs(out_dir):
         docs += chunk([p[1] for p in pairs])
     if english:
         docs += chunk(english)
-    for lang in APT_LANGS:
-        data = fetch(out_dir, "apt", f"usr/share/locale/{lang}/LC_MESSAGES/apt.mo", f"apt-{lang}.mo")
+    for _, _, name in apt + iso:
+        data = data_of[name]
         if data:
             docs += chunk([p[1] for p in mo_strings(data) if p[0]])
-    for lang in ISO_LANGS:
-        for domain in ("iso_3166-1", "iso_639-2"):
-            data = fetch(out_dir, "iso-codes", f"usr/share/locale/{lang}/LC_MESSAGES/{domain}.mo",
-                         f"{domain}-{lang}.mo")
-            if data:
-                docs += chunk([p[1] for p in mo_strings(data) if p[0]])
-    for package, path, name in CODE_FILES:
-        data = fetch(out_dir, package, path, name)
+    for _, _, name in CODE_FILES:
+        data = data_of[name]
         if data:
             docs += split_lines(data)
     return docs
