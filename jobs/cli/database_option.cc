@@ -14,8 +14,11 @@
 namespace reel::cli {
 
 void AddDatabaseOptions(CLI::App* cmd, DatabaseChoice* choice) {
-  // After the command's own footer (every caller sets it first).
-  cmd->footer(cmd->get_footer() + (cmd->get_footer().empty() ? "" : "\n") + kDatabaseRule);
+  // After the command's own footer text (every caller sets it first). A footer made by a function
+  // (CLI11 prints it before this text) is set after this call: get_footer() would run it, at every
+  // start of `reel`, and copy its text into this one.
+  const std::string own = cmd->get_footer();
+  cmd->footer(own + (own.empty() ? "" : "\n") + kDatabaseRule);
   cmd->add_option("--db", choice->db,
                   "Results database (default: --job's database, else $REEL_DB, else ./reel.db, "
                   "else the database of the job file here)");

@@ -95,8 +95,10 @@ void AddQueryCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<QueryFlags>();
   CLI::App* cmd = app.add_subcommand(
       "query", "Run one read-only SQL statement on a results database and print the rows");
+  AddDatabaseOptions(cmd, &flags->database);
   // Generated from the schema (made in memory, only when the help is shown), so it names every
-  // table and view this build has.
+  // table and view this build has. Set after AddDatabaseOptions, which reads the footer text so
+  // far; CLI11 prints a footer function's text before that text (the database rule).
   cmd->footer([]() -> std::string {
     std::string tables;
     std::string views;
@@ -116,9 +118,8 @@ void AddQueryCommand(CLI::App& app, int& exit_code) {
            "turns\n"
            "either off, e.g. for a long report run from a script.\n"
            "Exit status: 0 ok, 1 no database / database error / a limit was hit, 2 bad SQL or\n"
-           "options.";
+           "options.\n";
   });
-  AddDatabaseOptions(cmd, &flags->database);
   cmd->add_option("SQL", flags->sql, "One SELECT (or other read-only) statement")->required();
   cmd->add_option("--format", flags->format,
                   "table (aligned, long cells cut), csv (RFC 4180), json (array of objects), "

@@ -7,9 +7,6 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
-#include <libavfilter/avfilter.h>
-#include <libavfilter/buffersink.h>
-#include <libavfilter/buffersrc.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
@@ -48,9 +45,6 @@ struct ParserContextDeleter {
 struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
-struct FilterGraphDeleter {
-  void operator()(AVFilterGraph* p) const { avfilter_graph_free(&p); }
-};
 struct SwrContextDeleter {
   void operator()(SwrContext* p) const { swr_free(&p); }
 };
@@ -62,7 +56,6 @@ using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
 using UniqueSwsContext = std::unique_ptr<SwsContext, SwsContextDeleter>;
 using UniqueSwrContext = std::unique_ptr<SwrContext, SwrContextDeleter>;
 using UniqueParserContext = std::unique_ptr<AVCodecParserContext, ParserContextDeleter>;
-using UniqueFilterGraph = std::unique_ptr<AVFilterGraph, FilterGraphDeleter>;
 
 // An enum field FFmpeg filled from the file (codec parameters, stream and frame properties): its
 // bytes as an int, never loaded as the enum. A demuxer or decoder can leave any number there for a

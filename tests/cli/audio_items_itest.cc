@@ -50,10 +50,12 @@ std::string AudioJobTurnWith(const std::vector<json>& chats, const std::string& 
 // with nothing else running.
 TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedText) {
   if (!HaveFlite() || !HavePocketSphinxModel()) GTEST_SKIP() << "flite or the model is missing";
-  const SpeechVideo video = HarvardVideo(0);
+  // Four sentences: the plumbing of audio files (recognition itself is measured on all ten and on
+  // real recordings in tests/llm/speech/pocketsphinx_itest.cc).
+  const SpeechVideo video = HarvardVideo(0, /*sentences=*/4);
   ASSERT_FALSE(video.path.empty());
-  const SpeechVideo mp3 = AudioOnly(video, "harvard.mp3", "-c:a libmp3lame -q:a 4");
-  const SpeechVideo wav = AudioOnly(video, "harvard.wav", "-c:a pcm_s16le -ar 22050 -ac 1");
+  const SpeechVideo mp3 = AudioOnly(video, "harvard4.mp3", "-c:a libmp3lame -q:a 4");
+  const SpeechVideo wav = AudioOnly(video, "harvard4.wav", "-c:a pcm_s16le -ar 22050 -ac 1");
   ASSERT_FALSE(mp3.path.empty());
   ASSERT_FALSE(wav.path.empty());
   FakeServerOptions logs_text;
@@ -119,13 +121,14 @@ TEST(AudioItemsTest, AudioFilesInAFolderAreTranscribedSearchableAndAskedAsTimedT
     }
     const TranscriptScore score = ScoreTranscript(video.placed, words);
     std::printf("%s:\n%s", name.c_str(), score.Table().c_str());
-    // Measured: 23.8% (.mp3), 28.7% (.wav) on these clean flite voices through the chunker.
-    EXPECT_LE(score.total.rate(), 0.35) << score.Table();
+    // Measured: 32.4% (.mp3), 38.2% (.wav) on the first four sentences (the first is the hardest:
+    // 6 and 7 errors of 8), clean, through the chunker; 23.8% and 28.7% on all ten.
+    EXPECT_LE(score.total.rate(), 0.45) << score.Table();
     for (const PieceScore& p : score.pieces) EXPECT_NEAR(p.first_word_s, p.onset_s, 0.5);
 
     // `reel search` finds a word of it in that file, at its segment's time.
     const std::string word = words[words.size() / 2].text;
-    CommandResult found = Reel("search --db out.db " + word + " --format json", dir);
+    CommandResult found = Reel("search --db out.db " + ShellQuote(word) + " --format json", dir);
     ASSERT_EQ(found.exit_code, 0) << found.err;
     bool hit = false;
     for (const json& row : json::parse(found.out)) {
@@ -219,11 +222,8 @@ TEST(AudioItemsTest, AKilledRunResumesTheAudioAndADamagedFileFailsAlone) {
   {
     ReelProcess run({"run", dir + "/job.yaml", "--workers", "1"}, dir + "/run.err");
     ASSERT_GT(run.pid(), 0);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return fs::exists(db) && QueryInt(db, "SELECT count(*) FROM transcript_chunks") == 4;
-        },
-        std::chrono::seconds(60)))
+    ASSERT_TRUE(WaitFor([&] { return PollInt(db, "SELECT count(*) FROM transcript_chunks") == 4; },
+                        std::chrono::seconds(60)))
         << ReadText(dir + "/run.err");
     run.Signal(SIGKILL);
     EXPECT_EQ(run.Wait(), 128 + SIGKILL);
@@ -285,11 +285,13 @@ TEST(AudioItemsTest, AskAboutAnAudioFile) {
   logs_text.extra_args = {"--log-text"};
   FakeModelServer server(logs_text);
   ASSERT_TRUE(server.started());
-  const SpeechVideo tones = ToneBurstVideo();
-  const SpeechVideo mp3 = AudioOnly(tones, "tone_bursts.mp3", "-c:a libmp3lame -b:a 96k");
-  ASSERT_FALSE(mp3.path.empty());
+  // Four seconds of a tone (PocketSphinx's time grows with the audio's; what is checked here is
+  // the ask's plumbing).
+  const std::string mp3 =
+      GeneratedMedia("tone_4s.mp3", "-f lavfi -i sine=frequency=440:duration=4 -c:a libmp3lame");
+  ASSERT_FALSE(mp3.empty());
   const std::string dir = ScratchDir("audio_items_ask");
-  fs::copy_file(mp3.path, dir + "/podcast.mp3");
+  fs::copy_file(mp3, dir + "/podcast.mp3");
   fs::copy_file(SmallClip(2), dir + "/clip.mp4");
   WriteText(dir + "/notes.md", "The host's notes: a program of tones.\n");
   // The ask job's speech settings are the defaults: offline. Tones are no speech to PocketSphinx,

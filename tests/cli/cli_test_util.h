@@ -15,10 +15,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/sqlite_rows.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_media.h"
 
@@ -46,18 +48,29 @@ inline std::string ReadText(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Rows of `sql` on `db` as JSON objects (fails the test on error).
+// Rows of `sql` on `db` as JSON objects, as `reel query --format json` gives them, read with
+// SQLite in this process (fails the test on error). `reel query` itself is tested in
+// tests/cli/query_itest.cc.
 inline nlohmann::json QueryJson(const std::string& db, const std::string& sql) {
-  CommandResult r = Reel("query --db " + ShellQuote(db) + " " + ShellQuote(sql) + " --format json");
-  EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err;
-  if (r.exit_code != 0) return nlohmann::json::array();
-  return nlohmann::json::parse(r.out);
+  std::string error;
+  std::optional<nlohmann::json> rows = SqliteRows(db, sql, &error);
+  EXPECT_TRUE(rows.has_value()) << sql << "\n" << error;
+  return rows.value_or(nlohmann::json::array());
 }
 
 inline int64_t QueryInt(const std::string& db, const std::string& sql) {
   nlohmann::json rows = QueryJson(db, sql);
   if (rows.empty()) return -1;
   return rows[0].begin()->get<int64_t>();
+}
+
+// For polling a database a run is writing: the first column of the first row, or nullopt (and no
+// test failure) while the file or its tables are not there yet.
+inline std::optional<int64_t> PollInt(const std::string& db, const std::string& sql) {
+  std::string error;
+  std::optional<nlohmann::json> rows = SqliteRows(db, sql, &error);
+  if (!rows || rows->empty() || !rows->front().begin()->is_number_integer()) return std::nullopt;
+  return rows->front().begin()->get<int64_t>();
 }
 
 // The last JSON line on `err` (the run_finished record of --log-format json).

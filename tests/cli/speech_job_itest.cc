@@ -147,11 +147,8 @@ TEST(SpeechJobTest, AKilledRunResumesAtTheFirstChunkNotStored) {
   {
     ReelProcess run({"run", dir + "/job.yaml"}, dir + "/run.err");
     ASSERT_GT(run.pid(), 0);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return fs::exists(db) && QueryInt(db, "SELECT count(*) FROM transcript_chunks") == 4;
-        },
-        std::chrono::seconds(60)))
+    ASSERT_TRUE(WaitFor([&] { return PollInt(db, "SELECT count(*) FROM transcript_chunks") == 4; },
+                        std::chrono::seconds(60)))
         << ReadText(dir + "/run.err");
     run.Signal(SIGKILL);
     EXPECT_EQ(run.Wait(), 128 + SIGKILL);
@@ -213,7 +210,9 @@ TEST(SpeechJobTest, PreferChoosesBetweenSubtitlesAndTheTranscript) {
 // noise at known times, transcribed by PocketSphinx with nothing running.
 TEST(SpeechJobTest, OfflineTranscriptHasTheWordsAtTheirTimes) {
   if (!HaveFlite() || !HavePocketSphinxModel()) GTEST_SKIP() << "flite or the model is missing";
-  const SpeechVideo video = HarvardVideo(-50);
+  // Four sentences: the job's plumbing (recognition itself is measured on all ten and on real
+  // recordings in tests/llm/speech/pocketsphinx_itest.cc).
+  const SpeechVideo video = HarvardVideo(-50, /*sentences=*/4);
   ASSERT_FALSE(video.path.empty());
   const std::string dir = ScratchDir("speech_job_offline");
   fs::create_directories(dir + "/media");
@@ -240,7 +239,7 @@ TEST(SpeechJobTest, OfflineTranscriptHasTheWordsAtTheirTimes) {
   }
   const TranscriptScore score = ScoreTranscript(video.placed, words);
   std::printf("reel run with speech, flite over noise:\n%s", score.Table().c_str());
-  EXPECT_LE(score.total.rate(), 0.45) << score.Table();  // as `reel transcribe`: 37.5%
+  EXPECT_LE(score.total.rate(), 0.45) << score.Table();  // as `reel transcribe`: 38.2%
   for (const PieceScore& p : score.pieces) {
     EXPECT_NEAR(p.first_word_s, p.onset_s, 0.5) << p.reference;
   }

@@ -1,7 +1,13 @@
 // Interlaced video: `reel probe` reports the field order as ffprobe does, and the chosen frames
 // are deinterlaced (FFmpeg's estdif on each chosen frame: the frame `ffmpeg -vf estdif` gives)
 // unless the resize options say not to.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+extern "C" {
+#include <libavfilter/version_major.h>
+}
 
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +22,7 @@
 namespace reel::pipeline {
 namespace {
 
+using reel::testing::CommandResult;
 using reel::testing::GeneratedMedia;
 using reel::testing::RunCommand;
 using reel::testing::ShellQuote;
@@ -121,6 +128,27 @@ TEST(InterlacedTest, ChosenFramesAreDeinterlacedAsFfmpegsEstdifDoes) {
       GeneratedMedia("progressive_mpeg2.mpg",
                      "-f lavfi -i testsrc2=s=352x288:r=25:d=1.2 -c:v mpeg2video -b:v 4M -f vob");
   EXPECT_LT(MeanAbsDiff(ReelFrame(progressive, 10, true), FfmpegFrame(progressive, 10, "")), 1.0);
+}
+
+// libavfilter is not linked (with its dependencies it was a third of the dynamic loader's work at
+// every start of `reel` and of each test process): the deinterlacer loads it for the first
+// interlaced picture.
+TEST(InterlacedTest, LibavfilterIsLoadedForTheFirstInterlacedPictureOnly) {
+  const std::string soname = "libavfilter.so." + std::to_string(LIBAVFILTER_VERSION_MAJOR);
+  CommandResult needed = RunCommand("ldd /proc/" + std::to_string(getpid()) + "/exe");
+  ASSERT_EQ(needed.exit_code, 0) << needed.err;
+  ASSERT_NE(needed.out.find("libavcodec.so"), std::string::npos) << needed.out;
+  EXPECT_EQ(needed.out.find("libavfilter"), std::string::npos) << needed.out;
+  Image progressive = ReelFrame(GeneratedMedia("progressive_mpeg2.mpg",
+                                               "-f lavfi -i testsrc2=s=352x288:r=25:d=1.2 "
+                                               "-c:v mpeg2video -b:v 4M -f vob"),
+                                10, /*deinterlace=*/true);
+  EXPECT_EQ(progressive.width, 352);
+  Image woven = ReelFrame(InterlacedMpeg2(), 10, /*deinterlace=*/true);
+  EXPECT_EQ(woven.width, 352);
+  void* loaded = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(loaded, nullptr) << soname << " after an interlaced picture";
+  if (loaded != nullptr) dlclose(loaded);
 }
 
 }  // namespace
