@@ -84,8 +84,8 @@ std::optional<nlohmann::json> SqliteRows(const std::string& db, const std::strin
   try {
     (void)rows.dump();
   } catch (const nlohmann::json::type_error&) {  // invalid UTF-8 in a text value
-    rows = nlohmann::json::parse(
-        rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    rows =
+        nlohmann::json::parse(rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   return rows;
 }
