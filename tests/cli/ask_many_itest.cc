@@ -79,16 +79,6 @@ std::string UserTurn(const json& chat) {
   return out;
 }
 
-size_t Count(const std::string& text, const std::string& what, size_t from = 0,
-             size_t to = std::string::npos) {
-  size_t n = 0;
-  for (size_t at = text.find(what, from); at != std::string::npos && at < to;
-       at = text.find(what, at + what.size())) {
-    ++n;
-  }
-  return n;
-}
-
 // The manifest of the newest context of a.mp4 (the item the group's question is stored under)
 // over the files (not a reduce over answers).
 json NewestManifest(const AskManyDir& d) {
@@ -129,13 +119,15 @@ TEST(AskManyTest, TwoClipsAnImageAndANoteAreOneRequestAndOneAnswer) {
   // Every stored frame of each clip, under its heading; times restart at each clip's start.
   ASSERT_GT(d.Frames("a.mp4"), 1);
   ASSERT_GT(d.Frames("b.mp4"), d.Frames("a.mp4"));  // b is a second longer
-  EXPECT_EQ(Count(turn, "<IMG>", v1, v2), static_cast<size_t>(d.Frames("a.mp4"))) << turn;
-  EXPECT_EQ(Count(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4"))) << turn;
-  EXPECT_EQ(Count(turn, "<IMG>", i1), 1u) << turn;
-  EXPECT_EQ(Count(turn, "Frame at 0.0 s", v1, v2), 1u) << turn;
-  EXPECT_EQ(Count(turn, "Frame at 0.0 s", v2, i1), 1u) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "<IMG>", v1, v2), static_cast<size_t>(d.Frames("a.mp4")))
+      << turn;
+  EXPECT_EQ(CountOccurrences(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4")))
+      << turn;
+  EXPECT_EQ(CountOccurrences(turn, "<IMG>", i1), 1u) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "Frame at 0.0 s", v1, v2), 1u) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "Frame at 0.0 s", v2, i1), 1u) << turn;
   EXPECT_LT(turn.find("Frame at 4.0 s", v2), i1) << turn;  // b's own times (a is 3 s long)
-  EXPECT_EQ(Count(turn, "Frame at 4.0 s", v1, v2), 0u) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "Frame at 4.0 s", v1, v2), 0u) << turn;
   // The question is last.
   EXPECT_EQ(turn.substr(turn.size() - std::string(kQuestion).size()), kQuestion);
 
@@ -306,7 +298,8 @@ TEST(AskManyTest, AWaitingQuestionIsExportedAndShownAsOneContextOverEveryFile) {
   ASSERT_NE(v2, std::string::npos) << turn;
   ASSERT_NE(i1, std::string::npos) << turn;
   EXPECT_TRUE(v1 < v2 && v2 < i1) << turn;
-  EXPECT_EQ(Count(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4"))) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "<IMG>", v2, i1), static_cast<size_t>(d.Frames("b.mp4")))
+      << turn;
 
   // The batch's answer, read back: stored under a.mp4, its times linked to the files it names.
   const json answer = {
@@ -389,7 +382,8 @@ TEST(AskManyTest, ASmallBudgetThinsBothClipsAlikeAndASmallerOneSplitsWithHeading
   const size_t v1 = turn.find("Video 1: a.mp4"), v2 = turn.find("Video 2: b.mp4"),
                i1 = turn.find("Image 1: diagram.png");
   ASSERT_TRUE(v1 < v2 && v2 < i1) << turn;
-  const size_t kept_a = Count(turn, "<IMG>", v1, v2), kept_b = Count(turn, "<IMG>", v2, i1);
+  const size_t kept_a = CountOccurrences(turn, "<IMG>", v1, v2),
+               kept_b = CountOccurrences(turn, "<IMG>", v2, i1);
   EXPECT_GE(kept_a, 2u) << turn;
   EXPECT_GE(kept_b, 2u) << turn;
   EXPECT_LT(kept_a + kept_b, static_cast<size_t>(frames_a + frames_b)) << turn;
@@ -400,7 +394,7 @@ TEST(AskManyTest, ASmallBudgetThinsBothClipsAlikeAndASmallerOneSplitsWithHeading
   // First and last frame of each clip kept.
   EXPECT_NE(turn.find("Frame at 0.0 s", v1), std::string::npos);
   EXPECT_LT(turn.find("Frame at 0.0 s", v2), i1) << turn;
-  EXPECT_EQ(Count(turn, "<IMG>", i1), 1u) << turn;
+  EXPECT_EQ(CountOccurrences(turn, "<IMG>", i1), 1u) << turn;
 
   // Room for about three frames besides the text: split into parts.
   const int64_t per_frame = image / (frames_a + frames_b + 1);
@@ -408,7 +402,8 @@ TEST(AskManyTest, ASmallBudgetThinsBothClipsAlikeAndASmallerOneSplitsWithHeading
   const size_t before = server.ChatLog().size();
   CommandResult split = d.Ask(ask + " --token-budget " + std::to_string(split_budget));
   ASSERT_EQ(split.exit_code, 0) << split.err;
-  EXPECT_EQ(Count(split.out, "Answer to: "), 1u) << split.out;  // one answer: the reduce's
+  EXPECT_EQ(CountOccurrences(split.out, "Answer to: "), 1u)
+      << split.out;  // one answer: the reduce's
   const std::vector<json> chats = server.ChatLog();
   ASSERT_GT(chats.size(), before + 2) << "several parts and a reduce";
   std::set<std::string> headed;
@@ -417,7 +412,7 @@ TEST(AskManyTest, ASmallBudgetThinsBothClipsAlikeAndASmallerOneSplitsWithHeading
     const std::string part = UserTurn(chats[c]);
     const size_t first_image = part.find("<IMG>");
     ASSERT_NE(first_image, std::string::npos) << part;
-    images += Count(part, "<IMG>");
+    images += CountOccurrences(part, "<IMG>");
     // Every part's frames are under a file heading, each heading before the frames of its file.
     bool heading = false;
     for (const char* h : {"Video 1: a.mp4", "Video 2: b.mp4", "Image 1: diagram.png"}) {

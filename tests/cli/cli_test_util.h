@@ -73,6 +73,17 @@ inline std::optional<int64_t> PollInt(const std::string& db, const std::string& 
   return rows->front().begin()->get<int64_t>();
 }
 
+// How many times `what` occurs in `text` (not overlapping), from `from` up to `to`.
+inline size_t CountOccurrences(const std::string& text, const std::string& what, size_t from = 0,
+                               size_t to = std::string::npos) {
+  size_t n = 0;
+  for (size_t at = text.find(what, from); at != std::string::npos && at < to;
+       at = text.find(what, at + what.size())) {
+    ++n;
+  }
+  return n;
+}
+
 // The last JSON line on `err` (the run_finished record of --log-format json).
 inline nlohmann::json LastJsonLine(const std::string& err) {
   std::string last;

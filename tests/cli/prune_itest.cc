@@ -18,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Blobs that no frame or feature names, and frame thumbnails whose blob is missing.
 constexpr const char* kUnusedBlobs =
     "SELECT count(*) FROM blobs WHERE hash NOT IN (SELECT thumbnail_hash FROM frames WHERE "
@@ -68,7 +62,7 @@ TEST(PruneCommandTest, MarksListsThenDropsItemsWhoseInputIsGone) {
   // Marked for people, not in machine formats.
   CommandResult items = Reel("results --db p.db --items --width 0", dir);
   ASSERT_EQ(items.exit_code, 0) << items.err;
-  EXPECT_EQ(Count(items.out, "[deleted] "), 2u) << items.out;
+  EXPECT_EQ(CountOccurrences(items.out, "[deleted] "), 2u) << items.out;
   EXPECT_NE(items.out.find("[deleted] " + dir + "/clips/a.mp4"), std::string::npos) << items.out;
   EXPECT_EQ(Reel("results --db p.db --format csv", dir).out.find("[deleted]"), std::string::npos);
   EXPECT_NE(Reel("show --db p.db b.mp4", dir).out.find("The input file is gone"),
@@ -80,7 +74,7 @@ TEST(PruneCommandTest, MarksListsThenDropsItemsWhoseInputIsGone) {
   EXPECT_EQ(json::parse(Reel("status --db p.db --format json", dir).out)["items"]["input_gone"], 2);
   const std::string site = dir + "/site";
   ASSERT_EQ(Reel("report --db p.db -o " + ShellQuote(site), dir).exit_code, 0);
-  EXPECT_EQ(Count(ReadText(site + "/index.html"), "input deleted"), 2u);
+  EXPECT_EQ(CountOccurrences(ReadText(site + "/index.html"), "input deleted"), 2u);
 
   // Listed, nothing dropped without --yes.
   CommandResult listed = Reel("prune --db p.db --format json", dir);

@@ -300,16 +300,8 @@ TEST_F(QueryCommandTest, HelpNamesEveryTableAndView) {
   EXPECT_EQ(flat.find("responses_fts_data"), std::string::npos) << help.out;
   // Each part of the footer once (the generated part was printed twice, and made at every start
   // of `reel`, whatever the command).
-  auto count = [&](const std::string& what) {
-    size_t n = 0;
-    for (size_t at = help.out.find(what); at != std::string::npos;
-         at = help.out.find(what, at + 1)) {
-      ++n;
-    }
-    return n;
-  };
-  EXPECT_EQ(count("Tables: "), 1u) << help.out;
-  EXPECT_EQ(count("Which database: "), 1u) << help.out;
+  EXPECT_EQ(CountOccurrences(help.out, "Tables: "), 1u) << help.out;
+  EXPECT_EQ(CountOccurrences(help.out, "Which database: "), 1u) << help.out;
   EXPECT_LT(help.out.find("Tables: "), help.out.find("Which database: ")) << help.out;
   CommandResult top = Reel("--help");
   EXPECT_NE(top.out.find("an index, and a page on the runs (batch.html)\n"), std::string::npos)

@@ -54,7 +54,7 @@ inline SentencePieceTokenizer RandomSentencePieceTokenizer(uint32_t seed) {
   if (byte_tokens) {
     const int last = t.fallback == SentencePieceFallback::kSomeBytesAndUnk ? 0x7F : 0xFF;
     for (int b = 0; b <= last; ++b) {
-      char name[8];
+      char name[16];  // "<0xFF>" and its NUL; room for what -Wformat-truncation assumes
       std::snprintf(name, sizeof name, "<0x%02X>", b);
       add(name);
     }

@@ -1,14 +1,23 @@
 #include "tests/support/tokenizer_reference.h"
 
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "tests/support/subprocess.h"
 #include "tests/support/test_environment.h"
+
+extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -40,8 +49,8 @@ uint64_t HashDocs(uint64_t h, const Docs& docs) {
 
 // Runs the reference on files in the cache folder; the output is written once under `key`.
 std::optional<std::string> Cached(const std::string& key, const std::string& input_bytes,
-                                  const std::string& args_before_input,
-                                  const std::string& args_after_output, std::string* error) {
+                                  const std::vector<std::string>& args_before_input,
+                                  const std::string& flag_after_output, std::string* error) {
   fs::path cache = ReferenceRoot() / "cache";
   std::error_code ec;
   fs::create_directories(cache, ec);
@@ -54,9 +63,11 @@ std::optional<std::string> Cached(const std::string& key, const std::string& inp
     std::ofstream f(in, std::ios::binary);
     f.write(input_bytes.data(), static_cast<std::streamsize>(input_bytes.size()));
   }
-  bool ok = RunReference(args_before_input + " " + ShellQuote(in.string()) + " " +
-                             ShellQuote(tmp.string()) + " " + args_after_output,
-                         error);
+  std::vector<std::string> args = args_before_input;
+  args.push_back(in.string());
+  args.push_back(tmp.string());
+  if (!flag_after_output.empty()) args.push_back(flag_after_output);
+  bool ok = RunReference(args, error);
   fs::remove(in, ec);
   if (!ok) {
     fs::remove(tmp, ec);
@@ -65,6 +76,89 @@ std::optional<std::string> Cached(const std::string& key, const std::string& inp
   fs::rename(tmp, out, ec);
   return ReadFile(out.string());
 }
+
+// `node encode.js serve`, started at this process's first question and kept for the next ones:
+// a tokenizer file is loaded once per test process (Gemma's takes the library about 2 s), not
+// once per question. Closed with the process (node ends when its input does).
+class ReferenceServer {
+ public:
+  bool Ask(const std::vector<std::string>& args, std::string* error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (from_ == nullptr && !Start(error)) return false;
+    const std::string request = nlohmann::json(args).dump() + "\n";
+    std::string answer;
+    if (::send(to_, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char line[4096];
+      while (std::fgets(line, sizeof line, from_) != nullptr) {
+        answer += line;
+        if (answer.back() == '\n') break;
+      }
+    }
+    if (answer == "ok\n") return true;
+    if (error) {
+      *error = answer.empty() ? "reference failed: node ended (see its messages above)"
+                              : "reference failed: " + answer;
+    }
+    if (answer.empty()) Stop();
+    return false;
+  }
+  ~ReferenceServer() { Stop(); }
+
+ private:
+  bool Start(std::string* error) {
+    const std::string dir = TokenizerReferenceDir();
+    if (dir.empty()) {
+      if (error) *error = "the reference (node + npm tokenizers) is not available";
+      return false;
+    }
+    // A socket pair rather than pipes: a write to a node that has died fails (MSG_NOSIGNAL)
+    // instead of killing this process with SIGPIPE.
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+      if (error) *error = "reference failed: socketpair";
+      return false;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 0);
+    posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+    std::vector<std::string> env_storage = {"NODE_PATH=" + dir + "/node_modules"};
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "NODE_PATH=", 10) != 0) env_storage.push_back(*e);
+    }
+    std::vector<char*> envp;
+    for (std::string& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string script = std::string(REEL_SOURCE_DIR) + "/tests/llm/reference/encode.js";
+    std::string node = "node", serve = "serve";
+    char* argv[] = {node.data(), script.data(), serve.data(), nullptr};
+    const int rc = posix_spawnp(&pid_, "node", &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(ends[1]);
+    if (rc != 0) {
+      ::close(ends[0]);
+      pid_ = -1;
+      if (error) *error = "reference failed: node cannot be started";
+      return false;
+    }
+    to_ = ends[0];
+    from_ = ::fdopen(ends[0], "r");  // reads; requests are sent on the same socket
+    return from_ != nullptr;
+  }
+  void Stop() {
+    if (from_ != nullptr) std::fclose(from_);  // closes the socket: node's input ends
+    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
+    to_ = -1;
+    from_ = nullptr;
+    pid_ = -1;
+  }
+
+  std::mutex mutex_;
+  pid_t pid_ = -1;
+  int to_ = -1;
+  FILE* from_ = nullptr;
+};
 
 std::string DocsBytes(const Docs& docs) {
   std::string out;
@@ -179,20 +273,9 @@ void WriteIdLists(const std::string& path, const IdLists& lists) {
   f.write(b.data(), static_cast<std::streamsize>(b.size()));
 }
 
-bool RunReference(const std::string& args, std::string* error) {
-  std::string dir = TokenizerReferenceDir();
-  if (dir.empty()) {
-    if (error) *error = "the reference (node + npm tokenizers) is not available";
-    return false;
-  }
-  auto r = RunCommand("NODE_PATH=" + ShellQuote(dir + "/node_modules") + " node " +
-                      ShellQuote(std::string(REEL_SOURCE_DIR) + "/tests/llm/reference/encode.js") +
-                      " " + args);
-  if (r.exit_code != 0) {
-    if (error) *error = "reference failed: " + r.err;
-    return false;
-  }
-  return true;
+bool RunReference(const std::vector<std::string>& args, std::string* error) {
+  static ReferenceServer server;
+  return server.Ask(args, error);
 }
 
 std::optional<IdLists> ReferenceIds(const std::string& tokenizer_file, const Docs& docs,
@@ -201,7 +284,7 @@ std::optional<IdLists> ReferenceIds(const std::string& tokenizer_file, const Doc
   uint64_t h = Fnv(0xcbf29ce484222325ull, tok.data(), tok.size());
   h = HashDocs(h, docs);
   std::string key = "ids-" + Hex(h) + (add_special_tokens ? "-special" : "");
-  auto out = Cached(key, DocsBytes(docs), "ids " + ShellQuote(tokenizer_file),
+  auto out = Cached(key, DocsBytes(docs), {"ids", tokenizer_file},
                     add_special_tokens ? "--add-special-tokens" : "", error);
   if (!out) return std::nullopt;
   return ParseIdLists(*out);
@@ -214,7 +297,7 @@ std::optional<Docs> ReferenceDecode(const std::string& tokenizer_file, const IdL
   uint64_t h = Fnv(0xcbf29ce484222325ull, tok.data(), tok.size());
   h = Fnv(h, input.data(), input.size());
   std::string key = "decode-" + Hex(h) + (skip_special_tokens ? "-skip" : "");
-  auto out = Cached(key, input, "decode " + ShellQuote(tokenizer_file),
+  auto out = Cached(key, input, {"decode", tokenizer_file},
                     skip_special_tokens ? "--skip-special-tokens" : "", error);
   if (!out) return std::nullopt;
   return ParseDocs(*out);
@@ -224,8 +307,8 @@ std::optional<std::vector<Docs>> ReferencePreTokenize(const std::string& pre_tok
                                                       const Docs& docs, std::string* error) {
   uint64_t h = Fnv(0xcbf29ce484222325ull, pre_tokenizer_json.data(), pre_tokenizer_json.size());
   h = HashDocs(h, docs);
-  auto out = Cached("pre-" + Hex(h), DocsBytes(docs),
-                    "pretokenize " + ShellQuote(pre_tokenizer_json), "", error);
+  auto out =
+      Cached("pre-" + Hex(h), DocsBytes(docs), {"pretokenize", pre_tokenizer_json}, "", error);
   if (!out) return std::nullopt;
   std::vector<Docs> result;
   const std::string& b = *out;
@@ -251,7 +334,7 @@ std::optional<Docs> ReferenceNormalize(const std::string& kind, const Docs& docs
                                        std::string* error) {
   uint64_t h = Fnv(0xcbf29ce484222325ull, kind.data(), kind.size());
   h = HashDocs(h, docs);
-  auto out = Cached("norm-" + Hex(h), DocsBytes(docs), "normalize " + kind, "", error);
+  auto out = Cached("norm-" + Hex(h), DocsBytes(docs), {"normalize", kind}, "", error);
   if (!out) return std::nullopt;
   return ParseDocs(*out);
 }

@@ -32,8 +32,9 @@ IdLists ReadIdLists(const std::string& path);
 void WriteIdLists(const std::string& path, const IdLists& lists);
 std::string ReadFile(const std::string& path);
 
-// Runs `node encode.js ARGS`; returns false and sets `error` on failure.
-bool RunReference(const std::string& args, std::string* error);
+// Runs encode.js's mode ARGS (tests/llm/reference/encode.js) in this process's reference server;
+// returns false and sets `error` on failure.
+bool RunReference(const std::vector<std::string>& args, std::string* error);
 
 // The library's ids for each document, cached in the build tree by a hash of the tokenizer
 // file, the documents and the flag. nullopt (with `error` set) if the reference failed.

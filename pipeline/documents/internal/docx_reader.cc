@@ -13,8 +13,6 @@
 namespace reel::pipeline::documents {
 namespace {
 
-constexpr int kMaxDepth = 256;
-
 class DocxWalker {
  public:
   std::vector<std::string> pages;
@@ -26,7 +24,7 @@ class DocxWalker {
 
  private:
   void Walk(xmlNode* node, int depth) {
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxXmlDepth) return;
     for (xmlNode* c = node->children; c; c = c->next) {
       if (c->type == XML_ELEMENT_NODE) Element(c, depth + 1);
     }

@@ -5,11 +5,10 @@
 #include "base/strings.h"
 #include "pipeline/documents/internal/text_builder.h"
 #include "pipeline/documents/internal/text_util.h"
+#include "pipeline/documents/internal/xml.h"
 
 namespace reel::pipeline::documents {
 namespace {
-
-constexpr int kMaxDepth = 256;
 
 bool OneOf(std::string_view name, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
@@ -43,7 +42,7 @@ class Walker {
   explicit Walker(HtmlContent& content) : content_(content) {}
 
   void Walk(const xmlNode* node, int depth) {
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxXmlDepth) return;
     for (const xmlNode* c = node->children; c; c = c->next) {
       if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
         if (c->content) {

@@ -13,14 +13,12 @@
 namespace reel::pipeline::documents {
 namespace {
 
-constexpr int kMaxDepth = 256;
-
 class OdfWalker {
  public:
   std::string title;  // a slide's title frame
 
   void Walk(xmlNode* node, int depth) {
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxXmlDepth) return;
     for (xmlNode* c = node->children; c; c = c->next) {
       if (c->type == XML_TEXT_NODE && c->content) {
         out_.Text(reinterpret_cast<const char*>(c->content));

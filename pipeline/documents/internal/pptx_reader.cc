@@ -14,14 +14,12 @@
 namespace reel::pipeline::documents {
 namespace {
 
-constexpr int kMaxDepth = 256;
-
 class SlideWalker {
  public:
   std::string title;
 
   void Walk(xmlNode* node, int depth) {
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxXmlDepth) return;
     for (xmlNode* c = node->children; c; c = c->next) {
       if (c->type != XML_ELEMENT_NODE) continue;
       const std::string_view name = LocalName(c);

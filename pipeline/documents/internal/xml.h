@@ -23,6 +23,10 @@ struct XmlDocFree {
 };
 using XmlDoc = std::unique_ptr<xmlDoc, XmlDocFree>;
 
+// How deep the readers' tree walks go: elements nested deeper are skipped (their text is lost),
+// so a crafted file cannot exhaust the stack.
+inline constexpr int kMaxXmlDepth = 256;
+
 // An XML document (office XML, OPF, container.xml). Errors: kCorruptData naming `name`.
 Result<XmlDoc> ParseXml(std::string_view bytes, const std::string& name);
 // An HTML or XHTML page, repaired as browsers do. Errors: kCorruptData when nothing parses.

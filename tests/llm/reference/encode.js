@@ -15,6 +15,11 @@
 //   node encode.js pretokenize PRE_TOKENIZER_JSON CORPUS OUT
 //       The pieces a pre-tokenizer makes of each document: per document (uint32 count, then the
 //       pieces as in CORPUS).
+//   node encode.js serve
+//       Requests on standard input, one per line: a JSON array of the arguments of the ids,
+//       decode, normalize or pretokenize mode; answers one line each on standard output, "ok" or
+//       "error MESSAGE". A tokenizer file is loaded once per process (tests ask several questions
+//       of one file: tests/support/tokenizer_reference.cc).
 // The module is found through NODE_PATH (the folder the test setup installed it into).
 'use strict';
 const fs = require('fs');
@@ -77,15 +82,40 @@ function writeDocs(path, docs) {
   fs.writeFileSync(path, Buffer.concat(parts));
 }
 
+const loaded = new Map();
+
 function load(path) {
+  if (loaded.has(path)) return loaded.get(path);
   const t = tk.Tokenizer.fromFile(path);
   t.disableTruncation();
   t.disablePadding();
+  loaded.set(path, t);
   return t;
+}
+
+async function serve() {
+  const lines = require('readline').createInterface({input: process.stdin, terminal: false});
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    let answer = 'ok';
+    try {
+      const [mode, ...args] = JSON.parse(line);
+      if (mode === 'time' || mode === 'serve') throw new Error('mode ' + mode + ' is not served');
+      await run(mode, args);
+    } catch (e) {
+      answer = 'error ' + String(e && e.message || e).replace(/\n/g, ' ');
+    }
+    process.stdout.write(answer + '\n');
+  }
 }
 
 async function main() {
   const [mode, ...args] = process.argv.slice(2);
+  if (mode === 'serve') return serve();
+  return run(mode, args);
+}
+
+async function run(mode, args) {
   if (mode === 'ids') {
     const [tokPath, corpus, out, flag] = args;
     const t = load(tokPath);
