@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "base/file_util.h"
 #include "pipeline/documents/document.h"
@@ -235,6 +238,33 @@ TEST_F(DocumentsTest, InProcessReadingGivesWhatTheChildGives) {
     EXPECT_EQ(isolated.pages[i].label, direct.pages[i].label);
     EXPECT_EQ(isolated.pages[i].image.pixels, direct.pages[i].image.pixels);
   }
+}
+
+// Reading a PDF must not depend on what this process's other threads hold. A reader forked
+// from a process with threads inherited their locks: one holding glibc's time-zone lock (taken
+// by gmtime_r, as Reel stamps its times) at the fork left the reader waiting for it forever,
+// since Little CMS takes it when Poppler draws a page (a `reel run` hung so in CI).
+TEST_F(DocumentsTest, PdfsAreReadWhileAnotherThreadHoldsLibcsTimeLock) {
+  std::atomic<bool> stop{false};
+  std::thread stamper([&stop] {
+    const std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    while (!stop.load(std::memory_order_relaxed)) gmtime_r(&now, &parts);
+  });
+  DocumentOptions options;
+  options.ocr.enabled = false;
+  options.limits.time_limit_s = 60;  // a reader that waits forever fails here, not at 600 s
+  for (int i = 0; i < 12; ++i) {
+    DocumentRead read = ReadDocument(Doc("text.pdf"), options);
+    ASSERT_TRUE(read.status.ok()) << "read " << i << ": " << read.status.ToString();
+    ASSERT_EQ(read.pages.size(), 3u) << i;
+    EXPECT_EQ(read.pages[2].image.width % 28, 0);
+    for (const std::string& note : read.report.notes) {
+      EXPECT_EQ(note.find("in this process"), std::string::npos) << note;
+    }
+  }
+  stop = true;
+  stamper.join();
 }
 
 TEST_F(DocumentsTest, ScannedPageIsReadByOcrWithASmallErrorRate) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -95,6 +97,35 @@ TEST(TestEnvironmentTest, RequiredReferencesFailInsteadOfSkipping) {
   } else {
     ::setenv("REEL_REQUIRE_REFERENCES", before.c_str(), 1);
   }
+}
+
+// A command that hangs fails its test within the deadline, saying what each process waits in,
+// instead of holding the test until ctest's timeout kills it without a word.
+TEST(TestEnvironmentTest, AHungCommandIsKilledAndDescribed) {
+  const std::string before = Env("REEL_TEST_COMMAND_SECONDS");
+  ::setenv("REEL_TEST_COMMAND_SECONDS", "1", 1);
+  CommandResult result;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NONFATAL_FAILURE(result = RunCommand("echo started; sleep 120 | cat"),
+                          "the command ran longer than 1 s and was killed");
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (before.empty()) {
+    ::unsetenv("REEL_TEST_COMMAND_SECONDS");
+  } else {
+    ::setenv("REEL_TEST_COMMAND_SECONDS", before.c_str(), 1);
+  }
+  EXPECT_LT(took, 100) << "the sleep was killed, not waited for";
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(result.out, "started\n") << "what it printed before is kept";
+  // Each process of the pipeline is named with its kernel wait.
+  EXPECT_NE(result.err.find("sleep 120"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("cat"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("waits in"), std::string::npos) << result.err;
+  // A command that ends in time is untouched.
+  CommandResult quick = RunCommand("echo fine; exit 3");
+  EXPECT_EQ(quick.exit_code, 3);
+  EXPECT_EQ(quick.out, "fine\n");
 }
 
 }  // namespace

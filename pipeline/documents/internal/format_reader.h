@@ -67,4 +67,10 @@ std::unique_ptr<FormatReader> MakeOfficeRenderer(std::unique_ptr<FormatReader> t
 // crashed child there).
 Status ReadPdfInProcess(const std::string& path, PageOutput& out, int first_page);
 
+// The program the isolated PDF reader starts (internal/pdf_isolation.cc), and its body: reads
+// one request (file, name, first page, options) from `in_fd`, sends the pages to `out_fd`.
+// Returns the program's exit status.
+inline constexpr char kPdfReaderProgram[] = "reel-pdf-reader";
+int RunPdfReaderProgram(int in_fd, int out_fd);
+
 }  // namespace reel::pipeline::documents
