@@ -245,15 +245,22 @@ TEST_F(DocumentsTest, InProcessReadingGivesWhatTheChildGives) {
 // by gmtime_r, as Reel stamps its times) at the fork left the reader waiting for it forever,
 // since Little CMS takes it when Poppler draws a page (a `reel run` hung so in CI).
 TEST_F(DocumentsTest, PdfsAreReadWhileAnotherThreadHoldsLibcsTimeLock) {
-  std::atomic<bool> stop{false};
-  std::thread stamper([&stop] {
-    const std::time_t now = std::time(nullptr);
-    std::tm parts{};
-    while (!stop.load(std::memory_order_relaxed)) gmtime_r(&now, &parts);
-  });
+  // Stops and joins the thread however the test ends (an ASSERT returns early).
+  struct Stamper {
+    std::atomic<bool> stop{false};
+    std::thread thread{[this] {
+      const std::time_t now = std::time(nullptr);
+      std::tm parts{};
+      while (!stop.load(std::memory_order_relaxed)) gmtime_r(&now, &parts);
+    }};
+    ~Stamper() {
+      stop = true;
+      thread.join();
+    }
+  } stamper;
   DocumentOptions options;
   options.ocr.enabled = false;
-  options.limits.time_limit_s = 60;  // a reader that waits forever fails here, not at 600 s
+  options.limits.time_limit_s = 30;  // a reader that waits forever fails here, not at 600 s
   for (int i = 0; i < 12; ++i) {
     DocumentRead read = ReadDocument(Doc("text.pdf"), options);
     ASSERT_TRUE(read.status.ok()) << "read " << i << ": " << read.status.ToString();
@@ -263,8 +270,6 @@ TEST_F(DocumentsTest, PdfsAreReadWhileAnotherThreadHoldsLibcsTimeLock) {
       EXPECT_EQ(note.find("in this process"), std::string::npos) << note;
     }
   }
-  stop = true;
-  stamper.join();
 }
 
 TEST_F(DocumentsTest, ScannedPageIsReadByOcrWithASmallErrorRate) {
