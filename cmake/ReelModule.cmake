@@ -18,7 +18,7 @@
 set_property(GLOBAL PROPERTY REEL_MODULES "")
 
 function(reel_module name)
-  cmake_parse_arguments(ARG "" "LEVEL" "SOURCES;DEPS;PRIVATE_LIBS;PUBLIC_LIBS;ROOMS" ${ARGN})
+  cmake_parse_arguments(ARG "" "LEVEL" "SOURCES;CHECK_SOURCES;DEPS;PRIVATE_LIBS;PUBLIC_LIBS;ROOMS" ${ARGN})
   if(NOT DEFINED ARG_LEVEL)
     message(FATAL_ERROR "reel_module(${name}): LEVEL is required")
   endif()
@@ -43,7 +43,8 @@ function(reel_module name)
   set_property(GLOBAL PROPERTY REEL_REACHABLE_${name} ${reachable})
 
   # Include check: a module's sources may include only its own headers and those of lower modules.
-  foreach(src IN LISTS ARG_SOURCES)
+  # (CHECK_SOURCES: the module's files built into a library of its own, checked all the same.)
+  foreach(src IN LISTS ARG_SOURCES ARG_CHECK_SOURCES)
     file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/${src}" includes REGEX "^#include \"[a-z_]+/")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^#include \"([a-z_]+)/.*" "\\1" included "${line}")

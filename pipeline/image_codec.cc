@@ -1,5 +1,6 @@
 // JPEG through libjpeg-turbo's TurboJPEG API, PNG through libpng's simplified (png_image) API,
-// resizing through swscale. This is the only file in Reel that includes turbojpeg.h or png.h.
+// resizing through swscale (image_resize.cc). This is the only file in Reel that includes
+// turbojpeg.h or png.h.
 //
 // Every function here is thread-safe: each call creates and owns its own library handles.
 //
@@ -37,46 +38,14 @@
 
 #include "base/file_util.h"
 #include "pipeline/internal/exif.h"
-#include "pipeline/internal/ffmpeg.h"
+#include "pipeline/internal/image_checks.h"
 
 namespace reel::pipeline {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Shared checks.
-
-std::string SizeText(int64_t width, int64_t height) {
-  return std::to_string(width) + "x" + std::to_string(height);
-}
-
-// kLimitExceeded if a `width` x `height` image is larger than `max_pixels`; checked before any
-// pixel buffer is allocated.
-Status CheckPixelLimit(int64_t width, int64_t height, int64_t max_pixels, const std::string& name) {
-  if (width * height > max_pixels) {
-    return LimitExceeded(name + ": " + SizeText(width, height) + " image has more than " +
-                         std::to_string(max_pixels) + " pixels");
-  }
-  return Status::Ok();
-}
-
-// kInvalidArgument unless `image` is a consistent RGB or gray image.
-Status CheckImage(const Image& image, const char* what) {
-  if (image.width <= 0 || image.height <= 0) {
-    return InvalidArgument(std::string(what) + ": empty image (" +
-                           SizeText(image.width, image.height) + ")");
-  }
-  if (image.channels != 1 && image.channels != 3) {
-    return InvalidArgument(std::string(what) + ": " + std::to_string(image.channels) +
-                           " channels (expected 1 or 3)");
-  }
-  if (image.pixels.size() != image.stride() * static_cast<size_t>(image.height)) {
-    return InvalidArgument(
-        std::string(what) + ": pixel buffer holds " + std::to_string(image.pixels.size()) +
-        " bytes, " + SizeText(image.width, image.height) + "x" + std::to_string(image.channels) +
-        " needs " + std::to_string(image.stride() * image.height));
-  }
-  return Status::Ok();
-}
+using internal::CheckImage;
+using internal::CheckPixelLimit;
+using internal::SizeText;
 
 // ---------------------------------------------------------------------------------------------
 // JPEG.
@@ -335,90 +304,6 @@ Status WriteImageFile(const std::string& path, const Image& image, int jpeg_qual
   if (!encoded.ok()) return encoded.status().WithPrefix(path);
   return WriteFileAtomically(
       path, std::string_view(reinterpret_cast<const char*>(encoded->data()), encoded->size()));
-}
-
-namespace {
-
-// A resize context for these sizes, or null. Setting one up (filter tables for the size pair)
-// costs more than scaling a thumbnail, and callers resize many frames to the same few sizes, so
-// each thread keeps its last few.
-SwsContext* CachedResizeContext(int from_width, int from_height, int to_width, int to_height,
-                                AVPixelFormat format) {
-  struct Entry {
-    std::array<int, 5> key;
-    internal::UniqueSwsContext context;
-  };
-  constexpr size_t kKept = 8;
-  thread_local std::vector<Entry> cache;
-  const std::array<int, 5> key = {from_width, from_height, to_width, to_height,
-                                  static_cast<int>(format)};
-  for (Entry& e : cache) {
-    if (e.key == key) return e.context.get();
-  }
-  // ACCURATE_RND and full chroma keep RGB-to-RGB scaling from losing colour detail in swscale's
-  // internal YUV stage.
-  const int flags = SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
-  internal::UniqueSwsContext context(sws_getContext(from_width, from_height, format, to_width,
-                                                    to_height, format, flags, nullptr, nullptr,
-                                                    nullptr));
-  if (!context) return nullptr;
-  if (cache.size() >= kKept) cache.erase(cache.begin());
-  cache.push_back({key, std::move(context)});
-  return cache.back().context.get();
-}
-
-}  // namespace
-
-Result<Image> ResizeImage(const Image& image, int width, int height) {
-  REEL_RETURN_IF_ERROR(CheckImage(image, "ResizeImage"));
-  if (width <= 0 || height <= 0) {
-    return InvalidArgument("ResizeImage: target size " + SizeText(width, height) +
-                           " is not positive");
-  }
-  REEL_RETURN_IF_ERROR(CheckPixelLimit(width, height, int64_t{1} << 26, "ResizeImage"));
-  if (width == image.width && height == image.height) return image;
-
-  using internal::UniqueFrame;
-  AVPixelFormat format = image.channels == 1 ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_RGB24;
-  // Frames with FFmpeg's own aligned, padded buffers: swscale's SIMD paths may read and write a
-  // little past the end of a row, and warn about unaligned rows.
-  auto make_frame = [format](int w, int h) -> Result<UniqueFrame> {
-    UniqueFrame frame(av_frame_alloc());
-    if (!frame) return Internal("ResizeImage: out of memory");
-    frame->format = format;
-    frame->width = w;
-    frame->height = h;
-    if (int error = av_frame_get_buffer(frame.get(), 0); error < 0) {
-      return Internal("ResizeImage: cannot allocate a " + SizeText(w, h) +
-                      " frame: " + internal::AvErrorString(error));
-    }
-    return frame;
-  };
-  REEL_ASSIGN_OR_RETURN(UniqueFrame source, make_frame(image.width, image.height));
-  REEL_ASSIGN_OR_RETURN(UniqueFrame target, make_frame(width, height));
-  for (int y = 0; y < image.height; ++y) {
-    std::memcpy(source->data[0] + static_cast<ptrdiff_t>(y) * source->linesize[0], image.row(y),
-                image.stride());
-  }
-
-  SwsContext* sws = CachedResizeContext(image.width, image.height, width, height, format);
-  if (sws == nullptr) {
-    return Internal("ResizeImage: swscale cannot resize " + SizeText(image.width, image.height) +
-                    " to " + SizeText(width, height));
-  }
-  int rows = sws_scale(sws, source->data, source->linesize, 0, image.height, target->data,
-                       target->linesize);
-  if (rows != height) {
-    return Internal("ResizeImage: swscale produced " + std::to_string(rows) + " of " +
-                    std::to_string(height) + " rows");
-  }
-
-  Image resized = MakeImage(width, height, image.channels);
-  for (int y = 0; y < height; ++y) {
-    std::memcpy(resized.row(y), target->data[0] + static_cast<ptrdiff_t>(y) * target->linesize[0],
-                resized.stride());
-  }
-  return resized;
 }
 
 }  // namespace reel::pipeline

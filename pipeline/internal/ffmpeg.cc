@@ -10,12 +10,6 @@
 
 namespace reel::pipeline::internal {
 
-std::string AvErrorString(int error) {
-  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
-  av_strerror(error, buffer, sizeof(buffer));
-  return buffer;
-}
-
 Deadline::Deadline(double seconds)
     : end_(std::chrono::steady_clock::now() +
            std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6))),

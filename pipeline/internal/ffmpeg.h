@@ -90,7 +90,11 @@ inline bool StreamFullRange(const AVCodecParameters& par) {
 }
 
 // FFmpeg's text for an error code.
-std::string AvErrorString(int error);
+inline std::string AvErrorString(int error) {
+  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(error, buffer, sizeof(buffer));
+  return buffer;
+}
 
 // A deadline checked by FFmpeg's interrupt callback, so a hostile file cannot hang a read.
 class Deadline {
