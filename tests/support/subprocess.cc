@@ -46,7 +46,8 @@ static std::string Slurp(const std::string& path) {
 namespace {
 
 // How long one command may run before it is taken as hung: REEL_TEST_COMMAND_SECONDS, else 300 s
-// (900 s under the sanitizers), below ctest's 600 s per test so that the test itself reports it.
+// (540 s under the sanitizers), both below ctest's 600 s per test so that the test itself reports
+// it.
 double CommandDeadlineSeconds() {
   if (const char* set = std::getenv("REEL_TEST_COMMAND_SECONDS")) {
     char* end = nullptr;
@@ -54,10 +55,10 @@ double CommandDeadlineSeconds() {
     if (end != set && seconds > 0) return seconds;
   }
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return 900;
+  return 540;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-  return 900;
+  return 540;
 #endif
 #endif
   return 300;

@@ -12,7 +12,7 @@ struct CommandResult {
 };
 
 // Runs `command` through /bin/sh, capturing stdout and stderr. A command still running after
-// REEL_TEST_COMMAND_SECONDS (300 s; 900 s under the sanitizers) is taken as hung: the test fails
+// REEL_TEST_COMMAND_SECONDS (300 s; 540 s under the sanitizers) is taken as hung: the test fails
 // with what each of its processes was waiting in (and their stacks, where gdb is installed), and
 // they are killed.
 CommandResult RunCommand(const std::string& command);
