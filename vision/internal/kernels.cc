@@ -157,7 +157,7 @@ namespace {
 // nor "avx512bf16"): F16C is leaf 1 ECX bit 29, AVX512_BF16 leaf 7 subleaf 1 EAX bit 5.
 bool CpuidBit(unsigned leaf, unsigned subleaf, int reg, int bit) {
   unsigned r[4] = {0, 0, 0, 0};
-  if (__get_cpuid_max(0, nullptr) < leaf) return false;
+  if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf) return false;
   __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
   return (r[reg] >> bit) & 1u;
 }
