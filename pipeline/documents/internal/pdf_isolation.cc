@@ -466,9 +466,10 @@ Status IsolatedPdfReader::Read(const std::string& path, PageOutput& out) {
 }  // namespace
 
 int RunPdfReaderProgram(int in_fd, int out_fd) {
-  // Dies with the run that started it (a killed `reel run` leaves no reader behind).
+  // Dies with the run that started it (a killed `reel run` leaves no reader behind). A run that
+  // died before this line left the request unfinished: the reader stops below. (Not a getppid()
+  // check: `reel` may itself be process 1, in a container.)
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 1;
   signal(SIGPIPE, SIG_IGN);
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
